@@ -1,0 +1,3 @@
+//! The cephplan desktop app (built with `--features gui`).
+
+fn main() {}

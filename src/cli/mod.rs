@@ -1,0 +1,29 @@
+//! CLI glue: one submodule per subcommand. Each turns its arguments into library calls and
+//! formats the returned report (table, JSON or CSV). No modelling logic lives here.
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+pub mod output;
+
+/// Exit code for errors (bad input, I/O, failed external tools).
+pub const EXIT_ERROR: u8 = 2;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "cephplan",
+    version,
+    about = "Capacity and performance planning for Ceph RBD: describe, calibrate, predict, validate"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {}
+
+pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    match cli.command {}
+}
