@@ -27,10 +27,12 @@ mod tests;
 pub enum Method {
     /// Exact single-class MVA with exact multi-server (load-dependent) stations.
     ExactSingleClass,
-    /// Exact single-class MVA in which the multi-server stations named in
-    /// [`Solution::notes`] were too large for the exact treatment and use Seidmann's
-    /// approximation (single server with demand D/c plus a delay D·(c−1)/c).
-    SeidmannSingleClass,
+    /// Exact single-class MVA except for the multi-server stations named in
+    /// [`Solution::notes`]: too many copies for the exact complement lattice, their
+    /// per-copy marginal probabilities are computed from the network's own throughput
+    /// instead of that of the network with one copy fewer (stable; the error shrinks as
+    /// the multiplicity grows, see `single`).
+    SelfComplementSingleClass,
     /// Exact multi-class MVA over the full population lattice (single-server queues and
     /// delays only: exact).
     ExactMultiClass,
@@ -149,10 +151,10 @@ pub fn solve(net: &Network, opts: &SolveOptions) -> Result<Solution, SolveError>
             Err(SolveError::LatticeTooLarge { .. }) => Ok(approx::linearizer(net, opts)),
             other => other,
         },
-        Some(Method::ExactSingleClass | Method::SeidmannSingleClass) if single => {
+        Some(Method::ExactSingleClass | Method::SelfComplementSingleClass) if single => {
             Ok(single::solve_exact(net))
         }
-        Some(m @ (Method::ExactSingleClass | Method::SeidmannSingleClass)) => {
+        Some(m @ (Method::ExactSingleClass | Method::SelfComplementSingleClass)) => {
             Err(SolveError::Unsupported {
                 method: m,
                 reason: format!(
