@@ -315,3 +315,41 @@ fn self_complement_error_shrinks_with_multiplicity() {
         check_invariants(&net, &sc, 1e-12);
     }
 }
+
+#[test]
+fn fast_convolution_oracle_agrees_with_plain_one() {
+    let net = Network::new(
+        vec![
+            station("cpu", StationKind::Queue, 8, 2, &[0.004]),
+            station("disk", StationKind::Queue, 1, 3, &[0.006]),
+            station("wire", StationKind::Delay, 1, 1, &[0.001]),
+        ],
+        vec![class("io", 120, 0.002)],
+    )
+    .unwrap();
+    let a = convolution(&net).throughput_per_sec;
+    let b = super::oracle::convolution_throughput(&net);
+    assert!(rel(a, b) < 1e-12, "{a} vs {b}");
+}
+
+/// The 63-node / 630-OSD network (models/networks/ceph_63_nodes.toml) against the exact
+/// convolution oracle. Slow (minutes in release): run with
+/// `cargo test --release --lib ceph_63_nodes_against_convolution -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn ceph_63_nodes_against_convolution() {
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/models/networks/ceph_63_nodes.toml"
+    ))
+    .unwrap();
+    let net = crate::qn::file::parse_network(&text, "ceph_63_nodes.toml").unwrap();
+    let sol = single::solve_exact(&net);
+    let exact = super::oracle::convolution_throughput(&net);
+    let x = sol.classes[0].throughput_per_sec;
+    eprintln!(
+        "{:?}: X = {x}, convolution X = {exact}, relative error {:.3e}",
+        sol.method,
+        rel(x, exact)
+    );
+}
