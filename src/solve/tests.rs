@@ -472,7 +472,7 @@ fn dispatch_picks_exact_then_linearizer() {
     assert!(matches!(
         solve(&net, &forced),
         Err(SolveError::LatticeTooLarge {
-            lattice: 195,
+            lattice: 585,
             limit: 10
         })
     ));
