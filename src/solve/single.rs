@@ -21,9 +21,10 @@
 //! needs independent information. We use the product-form identity
 //! `p_k(0 | n) = G_{−k}(n) / G(n)`, which in MVA terms is
 //! `p_k(0 | n) = p_k(0 | n−1) · X(n) / X_{−k}(n)`, where `X_{−k}` is the throughput of the
-//! *complement network* without (one copy of) station `k` (this is the idea behind the
-//! stable load-dependent MVA and flow-equivalent aggregation discussed by Casale). It is a
-//! product of positive ratios: no cancellation, and relative errors of `X_{−k}` add up
+//! *complement network* without (one copy of) station `k` (derived here from the
+//! normalising-constant definitions `X(n) = G(n−1)/G(n)`; the brief pointed at Casale's
+//! work on stable load-dependent MVA, which we could not consult). It is a product of
+//! positive ratios: no cancellation, and relative errors of `X_{−k}` add up
 //! (they are not amplified). `p(0)` is carried as a logarithm, so it may underflow
 //! harmlessly.
 //!
@@ -61,7 +62,7 @@ pub const NAIVE_SAFE_LOAD: f64 = 5.0;
 /// ≈ 0.3 s in a release build.
 pub const LATTICE_WORK_BUDGET: f64 = 3.0e8;
 
-/// One internal station (a Seidmann split produces two from one network station).
+/// One station as the recursion sees it.
 #[derive(Debug, Clone)]
 struct St {
     origin: usize,
