@@ -31,4 +31,5 @@ pub mod io;
 pub mod progress;
 pub mod qn;
 pub mod solve;
+pub mod spec;
 pub mod units;
