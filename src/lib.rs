@@ -28,6 +28,7 @@
 //! simulator see only a generic [`qn::Network`].
 
 pub mod io;
+pub mod model;
 pub mod progress;
 pub mod qn;
 pub mod solve;
