@@ -28,7 +28,9 @@
 //! simulator see only a generic [`qn::Network`].
 
 pub mod io;
+pub mod model;
 pub mod progress;
 pub mod qn;
 pub mod solve;
+pub mod spec;
 pub mod units;
