@@ -30,5 +30,6 @@
 pub mod io;
 pub mod progress;
 pub mod qn;
+pub mod sim;
 pub mod solve;
 pub mod units;
