@@ -234,6 +234,9 @@ pub struct Engine<'m> {
     classes: Vec<ClassAcc>,
     stack: Vec<u32>,
     events: u64,
+    completions: u64,
+    mark_completions: u64,
+    mark_time: Option<f64>,
 }
 
 /// Stream id of one random stream: which replication and which purpose/index.
@@ -279,6 +282,9 @@ impl<'m> Engine<'m> {
                 .collect(),
             stack: Vec::new(),
             events: 0,
+            completions: 0,
+            mark_completions: u64::MAX,
+            mark_time: None,
         };
         for ci in 0..m.n_classes() {
             match m.arrivals[ci] {
@@ -310,6 +316,15 @@ impl<'m> Engine<'m> {
             pc += 1;
         }
         pc as u32
+    }
+
+    /// Asks the engine to remember the time of its `n`-th completion (all classes).
+    pub fn mark_completion(&mut self, n: u64) {
+        self.mark_completions = n;
+    }
+    /// Time of the completion asked for by [`Engine::mark_completion`], once reached.
+    pub fn marked_time(&self) -> Option<f64> {
+        self.mark_time
     }
 
     pub fn now(&self) -> f64 {
@@ -494,6 +509,10 @@ impl<'m> Engine<'m> {
                         acc.hist.record(r);
                         if let Some(s) = &mut acc.series {
                             s.push(r, self.now);
+                        }
+                        self.completions += 1;
+                        if self.completions == self.mark_completions {
+                            self.mark_time = Some(self.now);
                         }
                         match self.m.arrivals[ci] {
                             CArrivals::Open { .. } => {
