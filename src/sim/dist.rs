@@ -1,9 +1,11 @@
 //! Service- and think-time distributions of the simulator and their samplers.
 //!
 //! A [`Dist`] is what a model states (serde, validated); a [`Sampler`] is its compiled,
-//! `Copy` form used in the event loop (an enum, no dynamic dispatch). Every sample is drawn
-//! by inversion from uniforms of one explicit random stream, so a change of a mean scales the
-//! samples of that stream and leaves every other stream untouched (common random numbers).
+//! `Copy` form used in the event loop (an enum, no dynamic dispatch). Every sample is a
+//! standard variate (uniform, or unit exponential by the ziggurat method of `rand_distr`)
+//! from one explicit random stream times the distribution's scale, so a change of a mean
+//! scales the samples of that stream exactly and leaves every other stream untouched
+//! (common random numbers).
 //!
 //! The two-moment family [`Dist::TwoMoment`] matches a mean and a squared coefficient of
 //! variation (SCV = variance / mean²):
@@ -21,6 +23,7 @@
 
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
+use rand_distr::{Distribution, Exp1};
 use serde::{Deserialize, Serialize};
 
 /// A non-negative random duration, stated by its mean (seconds) and shape.
@@ -132,12 +135,18 @@ pub(crate) fn uniform_open(rng: &mut ChaCha8Rng) -> f64 {
     ((rng.next_u64() >> 11) as f64 + 0.5) * (1.0 / (1u64 << 53) as f64)
 }
 
+/// A unit-mean exponential variate (ziggurat; one 64-bit draw in most calls).
+#[inline]
+fn unit_exp(rng: &mut ChaCha8Rng) -> f64 {
+    Exp1.sample(rng)
+}
+
 impl Sampler {
     #[inline]
     pub(crate) fn sample(&self, rng: &mut ChaCha8Rng) -> f64 {
         match *self {
             Sampler::Deterministic { secs } => secs,
-            Sampler::Exponential { mean_secs } => -mean_secs * uniform_open(rng).ln(),
+            Sampler::Exponential { mean_secs } => mean_secs * unit_exp(rng),
             Sampler::HyperExp2 {
                 p1,
                 mean1_secs,
@@ -148,7 +157,7 @@ impl Sampler {
                 } else {
                     mean2_secs
                 };
-                -mean * uniform_open(rng).ln()
+                mean * unit_exp(rng)
             }
             Sampler::ErlangMix {
                 p_short,
@@ -160,10 +169,9 @@ impl Sampler {
                 } else {
                     k
                 };
-                // Sum of logs (not log of a product) so that large k cannot underflow.
                 let mut s = 0.0;
                 for _ in 0..n {
-                    s -= uniform_open(rng).ln();
+                    s += unit_exp(rng);
                 }
                 phase_mean_secs * s
             }

@@ -5,8 +5,10 @@
 //!   program counter. A fork spawns one child token per branch; the parent waits on a
 //!   counter and resumes at the op after the fork when the last child reaches `BranchEnd`;
 //! - the only event is "token `t` finishes its current activity at time τ" (service, think,
-//!   or an open source's next arrival), kept in a binary heap of packed `u128` keys
-//!   (time bits, token id) — ties are broken by token id, so runs are deterministic;
+//!   or an open source's next arrival), kept in a binary min-heap of packed `u128` keys
+//!   (time bits, token id) — ties are broken by token id, so runs are deterministic. The
+//!   event being handled stays at the top of the heap until the handler schedules its first
+//!   new event, which then replaces it with one sift-down instead of a pop and a push;
 //! - tokens, FIFO queues and the heap are vectors that grow to the peak number of jobs
 //!   and are then reused: no allocation per event, no dynamic dispatch;
 //! - random numbers come from separate ChaCha8 streams per (class, station) service,
@@ -19,8 +21,7 @@
 //! [`BatchSeries`] for warm-up detection. Not here: replications, warm-up policy and
 //! stopping (see `sim`).
 
-use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::VecDeque;
 
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -224,7 +225,9 @@ pub enum RunEnd {
 pub struct Engine<'m> {
     m: &'m Compiled,
     now: f64,
-    heap: BinaryHeap<Reverse<u128>>,
+    heap: EventHeap,
+    /// The event being handled is still at the top of the heap.
+    top_is_current: bool,
     tokens: Vec<Token>,
     free: Vec<u32>,
     copies: Vec<CopyState>,
@@ -251,8 +254,66 @@ fn make_rng(seed: u64, replication: u64, stream: u64) -> ChaCha8Rng {
 }
 
 #[inline]
-fn key(t: f64, tok: u32) -> Reverse<u128> {
-    Reverse((u128::from(t.to_bits()) << 64) | u128::from(tok))
+fn key(t: f64, tok: u32) -> u128 {
+    (u128::from(t.to_bits()) << 64) | u128::from(tok)
+}
+
+/// Binary min-heap of event keys (time bits for t ≥ 0 order like the times).
+#[derive(Debug, Default)]
+struct EventHeap(Vec<u128>);
+
+impl EventHeap {
+    #[inline]
+    fn peek(&self) -> Option<u128> {
+        self.0.first().copied()
+    }
+
+    #[inline]
+    fn push(&mut self, k: u128) {
+        let h = &mut self.0;
+        let mut i = h.len();
+        h.push(k);
+        while i > 0 {
+            let p = (i - 1) / 2;
+            if h[p] <= k {
+                break;
+            }
+            h[i] = h[p];
+            i = p;
+        }
+        h[i] = k;
+    }
+
+    /// Replaces the minimum by `k`.
+    #[inline]
+    fn replace_top(&mut self, k: u128) {
+        let h = &mut self.0;
+        let n = h.len();
+        let mut i = 0;
+        loop {
+            let l = 2 * i + 1;
+            if l >= n {
+                break;
+            }
+            let r = l + 1;
+            let c = if r < n && h[r] < h[l] { r } else { l };
+            if h[c] >= k {
+                break;
+            }
+            h[i] = h[c];
+            i = c;
+        }
+        h[i] = k;
+    }
+
+    #[inline]
+    fn pop(&mut self) {
+        if let Some(last) = self.0.pop() {
+            if !self.0.is_empty() {
+                self.replace_top(last);
+            }
+        }
+    }
 }
 
 impl<'m> Engine<'m> {
@@ -265,7 +326,8 @@ impl<'m> Engine<'m> {
         let mut e = Engine {
             m,
             now: 0.0,
-            heap: BinaryHeap::new(),
+            heap: EventHeap::default(),
+            top_is_current: false,
             tokens: Vec::new(),
             free: Vec::new(),
             copies: vec![CopyState::default(); m.n_copies],
@@ -355,6 +417,17 @@ impl<'m> Engine<'m> {
         }
     }
 
+    /// Adds an event; the first one scheduled while handling an event takes its place.
+    #[inline]
+    fn schedule(&mut self, k: u128) {
+        if self.top_is_current {
+            self.top_is_current = false;
+            self.heap.replace_top(k);
+        } else {
+            self.heap.push(k);
+        }
+    }
+
     fn alloc(&mut self, class: u32, parent: u32, pc: u32) -> u32 {
         let tok = Token {
             pc,
@@ -388,7 +461,7 @@ impl<'m> Engine<'m> {
         loop {
             let chunk = left.min(CHUNK);
             for _ in 0..chunk {
-                let Some(&Reverse(k)) = self.heap.peek() else {
+                let Some(k) = self.heap.peek() else {
                     self.advance_clock(t_end);
                     return RunEnd::Horizon;
                 };
@@ -397,10 +470,14 @@ impl<'m> Engine<'m> {
                     self.advance_clock(t_end);
                     return RunEnd::Horizon;
                 }
-                self.heap.pop();
                 self.now = t;
                 self.events += 1;
+                self.top_is_current = true;
                 self.handle(k as u32);
+                if self.top_is_current {
+                    self.heap.pop();
+                    self.top_is_current = false;
+                }
             }
             let go_on = on_chunk(chunk);
             left -= chunk;
@@ -440,7 +517,7 @@ impl<'m> Engine<'m> {
                 unreachable!("only open classes have sources")
             };
             let d = interarrival.sample(&mut self.rngs[self.m.arrival_stream(ci)]);
-            self.heap.push(key(self.now + d, t));
+            self.schedule(key(self.now + d, t));
             let job = self.alloc(tok.class, NONE, self.m.class_start[ci]);
             self.run_token(job);
             return;
@@ -522,7 +599,7 @@ impl<'m> Engine<'m> {
                             CArrivals::Closed { think, .. } => {
                                 let d = think.sample(&mut self.rngs[self.m.arrival_stream(ci)]);
                                 if d > 0.0 {
-                                    self.heap.push(key(self.now + d, t));
+                                    self.schedule(key(self.now + d, t));
                                     break;
                                 }
                                 let tok = &mut self.tokens[t as usize];
@@ -555,12 +632,12 @@ impl<'m> Engine<'m> {
         let ci = (st.copy_base + copy) as usize;
         if st.delay {
             let d = sampler.sample(&mut self.rngs[stream]);
-            self.heap.push(key(self.now + d, t));
+            self.schedule(key(self.now + d, t));
         } else if self.copies[ci].busy < st.servers {
             self.copies[ci].busy += 1;
             self.acc[s].busy += 1;
             let d = sampler.sample(&mut self.rngs[stream]);
-            self.heap.push(key(self.now + d, t));
+            self.schedule(key(self.now + d, t));
         } else {
             self.copies[ci].queue.push_back(t);
         }
@@ -583,7 +660,7 @@ impl<'m> Engine<'m> {
                 unreachable!("a queued token is at a visit")
             };
             let d = sampler.sample(&mut self.rngs[stream as usize]);
-            self.heap.push(key(self.now + d, w));
+            self.schedule(key(self.now + d, w));
         } else {
             self.copies[ci].busy -= 1;
             self.acc[s].busy -= 1;
