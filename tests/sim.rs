@@ -492,3 +492,49 @@ fn event_budget_is_respected() {
     assert!(rep.events <= 400_000 + 400_000 / 4, "{}", rep.events);
     assert!(rep.replications >= 4);
 }
+
+/// Two classes on FCFS stations. Product form (BCMP) needs the same exponential service
+/// time for every class at an FCFS station, so classes differ only in which stations they
+/// visit, their populations and think times; then exact multi-class MVA
+/// (`cephplan::solve::solve`, Reiser & Lavenberg 1980) is exact.
+#[test]
+fn two_class_network_matches_exact_multi_class_mva() {
+    let st = |name: &str, mult: u32, a: f64, b: f64| Station {
+        name: name.into(),
+        kind: StationKind::Queue,
+        servers: 1,
+        multiplicity: mult,
+        demands: vec![Demand::new(a), Demand::new(b)],
+    };
+    let net = Network::new(
+        vec![
+            st("cpu", 1, 0.003, 0.003),
+            st("disk", 2, 0.008, 0.0),
+            st("nic", 1, 0.0, 0.002),
+        ],
+        vec![
+            Class {
+                name: "a".into(),
+                population: 6,
+                think_time_secs: 0.02,
+            },
+            Class {
+                name: "b".into(),
+                population: 4,
+                think_time_secs: 0.005,
+            },
+        ],
+    )
+    .unwrap();
+    let mva = solve(&net, &SolveOptions::default()).unwrap();
+    let model = SimModel::from_network(&net, Placement::Random).unwrap();
+    let rep = simulate(&model, &opts(24, 4 + 2 * 3), &NoProgress).unwrap();
+    for (c, m) in rep.classes.iter().zip(&mva.classes) {
+        assert_in_ci(&c.name, &c.throughput_per_sec, m.throughput_per_sec, 0.0);
+        assert_in_ci(&c.name, &c.response_time_secs, m.response_time_secs, 0.0);
+    }
+    for (s, m) in rep.stations.iter().zip(&mva.stations) {
+        assert_in_ci(&s.name, &s.utilization, m.utilization, 0.0);
+        assert_in_ci(&s.name, &s.queue_length_total, m.queue_length_total, 0.0);
+    }
+}

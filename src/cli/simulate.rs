@@ -1,5 +1,7 @@
-//! `cephplan simulate`: runs the discrete-event simulator on a model file and prints the
-//! report (table or JSON). All numbers come from `cephplan::sim`.
+//! `cephplan simulate`: runs the discrete-event simulator on a generic network file
+//! (`--network`, read by `qn::file`, simulated as `SimModel::from_network` describes) or on a
+//! simulation-model file with explicit routes and forks (`--model`), and prints the report
+//! (table, JSON or CSV). All numbers come from `cephplan::sim`.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -11,11 +13,19 @@ use cephplan::sim::{self, Estimate, SimOptions, SimReport};
 use super::output::{table, Format};
 
 #[derive(Debug, clap::Args)]
+#[command(group = clap::ArgGroup::new("input").required(true).args(["network", "model"]))]
 pub struct SimulateArgs {
+    /// Generic network file (the `cephplan solve --network` format): each class visits each
+    /// station once, exponential service equal to its demand, one copy per visit.
+    #[arg(long, value_name = "FILE")]
+    pub network: Option<PathBuf>,
+    /// How a network's visits pick among a station's copies (with --network).
+    #[arg(long, value_enum, default_value_t = PlacementArg::Random, requires = "network")]
+    pub placement: PlacementArg,
     /// Simulation model file (routes, forks, service distributions): TOML if it ends in
     /// .toml, else JSON; layout in the docs of `cephplan::sim::file`.
     #[arg(long, value_name = "FILE")]
-    pub model: PathBuf,
+    pub model: Option<PathBuf>,
     /// Master seed: the same seed gives the same report, bit for bit.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -36,6 +46,14 @@ pub struct SimulateArgs {
     pub format: Format,
 }
 
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum PlacementArg {
+    /// Uniformly at random per visit (matches MVA's even split in product form).
+    Random,
+    /// Cyclically over the copies.
+    RoundRobin,
+}
+
 /// Draws library progress as an indicatif bar on stderr (hidden when not a terminal).
 struct Bar(indicatif::ProgressBar);
 
@@ -53,7 +71,20 @@ impl Progress for Bar {
 }
 
 pub fn run(args: SimulateArgs) -> anyhow::Result<ExitCode> {
-    let model = sim::file::load_model(&args.model)?;
+    let (model, source) = match (&args.network, &args.model) {
+        (Some(path), _) => {
+            let net = cephplan::qn::file::load_network(path)?;
+            let placement = match args.placement {
+                PlacementArg::Random => sim::Placement::Random,
+                PlacementArg::RoundRobin => sim::Placement::RoundRobin,
+            };
+            let m = sim::SimModel::from_network(&net, placement)
+                .with_context(|| format!("network {}", path.display()))?;
+            (m, path)
+        }
+        (None, Some(path)) => (sim::file::load_model(path)?, path),
+        (None, None) => anyhow::bail!("give --network FILE or --model FILE"),
+    };
     let opts = SimOptions {
         seed: args.seed,
         relative_precision: args.precision,
@@ -70,7 +101,7 @@ pub fn run(args: SimulateArgs) -> anyhow::Result<ExitCode> {
             .context("progress bar template")?,
     );
     let report = sim::simulate(&model, &opts, &Bar(bar))
-        .with_context(|| format!("simulating {}", args.model.display()))?;
+        .with_context(|| format!("simulating {}", source.display()))?;
     match args.format {
         Format::Json => println!("{}", serde_json::to_string_pretty(&report)?),
         Format::Table => print!("{}", render_table(&report)),

@@ -246,7 +246,7 @@ pub fn parse_network(text: &str, origin: &str) -> Result<Network, NetworkFileErr
                 }
             }
         }
-        for (class, _) in &s.path_demand {
+        for class in s.path_demand.keys() {
             let ci = class_index[class.get_ref()];
             if demands[ci].path_secs > demands[ci].secs {
                 return Err(invalid(
