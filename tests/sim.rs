@@ -538,3 +538,23 @@ fn two_class_network_matches_exact_multi_class_mva() {
         assert_in_ci(&s.name, &s.queue_length_total, m.queue_length_total, 0.0);
     }
 }
+
+/// With distinct copies per fork, a 3-way fork over exactly 3 single-server copies never
+/// queues when the population is 1, whatever the placement: the response is the max of
+/// three Exp(μ), mean H₃/μ (see the test above for the source). Independent random picks
+/// would put two branches on one copy with probability 1 − 3!/3³ = 7/9 and be slower.
+#[test]
+fn random_placement_gives_a_fork_distinct_copies() {
+    let mu = 500.0;
+    let mut b = SimModel::builder();
+    let osd = b.queue("osd", 1, 3, Placement::Random);
+    b.closed_class(
+        "write",
+        1,
+        Dist::exponential(0.01),
+        Route::new().fork((0..3).map(|_| Route::new().visit(osd, Dist::exponential(1.0 / mu)))),
+    );
+    let rep = simulate(&b.build().unwrap(), &opts(44, 1), &NoProgress).unwrap();
+    let h3 = 1.0 + 0.5 + 1.0 / 3.0;
+    assert_in_ci("mean", &rep.classes[0].response_time_secs, h3 / mu, 0.0);
+}

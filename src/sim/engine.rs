@@ -33,6 +33,9 @@ use super::stats::BatchSeries;
 use crate::qn::StationKind;
 
 const NONE: u32 = u32::MAX;
+/// Forks place at most this many branches on distinct copies; further branches of a wider
+/// fork choose independently.
+const MAX_DISTINCT: usize = 16;
 /// Program counter of an open class's arrival source.
 const SOURCE_PC: u32 = u32::MAX;
 
@@ -184,6 +187,8 @@ struct Token {
     parent: u32,
     pending: u32,
     copy: u32,
+    /// Copy chosen for the next visit by the fork that created this token, or `NONE`.
+    preset_copy: u32,
     start: f64,
 }
 
@@ -435,6 +440,7 @@ impl<'m> Engine<'m> {
             parent,
             pending: 0,
             copy: 0,
+            preset_copy: NONE,
             start: self.now,
         };
         if let Some(i) = self.free.pop() {
@@ -559,9 +565,34 @@ impl<'m> Engine<'m> {
                     Op::Fork { first, count } => {
                         self.tokens[t as usize].pending = count;
                         let class = self.tokens[t as usize].class;
+                        // Branches whose first visit is to the same randomly placed station
+                        // go to distinct copies (like CRUSH's distinct OSDs for the replicas
+                        // of one object), as long as there are copies left.
+                        let mut chosen = [(0u32, 0u32); MAX_DISTINCT];
+                        let mut n_chosen = 0;
                         for i in 0..count {
                             let pc = self.m.branch_starts[(first + i) as usize];
                             let child = self.alloc(class, t, pc);
+                            if let Op::Visit { station, .. } = self.m.ops[pc as usize] {
+                                let st = self.m.stations[station as usize];
+                                let taken =
+                                    chosen[..n_chosen].iter().filter(|c| c.0 == station).count();
+                                if st.multiplicity > 1
+                                    && !st.round_robin
+                                    && n_chosen < MAX_DISTINCT
+                                    && (taken as u32) < st.multiplicity
+                                {
+                                    let copy = loop {
+                                        let c = self.random_copy(station as usize);
+                                        if !chosen[..n_chosen].contains(&(station, c)) {
+                                            break c;
+                                        }
+                                    };
+                                    chosen[n_chosen] = (station, copy);
+                                    n_chosen += 1;
+                                    self.tokens[child as usize].preset_copy = copy;
+                                }
+                            }
                             self.stack.push(child);
                         }
                         break;
@@ -613,18 +644,29 @@ impl<'m> Engine<'m> {
         }
     }
 
+    /// A copy of station `s` uniformly at random from its placement stream.
+    #[inline]
+    fn random_copy(&mut self, s: usize) -> u32 {
+        let m = self.m.stations[s].multiplicity;
+        let u = uniform_open(&mut self.rngs[self.m.placement_stream(s)]);
+        ((u * f64::from(m)) as u32).min(m - 1)
+    }
+
     #[inline]
     fn arrive(&mut self, t: u32, s: usize, stream: usize, sampler: Sampler) {
         let st = self.m.stations[s];
-        let copy = if st.multiplicity == 1 {
+        let preset = self.tokens[t as usize].preset_copy;
+        let copy = if preset != NONE {
+            self.tokens[t as usize].preset_copy = NONE;
+            preset
+        } else if st.multiplicity == 1 {
             0
         } else if st.round_robin {
             let c = self.rr[s];
             self.rr[s] = if c + 1 == st.multiplicity { 0 } else { c + 1 };
             c
         } else {
-            let u = uniform_open(&mut self.rngs[self.m.placement_stream(s)]);
-            ((u * f64::from(st.multiplicity)) as u32).min(st.multiplicity - 1)
+            self.random_copy(s)
         };
         self.tokens[t as usize].copy = copy;
         self.touch(s);

@@ -30,10 +30,12 @@
 //! assert_eq!(model.classes[0].route.len(), 2);
 //! ```
 //!
-//! Placement is per station and independent per visit: the branches of one fork that visit
-//! the same station may land on the same copy under [`Placement::Random`] (probability about
-//! r²/2m for r branches over m copies); [`Placement::RoundRobin`] gives distinct copies when
-//! r ≤ m. Not here: solving, statistics (see `sim::engine`, `sim`).
+//! Placement is per station. Under [`Placement::Random`] each visit picks a copy uniformly,
+//! except that the branches of one fork whose *first* visit is to the same station get
+//! distinct copies (while copies last, for up to 16 branches) — the primary and replicas of
+//! one object live on different OSDs. [`Placement::RoundRobin`] cycles over the copies, which
+//! also gives distinct copies to r ≤ m branches. Not here: solving, statistics (see
+//! `sim::engine`, `sim`).
 
 use serde::{Deserialize, Serialize};
 
@@ -44,7 +46,8 @@ use crate::qn::{Network, StationKind};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum Placement {
-    /// Uniformly at random, independently per visit (like CRUSH over many PGs).
+    /// Uniformly at random per visit (like CRUSH over many PGs); the first visits of the
+    /// branches of one fork go to distinct copies.
     #[default]
     Random,
     /// Cyclically over the copies, per station.
