@@ -558,3 +558,75 @@ fn random_placement_gives_a_fork_distinct_copies() {
     let h3 = 1.0 + 0.5 + 1.0 / 3.0;
     assert_in_ci("mean", &rep.classes[0].response_time_secs, h3 / mu, 0.0);
 }
+
+/// M/G/1 with the two-moment service family: the Pollaczek–Khinchine mean-value formula
+/// (Kleinrock 1975, *Queueing Systems* vol. 1, ch. 5) gives the mean response
+///   R = E[S] + λ E[S²] / (2(1 − ρ)),   E[S²] = (1 + c²) E[S]²,
+/// for any service distribution, so it checks deterministic (c² = 0), the Erlang mixture
+/// (c² = 0.4) and the balanced-means H2 (c² = 4) through a queue.
+#[test]
+fn mg1_means_match_pollaczek_khinchine_for_the_two_moment_family() {
+    let (lambda, s) = (600.0, 0.001);
+    let rho = lambda * s;
+    for (i, c2) in [0.0, 0.4, 4.0].into_iter().enumerate() {
+        let mut b = SimModel::builder();
+        let q = b.queue("q", 1, 1, Placement::Random);
+        b.open_class(
+            "poisson",
+            lambda,
+            Route::new().visit(q, Dist::two_moment(s, c2)),
+        );
+        let rep = simulate(&b.build().unwrap(), &opts(50 + i as u64, 3), &NoProgress).unwrap();
+        let exact = s + lambda * (1.0 + c2) * s * s / (2.0 * (1.0 - rho));
+        assert_in_ci(
+            &format!("M/G/1 mean, scv {c2}"),
+            &rep.classes[0].response_time_secs,
+            exact,
+            0.0,
+        );
+    }
+}
+
+/// Counts what the simulator reports through `Progress`.
+#[derive(Default)]
+struct Counting {
+    started: std::sync::atomic::AtomicU64,
+    advanced: std::sync::atomic::AtomicU64,
+    finished: std::sync::atomic::AtomicBool,
+}
+
+impl cephplan::progress::Progress for Counting {
+    fn start(&self, total: u64, _: &str) {
+        self.started
+            .store(total, std::sync::atomic::Ordering::SeqCst);
+    }
+    fn advance(&self, n: u64) {
+        self.advanced
+            .fetch_add(n, std::sync::atomic::Ordering::SeqCst);
+    }
+    fn finish(&self) {
+        self.finished
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+#[test]
+fn progress_is_reported_in_events_and_simulated_time_cap_stops() {
+    use std::sync::atomic::Ordering;
+    let p = Counting::default();
+    let o = SimOptions {
+        max_sim_time_secs: Some(12.0),
+        max_replications: 1000,
+        relative_precision: 1e-6,
+        ..quick(8, 2)
+    };
+    let rep = simulate(&small_model(0.0005), &o, &p).unwrap();
+    assert_eq!(rep.stop_reason, StopReason::MaxSimTime);
+    let spent = f64::from(rep.replications) * (rep.warmup.secs + rep.measured_secs_per_replication);
+    assert!(spent <= 12.0 + 1e-9, "{spent}");
+    assert_eq!(p.started.load(Ordering::SeqCst), o.max_events);
+    // Progress counts whole chunks of events only, so it never exceeds the events done.
+    let adv = p.advanced.load(Ordering::SeqCst);
+    assert!(adv > 0 && adv <= rep.events, "{adv} vs {}", rep.events);
+    assert!(p.finished.load(Ordering::SeqCst));
+}
