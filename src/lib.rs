@@ -31,6 +31,7 @@ pub mod io;
 pub mod model;
 pub mod progress;
 pub mod qn;
+pub mod sim;
 pub mod solve;
 pub mod spec;
 pub mod units;
