@@ -27,7 +27,9 @@
 //! builder that maps a Ceph cluster onto stations and classes). The solvers and the
 //! simulator see only a generic [`qn::Network`].
 
+pub mod fio;
 pub mod io;
+pub mod lab;
 pub mod progress;
 pub mod qn;
 pub mod solve;

@@ -5,7 +5,9 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+pub mod lab;
 pub mod output;
+pub mod progress;
 
 /// Exit code for errors (bad input, I/O, failed external tools).
 pub const EXIT_ERROR: u8 = 2;
@@ -22,8 +24,13 @@ pub struct Cli {
 }
 
 #[derive(Debug, Subcommand)]
-pub enum Command {}
+pub enum Command {
+    /// A throwaway local Ceph cluster for validation (`lab up`, `lab down`).
+    Lab(lab::LabArgs),
+}
 
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
-    match cli.command {}
+    match cli.command {
+        Command::Lab(a) => lab::run(a),
+    }
 }
