@@ -6,10 +6,10 @@
 //! cephplan uses are modelled; unknown fields are ignored so newer fio versions still parse.
 //!
 //! Several jobs are aggregated as follows: IOPS, bandwidth and bytes are summed; mean
-//! latencies are weighted by each job's completed I/O count (exact); the p99 is exact when
-//! fio itself merged the histograms (a single job, or the "All clients" entry of a
-//! client/server run) and otherwise an upper-bound approximation from the per-job
-//! percentile tables (see [`mixture_percentile_secs`]).
+//! latencies are weighted by each job's completed I/O count (exact); the p99 is fio's own
+//! for a single job and otherwise an upper-bound approximation from the per-job percentile
+//! tables (see [`mixture_percentile_secs`]). fio 3.33's "All clients" entry of a
+//! client/server run carries no percentile table, so it is not used for the aggregate.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -80,6 +80,9 @@ pub struct FioJobResult {
     pub jobname: String,
     #[serde(default)]
     pub hostname: Option<String>,
+    /// fio server port (client/server runs only).
+    #[serde(default)]
+    pub port: Option<u16>,
     #[serde(default)]
     pub error: i64,
     #[serde(rename = "job options", default)]
@@ -126,7 +129,7 @@ pub struct FioLatency {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum PercentileMethod {
-    /// fio's own value over one job or over merged histograms ("All clients").
+    /// fio's own value (a single job).
     Exact,
     /// Upper bound from the per-job percentile tables (see [`mixture_percentile_secs`]).
     MixtureUpperBound,
@@ -154,7 +157,7 @@ pub struct MeasuredSummary {
     pub fio_version: String,
     /// Jobs aggregated (the "All clients" entry excluded).
     pub jobs: usize,
-    /// Distinct client hosts (1 for a local run).
+    /// Distinct fio clients (host and port; 1 for a local run).
     pub clients: usize,
     pub read: MeasuredDirection,
     pub write: MeasuredDirection,
@@ -268,7 +271,7 @@ impl FioOutput {
         }
     }
 
-    /// fio's own aggregate over several servers, if present.
+    /// fio's own aggregate over several servers, if present (no percentiles in fio 3.33).
     pub fn all_clients(&self) -> Option<&FioJobResult> {
         self.client_stats.iter().find(|j| j.jobname == ALL_CLIENTS)
     }
@@ -276,15 +279,14 @@ impl FioOutput {
     /// Aggregates all jobs into SI units (see the module docs for the method).
     pub fn summary(&self) -> MeasuredSummary {
         let entries = self.job_entries();
-        let mut hosts: Vec<&str> = entries
+        let mut hosts: Vec<(&str, Option<u16>)> = entries
             .iter()
-            .map(|j| j.hostname.as_deref().unwrap_or("local"))
+            .map(|j| (j.hostname.as_deref().unwrap_or("local"), j.port))
             .collect();
         hosts.sort_unstable();
         hosts.dedup();
-        let all = self.all_clients();
-        let read = aggregate(entries.iter().map(|j| &j.read), all.map(|a| &a.read));
-        let write = aggregate(entries.iter().map(|j| &j.write), all.map(|a| &a.write));
+        let read = aggregate(entries.iter().map(|j| &j.read));
+        let write = aggregate(entries.iter().map(|j| &j.write));
         let ios = read.ios + write.ios;
         let latency_mean_secs = if ios == 0 {
             0.0
@@ -315,10 +317,7 @@ fn ns(v: f64) -> f64 {
     v * 1e-9
 }
 
-fn aggregate<'a>(
-    dirs: impl Iterator<Item = &'a FioDirection>,
-    merged: Option<&FioDirection>,
-) -> MeasuredDirection {
+fn aggregate<'a>(dirs: impl Iterator<Item = &'a FioDirection>) -> MeasuredDirection {
     let dirs: Vec<&FioDirection> = dirs.collect();
     let count = |d: &FioDirection| d.lat_ns.n.max(d.clat_ns.n);
     let ios: u64 = dirs.iter().map(|d| count(d)).sum();
@@ -334,14 +333,9 @@ fn aggregate<'a>(
             .sum::<f64>()
             / ios as f64)
     };
-    let exact_from = match (merged, dirs.as_slice()) {
-        (Some(m), _) => Some(m),
-        (None, [one]) => Some(*one),
-        _ => None,
-    };
     let (latency_p99_secs, p99_method) = if ios == 0 {
         (None, PercentileMethod::Unavailable)
-    } else if let Some(d) = exact_from {
+    } else if let [d] = dirs.as_slice() {
         match d.clat_ns.percentile.get(P99_KEY) {
             Some(&v) => (Some(ns(v as f64)), PercentileMethod::Exact),
             None => (None, PercentileMethod::Unavailable),
