@@ -34,3 +34,4 @@ pub mod progress;
 pub mod qn;
 pub mod solve;
 pub mod units;
+pub mod validate;

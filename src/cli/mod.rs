@@ -8,6 +8,7 @@ use clap::{Parser, Subcommand};
 pub mod lab;
 pub mod output;
 pub mod progress;
+pub mod validate;
 
 /// Exit code for errors (bad input, I/O, failed external tools).
 pub const EXIT_ERROR: u8 = 2;
@@ -27,10 +28,13 @@ pub struct Cli {
 pub enum Command {
     /// A throwaway local Ceph cluster for validation (`lab up`, `lab down`).
     Lab(lab::LabArgs),
+    /// Predicted vs measured with fio's rbd engine on a real cluster.
+    Validate(Box<validate::ValidateArgs>),
 }
 
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Lab(a) => lab::run(a),
+        Command::Validate(a) => validate::run(*a),
     }
 }

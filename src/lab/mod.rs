@@ -251,10 +251,22 @@ pub(crate) struct CephCli<'a> {
 impl CephCli<'_> {
     /// Runs `program args`, failing with its stderr. `timeout` bounds a hung cluster.
     pub fn run(&self, program: &str, args: &[&str], timeout: Duration) -> Result<String, LabError> {
+        self.run_with(program, args, timeout, self.progress)
+    }
+
+    /// Like [`CephCli::run`] with another cancellation source (cleanup must not be
+    /// cancelled by the Ctrl-C that triggered it).
+    pub fn run_with(
+        &self,
+        program: &str,
+        args: &[&str],
+        timeout: Duration,
+        progress: &dyn Progress,
+    ) -> Result<String, LabError> {
         let step = format!("{program} {}", args.join(" "));
         let mut cmd = Command::new(program);
         cmd.env("CEPH_CONF", self.conf).args(args);
-        let out = run_capture(&mut cmd, timeout, self.progress).map_err(|e| match e {
+        let out = run_capture(&mut cmd, timeout, progress).map_err(|e| match e {
             ProcError::Cancelled { .. } => LabError::Cancelled,
             e => LabError::Step {
                 step: step.clone(),
