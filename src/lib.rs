@@ -27,6 +27,7 @@
 //! builder that maps a Ceph cluster onto stations and classes). The solvers and the
 //! simulator see only a generic [`qn::Network`].
 
+pub mod calibrate;
 pub mod data;
 pub mod io;
 pub mod progress;
