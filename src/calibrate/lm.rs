@@ -240,7 +240,7 @@ pub fn uncertainty(
         let (lo, hi) = eig.iter().fold((f64::INFINITY, 0.0_f64), |(lo, hi), &e| {
             (lo.min(e), hi.max(e.abs()))
         });
-        if !(lo > hi * MAX_CONDITION_INV) {
+        if lo.is_nan() || lo <= hi * MAX_CONDITION_INV {
             return None;
         }
         let inv = jtj.cholesky()?.inverse();
