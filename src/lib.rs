@@ -30,7 +30,9 @@
 pub mod calibrate;
 pub mod data;
 pub mod io;
+pub mod model;
 pub mod progress;
 pub mod qn;
 pub mod solve;
+pub mod spec;
 pub mod units;
