@@ -28,6 +28,8 @@
 //! simulator see only a generic [`qn::Network`].
 
 pub mod fio;
+pub mod calibrate;
+pub mod data;
 pub mod io;
 pub mod model;
 pub mod lab;
