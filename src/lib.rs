@@ -27,6 +27,8 @@
 //! builder that maps a Ceph cluster onto stations and classes). The solvers and the
 //! simulator see only a generic [`qn::Network`].
 
+#[cfg(feature = "gui")]
+pub mod gui;
 pub mod io;
 pub mod progress;
 pub mod qn;

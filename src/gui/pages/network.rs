@@ -1,0 +1,402 @@
+//! Network page: edit a generic closed queueing network (stations, demands, servers,
+//! multiplicity, population, think time) and see its exact MVA solution and the
+//! latency-vs-throughput curve as the population grows, recomputed on a worker thread.
+//!
+//! It talks only to [`crate::qn`] and [`crate::solve`]; it is the place to explore the
+//! solver without Ceph, not a Ceph model (the Prediction page is).
+
+use serde::{Deserialize, Serialize};
+
+use crate::gui::job::{Job, JobOutcome, Recompute};
+use crate::gui::plot::{self, Series};
+use crate::progress::Progress;
+use crate::qn::{Class, Demand, Network, Station, StationKind};
+use crate::solve::{solve, Solution, SolveOptions};
+
+/// One editable station row. Demands are in milliseconds in the UI only.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct StationRow {
+    pub name: String,
+    pub delay: bool,
+    pub servers: u32,
+    pub multiplicity: u32,
+    pub demand_ms: f64,
+}
+
+impl Default for StationRow {
+    fn default() -> Self {
+        Self {
+            name: "station".into(),
+            delay: false,
+            servers: 1,
+            multiplicity: 1,
+            demand_ms: 1.0,
+        }
+    }
+}
+
+/// The solved curve: one point per population, plus the full solution at the chosen one.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NetworkSweep {
+    /// `(population, throughput per second, response time seconds)`.
+    pub curve: Vec<(u32, f64, f64)>,
+    pub at_population: Solution,
+}
+
+pub type SweepResult = Result<NetworkSweep, String>;
+
+#[derive(Default)]
+struct Runtime {
+    recompute: Recompute<SweepResult>,
+    result: Option<NetworkSweep>,
+    error: Option<String>,
+    started: bool,
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(default)]
+pub struct NetworkPage {
+    pub stations: Vec<StationRow>,
+    pub population: u32,
+    pub think_time_ms: f64,
+    pub latency_target_ms: f64,
+    #[serde(skip)]
+    rt: Runtime,
+}
+
+impl Default for NetworkPage {
+    /// A two-station starting point (an illustrative input the user edits, not a
+    /// measured system): a 4-server CPU and a single disk.
+    fn default() -> Self {
+        Self {
+            stations: vec![
+                StationRow {
+                    name: "cpu".into(),
+                    servers: 4,
+                    demand_ms: 0.4,
+                    ..StationRow::default()
+                },
+                StationRow {
+                    name: "disk".into(),
+                    demand_ms: 0.2,
+                    ..StationRow::default()
+                },
+            ],
+            population: 32,
+            think_time_ms: 0.0,
+            latency_target_ms: 4.0,
+            rt: Runtime::default(),
+        }
+    }
+}
+
+impl NetworkPage {
+    /// The validated network at population `n`, or the validation message.
+    pub fn network(&self, n: u32) -> Result<Network, String> {
+        let stations = self
+            .stations
+            .iter()
+            .map(|r| Station {
+                name: r.name.clone(),
+                kind: if r.delay {
+                    StationKind::Delay
+                } else {
+                    StationKind::Queue
+                },
+                servers: r.servers,
+                multiplicity: r.multiplicity,
+                demands: vec![Demand::new(r.demand_ms / 1e3)],
+            })
+            .collect();
+        let class = Class {
+            name: "io".into(),
+            population: n,
+            think_time_secs: self.think_time_ms / 1e3,
+        };
+        Network::new(stations, vec![class]).map_err(|e| e.to_string())
+    }
+
+    pub fn result(&self) -> Option<&NetworkSweep> {
+        self.rt.result.as_ref()
+    }
+
+    pub fn error(&self) -> Option<&str> {
+        self.rt.error.as_deref()
+    }
+
+    pub fn is_busy(&self) -> bool {
+        self.rt.recompute.is_busy()
+    }
+
+    pub fn ui(&mut self, ui: &mut egui::Ui) {
+        let now = ui.input(|i| i.time);
+        if !self.rt.started {
+            self.rt.started = true;
+            self.rt.recompute.request_now();
+        }
+        let mut changed = false;
+        egui::Panel::left("network-inputs")
+            .resizable(true)
+            .default_size(380.0)
+            .show(ui, |ui| {
+                egui::ScrollArea::vertical().show(ui, |ui| changed |= self.inputs_ui(ui));
+            });
+        if changed {
+            self.rt.error = None;
+            match self.network(self.population) {
+                Ok(_) => self.rt.recompute.request(now),
+                Err(e) => self.rt.error = Some(e),
+            }
+        }
+        self.tick(ui.ctx(), now);
+        self.results_ui(ui);
+    }
+
+    fn tick(&mut self, ctx: &egui::Context, now: f64) {
+        let net = self.network(self.population);
+        let outcome = self.rt.recompute.tick(ctx, now, |ctx| {
+            let net = net.clone();
+            Job::spawn("solving network", ctx, move |p| {
+                net.and_then(|n| sweep(n, p))
+            })
+        });
+        match outcome {
+            Some(JobOutcome::Done(Ok(r))) => self.rt.result = Some(r),
+            Some(JobOutcome::Done(Err(e))) => self.rt.error = Some(e),
+            Some(JobOutcome::Panicked(m)) => self.rt.error = Some(format!("solver failed: {m}")),
+            None => {}
+        }
+    }
+
+    fn inputs_ui(&mut self, ui: &mut egui::Ui) -> bool {
+        let mut changed = false;
+        ui.heading("Closed network");
+        egui::Grid::new("network-class")
+            .num_columns(2)
+            .show(ui, |ui| {
+                let l = ui.label("population (jobs in flight)");
+                changed |= ui
+                    .add(egui::DragValue::new(&mut self.population).range(1..=4096))
+                    .labelled_by(l.id)
+                    .changed();
+                ui.end_row();
+                let l = ui.label("think time (ms)");
+                changed |= ui
+                    .add(
+                        egui::DragValue::new(&mut self.think_time_ms)
+                            .range(0.0..=1e6)
+                            .speed(0.01),
+                    )
+                    .labelled_by(l.id)
+                    .changed();
+                ui.end_row();
+                let l = ui.label("latency target (ms)");
+                ui.add(
+                    egui::DragValue::new(&mut self.latency_target_ms)
+                        .range(0.0..=1e6)
+                        .speed(0.01),
+                )
+                .labelled_by(l.id);
+                ui.end_row();
+            });
+        ui.separator();
+        ui.heading("Stations");
+        let mut remove = None;
+        egui::Grid::new("network-stations")
+            .num_columns(6)
+            .striped(true)
+            .show(ui, |ui| {
+                let h: Vec<egui::Id> = ["name", "delay", "servers", "copies", "demand ms"]
+                    .iter()
+                    .map(|t| ui.strong(*t).id)
+                    .collect();
+                ui.end_row();
+                for (i, r) in self.stations.iter_mut().enumerate() {
+                    changed |= ui
+                        .add(egui::TextEdit::singleline(&mut r.name).desired_width(70.0))
+                        .labelled_by(h[0])
+                        .changed();
+                    changed |= ui.checkbox(&mut r.delay, "").labelled_by(h[1]).changed();
+                    changed |= ui
+                        .add(egui::DragValue::new(&mut r.servers).range(1..=4096))
+                        .labelled_by(h[2])
+                        .changed();
+                    changed |= ui
+                        .add(egui::DragValue::new(&mut r.multiplicity).range(1..=100_000))
+                        .labelled_by(h[3])
+                        .changed();
+                    changed |= ui
+                        .add(
+                            egui::DragValue::new(&mut r.demand_ms)
+                                .range(0.0..=1e6)
+                                .speed(0.001)
+                                .max_decimals(4),
+                        )
+                        .labelled_by(h[4])
+                        .changed();
+                    if ui.button("remove").clicked() {
+                        remove = Some(i);
+                    }
+                    ui.end_row();
+                }
+            });
+        if let Some(i) = remove {
+            self.stations.remove(i);
+            changed = true;
+        }
+        if ui.button("add station").clicked() {
+            let name = format!("station-{}", self.stations.len() + 1);
+            self.stations.push(StationRow {
+                name,
+                ..StationRow::default()
+            });
+            changed = true;
+        }
+        changed
+    }
+
+    fn results_ui(&mut self, ui: &mut egui::Ui) {
+        if let Some(job) = self.rt.recompute.job() {
+            job.progress_ui(ui);
+        }
+        if let Some(e) = &self.rt.error {
+            ui.colored_label(ui.visuals().error_fg_color, e);
+        }
+        let Some(r) = &self.rt.result else {
+            ui.label("solving…");
+            return;
+        };
+        let class = &r.at_population.classes[0];
+        ui.horizontal(|ui| {
+            ui.heading(format!(
+                "N = {}: {}/s, mean response {:.3} ms",
+                class.population,
+                plot::si(class.throughput_per_sec),
+                class.response_time_secs * 1e3
+            ));
+        });
+        ui.label(format!("solver: {:?} (exact)", r.at_population.method));
+        let rows: Vec<(String, f64)> = r
+            .at_population
+            .stations
+            .iter()
+            .zip(&self.stations)
+            .filter(|(_, row)| !row.delay)
+            .map(|(s, _)| (s.name.clone(), s.utilization))
+            .collect();
+        let bottleneck = rows
+            .iter()
+            .max_by(|a, b| a.1.total_cmp(&b.1))
+            .map(|(n, _)| n.as_str());
+        plot::utilisation_bars_ui(ui, &rows, bottleneck);
+        let curve = Series::new(
+            "exact MVA",
+            r.curve
+                .iter()
+                .map(|&(_, x, rt)| [x, rt * 1e3])
+                .collect::<Vec<_>>(),
+        );
+        let target = (self.latency_target_ms > 0.0).then_some(self.latency_target_ms);
+        let here = Series::new(
+            format!("N = {}", class.population),
+            vec![[class.throughput_per_sec, class.response_time_secs * 1e3]],
+        );
+        plot::hockey_stick_ui(
+            ui,
+            "network-hockey",
+            &[curve],
+            &[here],
+            target,
+            None,
+            ui.available_height().max(200.0),
+        );
+    }
+}
+
+/// Populations to solve for a curve ending at `n`: every value up to 64, then about 64
+/// geometrically spaced values, always ending at `n`.
+pub fn sweep_populations(n: u32) -> Vec<u32> {
+    if n <= 64 {
+        return (1..=n).collect();
+    }
+    let mut v: Vec<u32> = (0..64)
+        .map(|i| (f64::from(n).powf(f64::from(i) / 63.0)).round() as u32)
+        .collect();
+    v.push(n);
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
+/// Solves `net` at each population of [`sweep_populations`] (its class's population is the
+/// last). Stops with an error message when cancelled.
+pub fn sweep(net: Network, progress: &dyn Progress) -> SweepResult {
+    let pops = sweep_populations(net.classes[0].population);
+    progress.start(pops.len() as u64, "populations");
+    let opts = SolveOptions::default();
+    let mut curve = Vec::with_capacity(pops.len());
+    let mut last = None;
+    for n in pops {
+        if progress.is_cancelled() {
+            return Err("cancelled".into());
+        }
+        let mut at = net.clone();
+        at.classes[0].population = n;
+        let sol = solve(&at, &opts).map_err(|e| e.to_string())?;
+        curve.push((
+            n,
+            sol.classes[0].throughput_per_sec,
+            sol.classes[0].response_time_secs,
+        ));
+        last = Some(sol);
+        progress.advance(1);
+    }
+    progress.finish();
+    Ok(NetworkSweep {
+        curve,
+        at_population: last.ok_or("population must be ≥ 1")?,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::progress::NoProgress;
+
+    #[test]
+    fn populations_cover_one_to_n() {
+        assert_eq!(sweep_populations(3), vec![1, 2, 3]);
+        let p = sweep_populations(1000);
+        assert_eq!(p.first(), Some(&1));
+        assert_eq!(p.last(), Some(&1000));
+        assert!(p.windows(2).all(|w| w[0] < w[1]));
+    }
+
+    /// Asymptotic bounds (Lazowska et al., Quantitative System Performance, 1984, ch. 5):
+    /// at N = 1 the response time is the sum of demands; throughput never exceeds
+    /// 1 / D_max and approaches it as N grows.
+    #[test]
+    fn default_network_sweep_respects_bounds() {
+        let page = NetworkPage::default();
+        let net = page.network(page.population).unwrap();
+        let r = sweep(net, &NoProgress).unwrap();
+        let (n1, _, r1) = r.curve[0];
+        assert_eq!(n1, 1);
+        // Sum of demands: 0.4 ms + 0.2 ms.
+        assert!((r1 - 0.6e-3).abs() < 1e-12);
+        // CPU: 4 servers, 0.4 ms → per-server demand 0.1 ms; disk 0.2 ms is the bottleneck:
+        // X_max = 1 / 0.2 ms = 5000/s.
+        let xs: Vec<f64> = r.curve.iter().map(|c| c.1).collect();
+        assert!(xs.iter().all(|&x| x <= 5000.0 * (1.0 + 1e-9)));
+        assert!(xs.last().unwrap() > &4900.0);
+    }
+
+    #[test]
+    fn invalid_input_is_reported_with_the_station_name() {
+        let mut page = NetworkPage::default();
+        page.stations[1].name = "cpu".into();
+        let e = page.network(4).unwrap_err();
+        assert!(e.contains("\"cpu\" appears twice"), "{e}");
+    }
+}
