@@ -10,6 +10,7 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+use super::pages::compare::{ComparePage, Variant};
 use super::pages::{designer::DesignerPage, network::NetworkPage, pending};
 
 /// The pages, in navigation order.
@@ -75,6 +76,7 @@ pub struct State {
     pub recent_files: Vec<PathBuf>,
     pub designer: DesignerPage,
     pub network: NetworkPage,
+    pub compare: ComparePage,
 }
 
 /// App-wide actions. Pages push them; [`App::apply`] executes them after the frame.
@@ -85,6 +87,8 @@ pub enum Command {
     OpenScenario(PathBuf),
     /// Remember a file in the recent list.
     RememberFile(PathBuf),
+    /// File a network variant on the Compare page.
+    AddToCompare(Variant),
     /// Show a line in the status bar.
     Status(String),
 }
@@ -129,6 +133,13 @@ impl App {
                 self.state.recent_files.insert(0, path);
                 self.state.recent_files.truncate(MAX_RECENT);
             }
+            Command::AddToCompare(v) => {
+                let name = v.name.clone();
+                self.status = match self.state.compare.add(v) {
+                    Ok(()) => format!("\"{name}\" added to Compare"),
+                    Err(e) => e,
+                };
+            }
             Command::Status(s) => self.status = s,
         }
     }
@@ -168,11 +179,11 @@ impl App {
             let cmds = &mut self.commands;
             match self.state.page {
                 Page::Designer => self.state.designer.ui(ui, &self.state.recent_files, cmds),
-                Page::Network => self.state.network.ui(ui),
+                Page::Network => self.state.network.ui(ui, cmds),
                 Page::Prediction => {
                     pending::ui(ui, "Prediction", "predict::predict() and predict::sweep()")
                 }
-                Page::Compare => pending::ui(ui, "Compare", "predict::predict()"),
+                Page::Compare => self.state.compare.ui(ui),
                 Page::Calibration => {
                     pending::ui(ui, "Calibration", "data::load_runs() and calibrate")
                 }

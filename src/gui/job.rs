@@ -363,4 +363,39 @@ mod tests {
             JobOutcome::Done(()) => panic!("expected a panic outcome"),
         }
     }
+
+    #[test]
+    fn recompute_hands_back_only_the_newest_job() {
+        let ctx = egui::Context::default();
+        let mut r: Recompute<u32> = Recompute::default();
+        let spawn = |gen: u32| {
+            move |ctx: &egui::Context| {
+                Job::spawn("gen", ctx, move |p: &dyn Progress| {
+                    // The first generation runs until it is cancelled.
+                    while gen == 1 && !p.is_cancelled() {
+                        std::thread::sleep(Duration::from_millis(1));
+                    }
+                    gen
+                })
+            }
+        };
+        r.request_now();
+        assert!(r.tick(&ctx, 0.0, spawn(1)).is_none());
+        assert!(r.job().is_some());
+        // An edit at t = 1 s cancels generation 1; generation 2 starts once the edit is
+        // older than the debounce delay and generation 1 has ended.
+        r.request(1.0);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let mut t = 1.0;
+        let out = loop {
+            t += 0.1;
+            if let Some(o) = r.tick(&ctx, t, spawn(2)) {
+                break o;
+            }
+            assert!(Instant::now() < deadline, "no outcome within 10 s");
+            std::thread::sleep(Duration::from_millis(2));
+        };
+        assert!(matches!(out, JobOutcome::Done(2)));
+        assert!(!r.is_busy());
+    }
 }

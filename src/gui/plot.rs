@@ -6,7 +6,7 @@
 //! units are fixed per helper (IOPS, milliseconds, percent) and written on the axes.
 
 use egui::{Color32, RichText};
-use egui_plot::{HLine, Legend, Line, MarkerShape, Plot, Points};
+use egui_plot::{Corner, HLine, Legend, Line, MarkerShape, Plot, Points};
 
 /// One named curve, points as `[x, y]` in the helper's axis units.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -24,6 +24,9 @@ impl Series {
     }
 }
 
+/// Colour of latency-target lines.
+pub const TARGET: Color32 = Color32::from_rgb(220, 50, 50);
+
 /// Colour for the highlighted bottleneck and for points past a latency target.
 pub const WARN: Color32 = Color32::from_rgb(230, 120, 40);
 
@@ -39,7 +42,7 @@ pub fn hockey_stick_ui(
     height: f32,
 ) {
     Plot::new(id)
-        .legend(Legend::default())
+        .legend(Legend::default().position(Corner::LeftTop))
         .x_axis_label("throughput (IOPS)")
         .y_axis_label("mean latency (ms)")
         .height(height)
@@ -52,14 +55,16 @@ pub fn hockey_stick_ui(
             for s in points {
                 p.points(
                     Points::new(s.name.clone(), s.points.clone())
-                        .radius(4.0)
-                        .shape(MarkerShape::Diamond),
+                        .radius(5.0)
+                        .shape(MarkerShape::Diamond)
+                        .filled(true),
                 );
             }
             if let Some(t) = latency_target_ms {
                 p.hline(
                     HLine::new(format!("latency target {t} ms"), t)
-                        .color(Color32::from_rgb(200, 60, 60))
+                        .color(TARGET)
+                        .width(1.5)
                         .style(egui_plot::LineStyle::dashed_loose()),
                 );
             }
@@ -85,7 +90,7 @@ pub fn curves_ui(
     height: f32,
 ) {
     Plot::new(id)
-        .legend(Legend::default())
+        .legend(Legend::default().position(Corner::LeftTop))
         .x_axis_label(x_label)
         .y_axis_label(y_label)
         .height(height)
@@ -115,7 +120,7 @@ pub fn measured_vs_predicted_ui(
         .fold(0.0_f64, f64::max)
         * 1.05;
     Plot::new(id)
-        .legend(Legend::default())
+        .legend(Legend::default().position(Corner::LeftTop))
         .x_axis_label(format!("measured ({unit})"))
         .y_axis_label(format!("predicted ({unit})"))
         .height(height)

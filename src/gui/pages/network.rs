@@ -7,6 +7,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::compare::Variant;
+use crate::gui::app::Command;
 use crate::gui::job::{Job, JobOutcome, Recompute};
 use crate::gui::plot::{self, Series};
 use crate::progress::Progress;
@@ -54,18 +56,16 @@ struct Runtime {
     started: bool,
 }
 
-#[derive(Serialize, Deserialize)]
+/// The editable inputs of a single-class closed network (what Compare snapshots).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
-pub struct NetworkPage {
+pub struct NetworkInputs {
     pub stations: Vec<StationRow>,
     pub population: u32,
     pub think_time_ms: f64,
-    pub latency_target_ms: f64,
-    #[serde(skip)]
-    rt: Runtime,
 }
 
-impl Default for NetworkPage {
+impl Default for NetworkInputs {
     /// A two-station starting point (an illustrative input the user edits, not a
     /// measured system): a 4-server CPU and a single disk.
     fn default() -> Self {
@@ -85,13 +85,11 @@ impl Default for NetworkPage {
             ],
             population: 32,
             think_time_ms: 0.0,
-            latency_target_ms: 4.0,
-            rt: Runtime::default(),
         }
     }
 }
 
-impl NetworkPage {
+impl NetworkInputs {
     /// The validated network at population `n`, or the validation message.
     pub fn network(&self, n: u32) -> Result<Network, String> {
         let stations = self
@@ -117,6 +115,35 @@ impl NetworkPage {
         Network::new(stations, vec![class]).map_err(|e| e.to_string())
     }
 
+    /// The validated network at the chosen population.
+    pub fn at_population(&self) -> Result<Network, String> {
+        self.network(self.population)
+    }
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(default)]
+pub struct NetworkPage {
+    pub inputs: NetworkInputs,
+    pub latency_target_ms: f64,
+    /// Name under which "Add to Compare" files the current inputs.
+    pub variant_name: String,
+    #[serde(skip)]
+    rt: Runtime,
+}
+
+impl Default for NetworkPage {
+    fn default() -> Self {
+        Self {
+            inputs: NetworkInputs::default(),
+            latency_target_ms: 4.0,
+            variant_name: "variant 1".into(),
+            rt: Runtime::default(),
+        }
+    }
+}
+
+impl NetworkPage {
     pub fn result(&self) -> Option<&NetworkSweep> {
         self.rt.result.as_ref()
     }
@@ -129,7 +156,7 @@ impl NetworkPage {
         self.rt.recompute.is_busy()
     }
 
-    pub fn ui(&mut self, ui: &mut egui::Ui) {
+    pub fn ui(&mut self, ui: &mut egui::Ui, cmds: &mut Vec<Command>) {
         let now = ui.input(|i| i.time);
         if !self.rt.started {
             self.rt.started = true;
@@ -140,11 +167,27 @@ impl NetworkPage {
             .resizable(true)
             .default_size(380.0)
             .show(ui, |ui| {
-                egui::ScrollArea::vertical().show(ui, |ui| changed |= self.inputs_ui(ui));
+                egui::ScrollArea::vertical().show(ui, |ui| {
+                    changed |= self.inputs_ui(ui);
+                    ui.separator();
+                    ui.horizontal(|ui| {
+                        let l = ui.label("variant name");
+                        ui.add(
+                            egui::TextEdit::singleline(&mut self.variant_name).desired_width(120.0),
+                        )
+                        .labelled_by(l.id);
+                        if ui.button("Add to Compare").clicked() {
+                            cmds.push(Command::AddToCompare(Variant {
+                                name: self.variant_name.trim().to_owned(),
+                                inputs: self.inputs.clone(),
+                            }));
+                        }
+                    });
+                });
             });
         if changed {
             self.rt.error = None;
-            match self.network(self.population) {
+            match self.inputs.at_population() {
                 Ok(_) => self.rt.recompute.request(now),
                 Err(e) => self.rt.error = Some(e),
             }
@@ -154,7 +197,7 @@ impl NetworkPage {
     }
 
     fn tick(&mut self, ctx: &egui::Context, now: f64) {
-        let net = self.network(self.population);
+        let net = self.inputs.at_population();
         let outcome = self.rt.recompute.tick(ctx, now, |ctx| {
             let net = net.clone();
             Job::spawn("solving network", ctx, move |p| {
@@ -177,14 +220,14 @@ impl NetworkPage {
             .show(ui, |ui| {
                 let l = ui.label("population (jobs in flight)");
                 changed |= ui
-                    .add(egui::DragValue::new(&mut self.population).range(1..=4096))
+                    .add(egui::DragValue::new(&mut self.inputs.population).range(1..=4096))
                     .labelled_by(l.id)
                     .changed();
                 ui.end_row();
                 let l = ui.label("think time (ms)");
                 changed |= ui
                     .add(
-                        egui::DragValue::new(&mut self.think_time_ms)
+                        egui::DragValue::new(&mut self.inputs.think_time_ms)
                             .range(0.0..=1e6)
                             .speed(0.01),
                     )
@@ -212,7 +255,7 @@ impl NetworkPage {
                     .map(|t| ui.strong(*t).id)
                     .collect();
                 ui.end_row();
-                for (i, r) in self.stations.iter_mut().enumerate() {
+                for (i, r) in self.inputs.stations.iter_mut().enumerate() {
                     changed |= ui
                         .add(egui::TextEdit::singleline(&mut r.name).desired_width(70.0))
                         .labelled_by(h[0])
@@ -242,12 +285,12 @@ impl NetworkPage {
                 }
             });
         if let Some(i) = remove {
-            self.stations.remove(i);
+            self.inputs.stations.remove(i);
             changed = true;
         }
         if ui.button("add station").clicked() {
-            let name = format!("station-{}", self.stations.len() + 1);
-            self.stations.push(StationRow {
+            let name = format!("station-{}", self.inputs.stations.len() + 1);
+            self.inputs.stations.push(StationRow {
                 name,
                 ..StationRow::default()
             });
@@ -281,7 +324,7 @@ impl NetworkPage {
             .at_population
             .stations
             .iter()
-            .zip(&self.stations)
+            .zip(&self.inputs.stations)
             .filter(|(_, row)| !row.delay)
             .map(|(s, _)| (s.name.clone(), s.utilization))
             .collect();
@@ -378,8 +421,7 @@ mod tests {
     /// 1 / D_max and approaches it as N grows.
     #[test]
     fn default_network_sweep_respects_bounds() {
-        let page = NetworkPage::default();
-        let net = page.network(page.population).unwrap();
+        let net = NetworkInputs::default().at_population().unwrap();
         let r = sweep(net, &NoProgress).unwrap();
         let (n1, _, r1) = r.curve[0];
         assert_eq!(n1, 1);
@@ -394,9 +436,9 @@ mod tests {
 
     #[test]
     fn invalid_input_is_reported_with_the_station_name() {
-        let mut page = NetworkPage::default();
-        page.stations[1].name = "cpu".into();
-        let e = page.network(4).unwrap_err();
+        let mut inputs = NetworkInputs::default();
+        inputs.stations[1].name = "cpu".into();
+        let e = inputs.network(4).unwrap_err();
         assert!(e.contains("\"cpu\" appears twice"), "{e}");
     }
 }
