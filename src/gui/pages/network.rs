@@ -119,6 +119,44 @@ impl NetworkInputs {
     pub fn at_population(&self) -> Result<Network, String> {
         self.network(self.population)
     }
+
+    /// Editable inputs from a network (e.g. a `cephplan solve --network` file). This page
+    /// models one class without forks; other networks are for the CLI.
+    pub fn from_network(net: &Network) -> Result<Self, String> {
+        let [class] = net.classes.as_slice() else {
+            return Err(format!(
+                "the Network page edits single-class networks; this one has {} classes \
+                 (solve it with `cephplan solve --network`)",
+                net.classes.len()
+            ));
+        };
+        let stations = net
+            .stations
+            .iter()
+            .map(|s| {
+                let d = s.demands[0];
+                if d.path_secs != d.secs {
+                    return Err(format!(
+                        "station \"{}\" has a path demand different from its demand (a fork); \
+                         the Network page does not model forks (use `cephplan solve --network`)",
+                        s.name
+                    ));
+                }
+                Ok(StationRow {
+                    name: s.name.clone(),
+                    delay: s.kind == StationKind::Delay,
+                    servers: s.servers,
+                    multiplicity: s.multiplicity,
+                    demand_ms: d.secs * 1e3,
+                })
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(Self {
+            stations,
+            population: class.population,
+            think_time_ms: class.think_time_secs * 1e3,
+        })
+    }
 }
 
 #[derive(Serialize, Deserialize)]
@@ -126,6 +164,8 @@ impl NetworkInputs {
 pub struct NetworkPage {
     pub inputs: NetworkInputs,
     pub latency_target_ms: f64,
+    /// Path typed into the "open network file" field.
+    pub open_path: String,
     /// Name under which "Add to Compare" files the current inputs.
     pub variant_name: String,
     #[serde(skip)]
@@ -137,6 +177,7 @@ impl Default for NetworkPage {
         Self {
             inputs: NetworkInputs::default(),
             latency_target_ms: 4.0,
+            open_path: String::new(),
             variant_name: "variant 1".into(),
             rt: Runtime::default(),
         }
@@ -144,6 +185,14 @@ impl Default for NetworkPage {
 }
 
 impl NetworkPage {
+    /// Replaces the inputs with a network file's (`cephplan solve --network` format).
+    pub fn open(&mut self, path: &std::path::Path) -> Result<(), String> {
+        let net = crate::qn::file::load_network(path).map_err(|e| e.to_string())?;
+        self.inputs = NetworkInputs::from_network(&net)?;
+        self.rt.recompute.request_now();
+        Ok(())
+    }
+
     pub fn result(&self) -> Option<&NetworkSweep> {
         self.rt.result.as_ref()
     }
@@ -214,6 +263,21 @@ impl NetworkPage {
 
     fn inputs_ui(&mut self, ui: &mut egui::Ui) -> bool {
         let mut changed = false;
+        ui.horizontal(|ui| {
+            let l = ui.label("network file");
+            ui.add(
+                egui::TextEdit::singleline(&mut self.open_path)
+                    .desired_width(200.0)
+                    .hint_text("network.toml"),
+            )
+            .labelled_by(l.id);
+            if ui.button("Open network").clicked() {
+                let path = std::path::PathBuf::from(self.open_path.trim());
+                if let Err(e) = self.open(&path) {
+                    self.rt.error = Some(e);
+                }
+            }
+        });
         ui.heading("Closed network");
         egui::Grid::new("network-class")
             .num_columns(2)
@@ -432,6 +496,39 @@ mod tests {
         let xs: Vec<f64> = r.curve.iter().map(|c| c.1).collect();
         assert!(xs.iter().all(|&x| x <= 5000.0 * (1.0 + 1e-9)));
         assert!(xs.last().unwrap() > &4900.0);
+    }
+
+    #[test]
+    fn opens_a_network_file_and_refuses_multi_class() {
+        let dir = tempfile::tempdir().unwrap();
+        let one = dir.path().join("one.toml");
+        std::fs::write(
+            &one,
+            "schema_version = 1\n[[class]]\nname = \"io\"\npopulation = 8\nthink_time = \"1ms\"\n\
+             [[station]]\nname = \"cpu\"\nservers = 2\ndemand = { io = \"3ms\" }\n",
+        )
+        .unwrap();
+        let mut page = NetworkPage::default();
+        page.open(&one).unwrap();
+        assert_eq!(page.inputs.population, 8);
+        assert_eq!(page.inputs.stations.len(), 1);
+        assert_eq!(page.inputs.stations[0].servers, 2);
+        assert!((page.inputs.stations[0].demand_ms - 3.0).abs() < 1e-12);
+        assert!((page.inputs.think_time_ms - 1.0).abs() < 1e-12);
+
+        let two = dir.path().join("two.toml");
+        std::fs::write(
+            &two,
+            "schema_version = 1\n[[class]]\nname = \"r\"\npopulation = 1\n[[class]]\nname = \"w\"\n\
+             population = 1\n[[station]]\nname = \"cpu\"\ndemand = { r = 0.001, w = 0.002 }\n",
+        )
+        .unwrap();
+        let e = page.open(&two).unwrap_err();
+        assert!(e.contains("2 classes"), "{e}");
+        assert_eq!(
+            page.inputs.population, 8,
+            "a refused file leaves the inputs alone"
+        );
     }
 
     #[test]
