@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 use cephplan::gui::{App, Page, State};
 use egui_kittest::kittest::Queryable;
 use egui_kittest::Harness;
+use predicates::prelude::*;
 
 fn harness(state: State) -> Harness<'static, App> {
     Harness::builder()
@@ -181,4 +182,31 @@ fn compare_page_solves_variants_added_from_the_network_page() {
     h.get_by_label("remove three stations").click();
     h.run();
     assert_eq!(h.state().state.compare.variants.len(), 1);
+}
+
+#[test]
+fn without_a_display_the_app_points_to_the_cli() {
+    assert_cmd::Command::cargo_bin("cephplan-gui")
+        .unwrap()
+        .env_remove("DISPLAY")
+        .env_remove("WAYLAND_DISPLAY")
+        .assert()
+        .code(2)
+        .stderr(
+            predicates::str::contains("no display")
+                .and(predicates::str::contains("`cephplan` command line")),
+        );
+}
+
+#[test]
+fn unknown_page_is_rejected_with_the_list_of_pages() {
+    assert_cmd::Command::cargo_bin("cephplan-gui")
+        .unwrap()
+        .args(["--page", "nope"])
+        .assert()
+        .code(2)
+        .stderr(
+            predicates::str::contains("unknown page \"nope\"")
+                .and(predicates::str::contains("designer|prediction|compare")),
+        );
 }

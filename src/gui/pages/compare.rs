@@ -164,11 +164,9 @@ impl ComparePage {
                             let c = &r.at_population.classes[0];
                             ui.label(plot::si(c.throughput_per_sec));
                             ui.label(format!("{:.3}", c.response_time_secs * 1e3));
-                            let b = r
-                                .at_population
-                                .stations
-                                .iter()
-                                .max_by(|a, b| a.utilization.total_cmp(&b.utilization));
+                            let b = r.bounds.bottleneck.as_deref().and_then(|name| {
+                                r.at_population.stations.iter().find(|s| s.name == name)
+                            });
                             ui.label(b.map_or(String::new(), |b| {
                                 format!("{} ({:.0} %)", b.name, b.utilization * 100.0)
                             }));

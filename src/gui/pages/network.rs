@@ -13,6 +13,7 @@ use crate::gui::job::{Job, JobOutcome, Recompute};
 use crate::gui::plot::{self, Series};
 use crate::progress::Progress;
 use crate::qn::{Class, Demand, Network, Station, StationKind};
+use crate::solve::bounds::{bounds, ClassBounds};
 use crate::solve::{solve, Solution, SolveOptions};
 
 /// One editable station row. Demands are in milliseconds in the UI only.
@@ -43,7 +44,12 @@ impl Default for StationRow {
 pub struct NetworkSweep {
     /// `(population, throughput per second, response time seconds)`.
     pub curve: Vec<(u32, f64, f64)>,
+    /// Optimistic asymptotic bounds per population of `curve`:
+    /// `(population, throughput upper bound per second, response time lower bound secs)`.
+    pub optimistic: Vec<(u32, f64, f64)>,
     pub at_population: Solution,
+    /// All asymptotic bounds at the chosen population.
+    pub bounds: ClassBounds,
 }
 
 pub type SweepResult = Result<NetworkSweep, String>;
@@ -392,14 +398,23 @@ impl NetworkPage {
             .filter(|(_, row)| !row.delay)
             .map(|(s, _)| (s.name.clone(), s.utilization))
             .collect();
-        let bottleneck = rows
-            .iter()
-            .max_by(|a, b| a.1.total_cmp(&b.1))
-            .map(|(n, _)| n.as_str());
-        plot::utilisation_bars_ui(ui, &rows, bottleneck);
+        ui.label(format!(
+            "asymptotic bounds at N = {}: throughput ≤ {}/s, mean response ≥ {:.3} ms",
+            class.population,
+            plot::si(r.bounds.throughput_upper_per_sec),
+            r.bounds.response_time_lower_secs * 1e3
+        ));
+        plot::utilisation_bars_ui(ui, &rows, r.bounds.bottleneck.as_deref());
         let curve = Series::new(
             "exact MVA",
             r.curve
+                .iter()
+                .map(|&(_, x, rt)| [x, rt * 1e3])
+                .collect::<Vec<_>>(),
+        );
+        let bound = Series::new(
+            "optimistic bound",
+            r.optimistic
                 .iter()
                 .map(|&(_, x, rt)| [x, rt * 1e3])
                 .collect::<Vec<_>>(),
@@ -412,7 +427,7 @@ impl NetworkPage {
         plot::hockey_stick_ui(
             ui,
             "network-hockey",
-            &[curve],
+            &[curve, bound],
             &[here],
             target,
             None,
@@ -443,6 +458,7 @@ pub fn sweep(net: Network, progress: &dyn Progress) -> SweepResult {
     progress.start(pops.len() as u64, "populations");
     let opts = SolveOptions::default();
     let mut curve = Vec::with_capacity(pops.len());
+    let mut optimistic = Vec::with_capacity(pops.len());
     let mut last = None;
     for n in pops {
         if progress.is_cancelled() {
@@ -456,13 +472,18 @@ pub fn sweep(net: Network, progress: &dyn Progress) -> SweepResult {
             sol.classes[0].throughput_per_sec,
             sol.classes[0].response_time_secs,
         ));
-        last = Some(sol);
+        let b = bounds(&at).remove(0);
+        optimistic.push((n, b.throughput_upper_per_sec, b.response_time_lower_secs));
+        last = Some((sol, b));
         progress.advance(1);
     }
     progress.finish();
+    let (at_population, bounds) = last.ok_or("population must be ≥ 1")?;
     Ok(NetworkSweep {
         curve,
-        at_population: last.ok_or("population must be ≥ 1")?,
+        optimistic,
+        at_population,
+        bounds,
     })
 }
 
@@ -496,6 +517,15 @@ mod tests {
         let xs: Vec<f64> = r.curve.iter().map(|c| c.1).collect();
         assert!(xs.iter().all(|&x| x <= 5000.0 * (1.0 + 1e-9)));
         assert!(xs.last().unwrap() > &4900.0);
+        // Every exact point lies inside the library's optimistic bounds.
+        for (c, b) in r.curve.iter().zip(&r.optimistic) {
+            assert_eq!(c.0, b.0);
+            assert!(
+                c.1 <= b.1 * (1.0 + 1e-9) && c.2 >= b.2 * (1.0 - 1e-9),
+                "{c:?} {b:?}"
+            );
+        }
+        assert_eq!(r.bounds.bottleneck.as_deref(), Some("disk"));
     }
 
     #[test]
