@@ -53,17 +53,34 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# Drives the real window with the pointer (coordinates of the 1280x800 layout; re-measure
+# them from assets/screenshots/network.png if the Network page layout changes).
+click() {
+  DISPLAY="$display" xdotool mousemove "$1" "$2"; sleep 0.3
+  DISPLAY="$display" xdotool click 1; sleep 0.5
+}
+prepare_compare() {
+  click 282 295                       # Network page: "Add to Compare" (variant 1)
+  click 55 263                        # "add station" (a third station, 1 ms demand)
+  click 282 318                       # "Add to Compare" (variant 2), one row lower now
+  click 319 12                        # the Compare tab
+}
+
 for page in "${pages[@]}"; do
+  start_page=$page
+  [ "$page" = compare ] && start_page=network
   Xvfb "$display" -screen 0 1280x800x24 -nolisten tcp >/dev/null 2>&1 &
   xvfb_pid=$!
   sleep 1
-  DISPLAY="$display" "$bin" --page "$page" >"$runtime/app.log" 2>&1 &
+  DISPLAY="$display" "$bin" --page "$start_page" >"$runtime/app.log" 2>&1 &
   app_pid=$!
   if ! DISPLAY="$display" timeout 30 xdotool search --sync --name '^cephplan$' >/dev/null; then
     echo "the window did not appear for page $page; app output:" >&2
     cat "$runtime/app.log" >&2
     exit 1
   fi
+  sleep 2
+  [ "$page" = compare ] && prepare_compare
   # Let background jobs finish and the layout settle; keep the pointer off the plots.
   sleep "${SCREENSHOT_SETTLE_SECS:-4}"
   DISPLAY="$display" xdotool mousemove 1279 799

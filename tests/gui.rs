@@ -159,7 +159,7 @@ fn compare_page_solves_variants_added_from_the_network_page() {
     // Second variant: one more station (default 1 ms demand), added through the UI.
     h.get_by_label("add station").click();
     h.run_steps(8);
-    h.state_mut().state.network.variant_name = "three stations".into();
+    assert_eq!(h.state().state.network.variant_name, "variant 2");
     h.get_by_label("Add to Compare").click();
     h.run();
     h.get_by_label("Compare").click();
@@ -167,7 +167,7 @@ fn compare_page_solves_variants_added_from_the_network_page() {
         a.state.compare.results().len() == 2 && !a.state.compare.is_busy()
     });
     let app = h.state();
-    assert_eq!(app.state.compare.variants[1].name, "three stations");
+    assert_eq!(app.state.compare.variants[1].name, "variant 2");
     let x: Vec<f64> = app
         .state
         .compare
@@ -179,7 +179,7 @@ fn compare_page_solves_variants_added_from_the_network_page() {
     // Lazowska et al., QSP 1984, ch. 5).
     assert!(x[0] > 1000.0 && x[0] <= 5000.0 * (1.0 + 1e-9), "{x:?}");
     assert!(x[1] <= 1000.0 * (1.0 + 1e-9), "{x:?}");
-    h.get_by_label("remove three stations").click();
+    h.get_by_label("remove variant 2").click();
     h.run();
     assert_eq!(h.state().state.compare.variants.len(), 1);
 }

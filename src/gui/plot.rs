@@ -13,6 +13,8 @@ use egui_plot::{Corner, HLine, Legend, Line, MarkerShape, Plot, Points};
 pub struct Series {
     pub name: String,
     pub points: Vec<[f64; 2]>,
+    /// Drawn dashed and grey: a bound or reference, not a result.
+    pub reference: bool,
 }
 
 impl Series {
@@ -20,7 +22,35 @@ impl Series {
         Self {
             name: name.into(),
             points,
+            reference: false,
         }
+    }
+
+    /// Marks the series as a bound or reference curve.
+    pub fn reference(mut self) -> Self {
+        self.reference = true;
+        self
+    }
+}
+
+/// Series colours, in order (distinct from [`TARGET`] and [`WARN`]).
+pub const PALETTE: [Color32; 4] = [
+    Color32::from_rgb(80, 150, 230),
+    Color32::from_rgb(90, 190, 110),
+    Color32::from_rgb(190, 120, 220),
+    Color32::from_rgb(230, 200, 80),
+];
+
+/// A line for a series: no band aggregation (bounds have many equal x values), reference
+/// curves dashed and grey.
+fn line(s: &Series, i: usize) -> Line<'static> {
+    let l = Line::new(s.name.clone(), s.points.clone()).allow_band(false);
+    if s.reference {
+        l.color(Color32::GRAY)
+            .width(1.5)
+            .style(egui_plot::LineStyle::dashed_dense())
+    } else {
+        l.width(2.0).color(PALETTE[i % PALETTE.len()])
     }
 }
 
@@ -49,12 +79,13 @@ pub fn hockey_stick_ui(
         .include_y(0.0)
         .include_x(0.0)
         .show(ui, |p| {
-            for s in series {
-                p.line(Line::new(s.name.clone(), s.points.clone()).width(2.0));
+            for (i, s) in series.iter().enumerate() {
+                p.line(line(s, i));
             }
-            for s in points {
+            for (i, s) in points.iter().enumerate() {
                 p.points(
                     Points::new(s.name.clone(), s.points.clone())
+                        .color(PALETTE[(series.len() + i) % PALETTE.len()])
                         .radius(5.0)
                         .shape(MarkerShape::Diamond)
                         .filled(true),
@@ -96,9 +127,13 @@ pub fn curves_ui(
         .height(height)
         .include_y(0.0)
         .show(ui, |p| {
-            for s in series {
-                p.line(Line::new(s.name.clone(), s.points.clone()).width(2.0));
-                p.points(Points::new(s.name.clone(), s.points.clone()).radius(3.0));
+            for (i, s) in series.iter().enumerate() {
+                p.line(line(s, i));
+                p.points(
+                    Points::new(s.name.clone(), s.points.clone())
+                        .radius(3.0)
+                        .color(PALETTE[i % PALETTE.len()]),
+                );
             }
         });
 }
@@ -131,8 +166,12 @@ pub fn measured_vs_predicted_ui(
                     .color(Color32::GRAY)
                     .style(egui_plot::LineStyle::dashed_dense()),
             );
-            for s in series {
-                p.points(Points::new(s.name.clone(), s.points.clone()).radius(4.0));
+            for (i, s) in series.iter().enumerate() {
+                p.points(
+                    Points::new(s.name.clone(), s.points.clone())
+                        .radius(4.0)
+                        .color(PALETTE[i % PALETTE.len()]),
+                );
             }
         });
 }

@@ -236,6 +236,7 @@ impl NetworkPage {
                                 name: self.variant_name.trim().to_owned(),
                                 inputs: self.inputs.clone(),
                             }));
+                            self.variant_name = next_variant_name(&self.variant_name);
                         }
                     });
                 });
@@ -418,7 +419,8 @@ impl NetworkPage {
                 .iter()
                 .map(|&(_, x, rt)| [x, rt * 1e3])
                 .collect::<Vec<_>>(),
-        );
+        )
+        .reference();
         let target = (self.latency_target_ms > 0.0).then_some(self.latency_target_ms);
         let here = Series::new(
             format!("N = {}", class.population),
@@ -433,6 +435,18 @@ impl NetworkPage {
             None,
             ui.available_height().max(200.0),
         );
+    }
+}
+
+/// "variant 3" → "variant 4"; any other name is kept (the user chose it).
+pub fn next_variant_name(name: &str) -> String {
+    match name
+        .trim()
+        .strip_prefix("variant ")
+        .and_then(|k| k.parse::<u32>().ok())
+    {
+        Some(k) => format!("variant {}", k + 1),
+        None => name.to_owned(),
     }
 }
 
@@ -491,6 +505,12 @@ pub fn sweep(net: Network, progress: &dyn Progress) -> SweepResult {
 mod tests {
     use super::*;
     use crate::progress::NoProgress;
+
+    #[test]
+    fn variant_names_count_up_unless_chosen() {
+        assert_eq!(next_variant_name("variant 1"), "variant 2");
+        assert_eq!(next_variant_name("scale-out"), "scale-out");
+    }
 
     #[test]
     fn populations_cover_one_to_n() {
