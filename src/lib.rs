@@ -30,6 +30,8 @@
 pub mod fio;
 pub mod calibrate;
 pub mod data;
+#[cfg(feature = "gui")]
+pub mod gui;
 pub mod io;
 pub mod model;
 pub mod lab;
