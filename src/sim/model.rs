@@ -390,6 +390,26 @@ impl SimModel {
         Ok(total)
     }
 
+    /// Mean service demand per cycle, `[station][class]` in seconds: the sum of mean
+    /// service times of every visit of the class's route to the station, over all branches
+    /// of its forks. This is the `Demand::secs` of the equivalent [`Network`] (a builder that
+    /// emits both can check that they agree); open classes count per job.
+    pub fn demands(&self) -> Vec<Vec<f64>> {
+        fn add(steps: &[Step], ci: usize, d: &mut [Vec<f64>]) {
+            for s in steps {
+                match s {
+                    Step::Visit { station, service } => d[station.0][ci] += service.mean_secs(),
+                    Step::Fork { branches } => branches.iter().for_each(|b| add(b, ci, d)),
+                }
+            }
+        }
+        let mut d = vec![vec![0.0; self.classes.len()]; self.stations.len()];
+        for (ci, c) in self.classes.iter().enumerate() {
+            add(&c.route, ci, &mut d);
+        }
+        d
+    }
+
     /// Station index by name.
     pub fn station_id(&self, name: &str) -> Option<StationId> {
         self.stations
@@ -445,6 +465,24 @@ mod tests {
         );
         assert_eq!(m.stations[0].multiplicity, 4);
         assert_eq!(m.stations[0].placement, Placement::RoundRobin);
+    }
+
+    #[test]
+    fn demands_sum_all_branches_and_match_the_network() {
+        let n = net(0.004);
+        let m = SimModel::from_network(&n, Placement::Random).unwrap();
+        assert_eq!(m.demands(), vec![vec![0.004], vec![0.0]]);
+        let mut b = SimModel::builder();
+        let osd = b.queue("osd", 1, 6, Placement::Random);
+        b.closed_class(
+            "w",
+            1,
+            Dist::exponential(1.0),
+            Route::new()
+                .visit(osd, Dist::exponential(0.5))
+                .fork((0..3).map(|_| Route::new().visit(osd, Dist::deterministic(1.0)))),
+        );
+        assert_eq!(b.build().unwrap().demands(), vec![vec![3.5]]);
     }
 
     #[test]
