@@ -28,8 +28,10 @@
 //! simulator see only a generic [`qn::Network`].
 
 pub mod io;
+pub mod model;
 pub mod progress;
 pub mod qn;
 pub mod sim;
 pub mod solve;
+pub mod spec;
 pub mod units;

@@ -7,6 +7,7 @@ use clap::{Parser, Subcommand};
 
 pub mod output;
 pub mod simulate;
+pub mod solve;
 
 /// Exit code for errors (bad input, I/O, failed external tools).
 pub const EXIT_ERROR: u8 = 2;
@@ -24,12 +25,15 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Solve a generic queueing network file (MVA, approximate MVA, bounds).
+    Solve(solve::SolveArgs),
     /// Discrete-event simulation: throughput, mean and tail latency with confidence intervals.
     Simulate(simulate::SimulateArgs),
 }
 
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
+        Command::Solve(args) => solve::run(args),
         Command::Simulate(a) => simulate::run(a),
     }
 }
