@@ -630,3 +630,39 @@ fn progress_is_reported_in_events_and_simulated_time_cap_stops() {
     assert!(adv > 0 && adv <= rep.events, "{adv} vs {}", rep.events);
     assert!(p.finished.load(Ordering::SeqCst));
 }
+
+#[test]
+fn an_empty_class_does_not_hold_up_the_run() {
+    let mut b = SimModel::builder();
+    let q = b.queue("q", 1, 1, Placement::Random);
+    b.closed_class(
+        "busy",
+        3,
+        Dist::exponential(0.002),
+        Route::new().visit(q, Dist::exponential(0.001)),
+    );
+    b.closed_class(
+        "idle",
+        0,
+        Dist::exponential(0.002),
+        Route::new().visit(q, Dist::exponential(0.001)),
+    );
+    let rep = simulate(&b.build().unwrap(), &quick(2, 2), &NoProgress).unwrap();
+    assert!(rep.warmup.reliable);
+    assert_eq!(rep.classes[1].completions, 0);
+    assert!(rep.classes[0].completions > 0);
+    assert!(rep.events < 2_000_000, "{}", rep.events);
+}
+
+#[test]
+fn an_overloaded_open_class_is_refused() {
+    let mut b = SimModel::builder();
+    let q = b.queue("q", 2, 1, Placement::Random);
+    b.open_class(
+        "flood",
+        2500.0,
+        Route::new().visit(q, Dist::exponential(0.001)),
+    );
+    let e = simulate(&b.build().unwrap(), &quick(1, 1), &NoProgress).unwrap_err();
+    assert!(e.to_string().contains("\"q\" is offered 1.250"), "{e}");
+}

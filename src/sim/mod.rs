@@ -301,6 +301,15 @@ pub fn simulate(
     check_options(opts)?;
     check_open_stability(model)?;
     let compiled = Compiled::new(model);
+    // Classes with jobs; an empty closed class has no responses to estimate.
+    let active: Vec<bool> = model
+        .classes
+        .iter()
+        .map(|c| match c.arrivals {
+            Arrivals::Closed { population, .. } => population > 0,
+            Arrivals::Open { .. } => true,
+        })
+        .collect();
     progress.start(opts.max_events, "simulating");
     let on_chunk = |n: u64| {
         progress.advance(n);
@@ -338,7 +347,9 @@ pub fn simulate(
         let truncs: Vec<_> = pilot
             .classes()
             .iter()
-            .map(|c| c.series.as_ref().and_then(|s| s.mser()))
+            .zip(&active)
+            .filter(|(_, &a)| a)
+            .map(|(c, _)| c.series.as_ref().and_then(|s| s.mser()))
             .collect();
         let ok = truncs
             .iter()
@@ -363,7 +374,9 @@ pub fn simulate(
     let min_class_rate = pilot
         .classes()
         .iter()
-        .map(|c| c.completions as f64 / pilot_time)
+        .zip(&active)
+        .filter(|(_, &a)| a)
+        .map(|(c, _)| c.completions as f64 / pilot_time)
         .fold(f64::INFINITY, f64::min);
     drop(pilot);
 
@@ -393,10 +406,15 @@ pub fn simulate(
         let done = results.len() as u32;
         if done >= opts.min_replications {
             let ests = summarise(&results, model, opts.confidence);
-            let precise = ests.0.iter().all(|c| {
-                c.response_time_secs.relative_half_width() <= opts.relative_precision
-                    && c.percentiles.p99_secs.relative_half_width() <= opts.relative_precision
-            });
+            let precise = ests
+                .0
+                .iter()
+                .zip(&active)
+                .filter(|(_, &a)| a)
+                .all(|(c, _)| {
+                    c.response_time_secs.relative_half_width() <= opts.relative_precision
+                        && c.percentiles.p99_secs.relative_half_width() <= opts.relative_precision
+                });
             if precise {
                 break StopReason::PrecisionReached;
             }
