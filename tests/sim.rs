@@ -666,3 +666,15 @@ fn an_overloaded_open_class_is_refused() {
     let e = simulate(&b.build().unwrap(), &quick(1, 1), &NoProgress).unwrap_err();
     assert!(e.to_string().contains("\"q\" is offered 1.250"), "{e}");
 }
+
+#[test]
+fn a_budget_too_small_for_any_measurement_runs_no_replication() {
+    let o = SimOptions {
+        max_sim_time_secs: Some(1e-6),
+        ..quick(1, 2)
+    };
+    let rep = simulate(&small_model(0.0005), &o, &NoProgress).unwrap();
+    assert_eq!(rep.stop_reason, StopReason::MaxSimTime);
+    assert_eq!(rep.replications, 0);
+    assert!(rep.classes[0].response_time_secs.mean.is_nan());
+}

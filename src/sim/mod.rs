@@ -79,8 +79,10 @@ pub struct SimOptions {
     pub max_events: u64,
     /// Cap on simulated time summed over replications, seconds. Default none.
     pub max_sim_time_secs: Option<f64>,
-    /// Completions of the least frequent class per replication (sets the run length; p99
-    /// then rests on ≥ 1 % of it). Default 20,000.
+    /// Completions of the least frequent class per replication (sets the run length). With
+    /// the default 20,000, a replication's p99 rests on ~200 tail samples and its p99.9 on
+    /// ~20: the CI of p99.9 covers the spread across replications, not the small-sample bias
+    /// of so few tail samples — raise this when p99.9 matters. Default 20,000.
     pub samples_per_replication: u64,
     /// Fixed warm-up per replication, seconds; `None` detects it with MSER-5. Default none.
     pub warmup_secs: Option<f64>,
@@ -386,13 +388,29 @@ pub fn simulate(
     } else {
         pilot_time
     };
+    // If a budget cannot give min_replications a measured span beyond their warm-ups, no
+    // replication is run: a report of zero replications says so instead of estimates from
+    // empty spans.
+    let mut no_room = None;
     let per_rep_budget =
         (opts.max_events.saturating_sub(events_total)) as f64 / f64::from(opts.min_replications);
-    measured = measured.min((per_rep_budget / event_rate - warmup_secs).max(0.0));
-    if let Some(t) = opts.max_sim_time_secs {
-        measured = measured.min(t / f64::from(opts.min_replications) - warmup_secs);
+    let by_events = per_rep_budget / event_rate - warmup_secs;
+    if by_events < measured {
+        measured = by_events;
+        if measured <= 0.0 {
+            no_room = Some(StopReason::MaxEvents);
+        }
     }
-    let measured = measured.max(f64::MIN_POSITIVE);
+    if let Some(t) = opts.max_sim_time_secs {
+        let by_time = t / f64::from(opts.min_replications) - warmup_secs;
+        if by_time < measured {
+            measured = by_time;
+            if measured <= 0.0 {
+                no_room = Some(StopReason::MaxSimTime);
+            }
+        }
+    }
+    let measured = measured.max(0.0);
     let rep_events_estimate = event_rate * (warmup_secs + measured);
 
     // 3. Replications in batches.
@@ -402,6 +420,9 @@ pub fn simulate(
     let stop_reason = loop {
         if cancelled {
             break StopReason::Cancelled;
+        }
+        if let Some(reason) = no_room {
+            break reason;
         }
         let done = results.len() as u32;
         if done >= opts.min_replications {
