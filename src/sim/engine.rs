@@ -1,7 +1,7 @@
 //! The event loop: one replication of a compiled [`SimModel`].
 //!
 //! Design for speed (≥ 10 M events/s on one core) and flat memory:
-//! - the model is compiled into a flat program of [`Op`]s; a job (a *token*) carries a
+//! - the model is compiled into a flat program of `Op`s; a job (a *token*) carries a
 //!   program counter. A fork spawns one child token per branch; the parent waits on a
 //!   counter and resumes at the op after the fork when the last child reaches `BranchEnd`;
 //! - the only event is "token `t` finishes its current activity at time τ" (service, think,

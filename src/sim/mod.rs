@@ -3,7 +3,9 @@
 //! response time of replicated writes, which MVA only approximates through path demands.
 //!
 //! Input is a [`SimModel`] (routes of visits and forks; see [`model`]), made from a plain
-//! [`crate::qn::Network`] by [`SimModel::from_network`] or by a builder such as `qn::ceph`.
+//! [`crate::qn::Network`] by [`SimModel::from_network`], read from a file ([`mod@file`]), or
+//! built with [`SimModel::builder`] — the way for `qn::ceph` to state a replicated or EC
+//! write as a real fork-join ([`SimModel::demands`] checks it against its `Network`).
 //! [`simulate`] runs it and returns a [`SimReport`] with confidence intervals:
 //!
 //! 1. **Warm-up** (unless [`SimOptions::warmup_secs`] fixes it): a pilot run records each
@@ -12,8 +14,8 @@
 //!    The warm-up time is the largest truncation point over classes, and at least the time
 //!    by which the pilot saw 10 × (closed population) + 100 completions: MSER-5 on response
 //!    times can miss the short transient from the empty start, which still biases time
-//!    averages such as utilisation (seen as a −0.1 % utilisation bias in the finite-source
-//!    tests before this floor).
+//!    averages such as utilisation (−0.07 %, outside a 200-replication CI, in the
+//!    M/M/1//12 test before this floor).
 //! 2. **Run length**: each replication simulates the warm-up (statistics discarded) then
 //!    a measured span long enough for [`SimOptions::samples_per_replication`] completions of
 //!    the least frequent class (estimated from the pilot).
@@ -26,6 +28,8 @@
 //!
 //! Percentiles per replication come from a fixed-size log-linear histogram (relative error
 //! ≤ [`hist::RELATIVE_ERROR`] ≈ 0.39 %); their CIs come from the spread across replications.
+//!
+//! [`engine`] is public for benchmarks and for callers that want one raw replication.
 //!
 //! Not here: Ceph knowledge (`qn::ceph`), MVA (`solve`), printing (`cli::simulate`).
 
