@@ -678,3 +678,47 @@ fn a_budget_too_small_for_any_measurement_runs_no_replication() {
     assert_eq!(rep.replications, 0);
     assert!(rep.classes[0].response_time_secs.mean.is_nan());
 }
+
+/// A read/write mix as one open class with a labelled choice, through one FCFS server:
+/// with Poisson arrivals every job waits the same mean W (PASTA), so by the
+/// Pollaczek–Khinchine formula (Kleinrock 1975, vol. 1, ch. 5) for the mixed service time S,
+///   W = λ E[S²] / (2(1 − ρ)),   R_type = W + E[S_type].
+/// Reads: 1 ms, writes: 3 ms (deterministic), 70 % reads, λ = 400/s:
+/// E[S] = 1.6 ms, E[S²] = 0.7·1² + 0.3·3² = 3.4 ms², ρ = 0.64, W = 1.8889 ms.
+#[test]
+fn labelled_choice_reports_each_type_like_mg1_says() {
+    let lambda = 400.0;
+    let mut b = SimModel::builder();
+    let q = b.queue("osd", 1, 1, Placement::Random);
+    b.open_class(
+        "mix",
+        lambda,
+        Route::new().choose([
+            (
+                "read",
+                0.7,
+                Route::new().visit(q, Dist::deterministic(0.001)),
+            ),
+            (
+                "write",
+                0.3,
+                Route::new().visit(q, Dist::deterministic(0.003)),
+            ),
+        ]),
+    );
+    let model = b.build().unwrap();
+    let rep = simulate(&model, &opts(60, 5), &NoProgress).unwrap();
+    let (es, es2) = (0.0016, 3.4e-6);
+    let w = lambda * es2 / (2.0 * (1.0 - lambda * es));
+    assert_eq!(rep.labels.len(), 2);
+    let (read, write) = (&rep.labels[0], &rep.labels[1]);
+    assert_eq!(
+        (read.label.as_str(), write.label.as_str()),
+        ("read", "write")
+    );
+    assert_in_ci("read", &read.response_time_secs, w + 0.001, 0.0);
+    assert_in_ci("write", &write.response_time_secs, w + 0.003, 0.0);
+    assert_in_ci("read share", &read.throughput_per_sec, 0.7 * lambda, 0.0);
+    assert_in_ci("write share", &write.throughput_per_sec, 0.3 * lambda, 0.0);
+    assert_in_ci("all", &rep.classes[0].response_time_secs, w + es, 0.0);
+}

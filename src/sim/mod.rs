@@ -48,8 +48,8 @@ pub mod stats;
 
 pub use dist::Dist;
 pub use model::{
-    Arrivals, Placement, Route, SimClass, SimModel, SimModelBuilder, SimModelError, SimStation,
-    StationId, Step,
+    Arrivals, ChoiceBranch, Placement, Route, SimClass, SimModel, SimModelBuilder, SimModelError,
+    SimStation, StationId, Step,
 };
 pub use stats::Estimate;
 
@@ -171,6 +171,18 @@ pub struct ClassSimReport {
     pub completions: u64,
 }
 
+/// Responses of the jobs of `class` that took the choice branch `label` (see
+/// [`Step::Choice`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LabelSimReport {
+    pub class: String,
+    pub label: String,
+    pub throughput_per_sec: Estimate,
+    pub response_time_secs: Estimate,
+    pub percentiles: Percentiles,
+    pub completions: u64,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StationSimReport {
     pub name: String,
@@ -199,7 +211,14 @@ pub struct SimReport {
     pub histogram_relative_error: f64,
     pub classes: Vec<ClassSimReport>,
     pub stations: Vec<StationSimReport>,
+    /// Per labelled choice branch (e.g. "read", "write" of a mixed class), in the order the
+    /// labels first appear in the classes' routes; empty without choices.
+    #[serde(default)]
+    pub labels: Vec<LabelSimReport>,
 }
+
+/// Completions, mean response, throughput, quantiles of one class or label.
+type RepStats = (u64, f64, f64, [f64; 4]);
 
 /// What one replication measured.
 #[derive(Debug, Clone)]
@@ -207,7 +226,9 @@ struct RepResult {
     events: u64,
     cancelled: bool,
     /// Per class: completions, mean response, throughput, quantiles.
-    classes: Vec<(u64, f64, f64, [f64; 4])>,
+    classes: Vec<RepStats>,
+    /// Per label, the same.
+    labels: Vec<RepStats>,
     /// Per station: utilisation, queue length per copy, total.
     stations: Vec<[f64; 3]>,
 }
@@ -268,18 +289,12 @@ fn check_options(o: &SimOptions) -> Result<(), SimError> {
 
 /// Offered load per server from open classes alone, per station.
 fn check_open_stability(model: &SimModel) -> Result<(), SimError> {
-    fn add_load(steps: &[Step], rate: f64, load: &mut [f64]) {
-        for s in steps {
-            match s {
-                Step::Visit { station, service } => load[station.0] += rate * service.mean_secs(),
-                Step::Fork { branches } => branches.iter().for_each(|b| add_load(b, rate, load)),
-            }
-        }
-    }
     let mut load = vec![0.0; model.stations.len()];
     for c in &model.classes {
         if let Arrivals::Open { rate_per_sec } = c.arrivals {
-            add_load(&c.route, rate_per_sec, &mut load);
+            model::for_each_visit(&c.route, rate_per_sec, &mut |s, w, d| {
+                load[s.0] += w * d.mean_secs()
+            });
         }
     }
     for (s, l) in model.stations.iter().zip(load) {
@@ -430,7 +445,7 @@ pub fn simulate(
         }
         let done = results.len() as u32;
         if done >= opts.min_replications {
-            let ests = summarise(&results, model, opts.confidence);
+            let ests = summarise(&results, model, compiled.labels(), opts.confidence);
             let precise = ests
                 .0
                 .iter()
@@ -486,7 +501,8 @@ pub fn simulate(
     };
     progress.finish();
 
-    let (classes, stations) = summarise(&results, model, opts.confidence);
+    let (classes, stations, labels) =
+        summarise(&results, model, compiled.labels(), opts.confidence);
     Ok(SimReport {
         schema_version: SCHEMA_VERSION,
         seed: opts.seed,
@@ -505,6 +521,7 @@ pub fn simulate(
         histogram_relative_error: hist::RELATIVE_ERROR,
         classes,
         stations,
+        labels,
     })
 }
 
@@ -575,19 +592,17 @@ fn run_replication(
         end = e.run_until(warmup_secs + measured_secs, opts.max_events, on_chunk);
     }
     let t = measured_secs;
-    let classes = e
-        .classes()
-        .iter()
-        .map(|c| {
-            let q = QUANTILES.map(|q| c.hist.quantile(q).unwrap_or(f64::NAN));
-            let mean = if c.completions > 0 {
-                c.sum_secs / c.completions as f64
-            } else {
-                f64::NAN
-            };
-            (c.completions, mean, c.completions as f64 / t, q)
-        })
-        .collect();
+    let stats = |c: &engine::ClassAcc| -> RepStats {
+        let q = QUANTILES.map(|q| c.hist.quantile(q).unwrap_or(f64::NAN));
+        let mean = if c.completions > 0 {
+            c.sum_secs / c.completions as f64
+        } else {
+            f64::NAN
+        };
+        (c.completions, mean, c.completions as f64 / t, q)
+    };
+    let classes = e.classes().iter().map(stats).collect();
+    let labels = e.labels().iter().map(stats).collect();
     let stations = e
         .stations()
         .iter()
@@ -606,6 +621,7 @@ fn run_replication(
         events: e.events(),
         cancelled: end == RunEnd::Cancelled,
         classes,
+        labels,
         stations,
     }
 }
@@ -613,11 +629,22 @@ fn run_replication(
 fn summarise(
     results: &[RepResult],
     model: &SimModel,
+    labels: &[(usize, String)],
     confidence: f64,
-) -> (Vec<ClassSimReport>, Vec<StationSimReport>) {
+) -> (
+    Vec<ClassSimReport>,
+    Vec<StationSimReport>,
+    Vec<LabelSimReport>,
+) {
     let est = |f: &dyn Fn(&RepResult) -> f64| {
         let xs: Vec<f64> = results.iter().map(f).collect();
         Estimate::from_replications(&xs, confidence)
+    };
+    let percentiles = |f: &dyn Fn(&RepResult) -> &RepStats| Percentiles {
+        p50_secs: est(&|r| f(r).3[0]),
+        p95_secs: est(&|r| f(r).3[1]),
+        p99_secs: est(&|r| f(r).3[2]),
+        p999_secs: est(&|r| f(r).3[3]),
     };
     let classes = model
         .classes
@@ -627,13 +654,20 @@ fn summarise(
             name: c.name.clone(),
             throughput_per_sec: est(&|r| r.classes[ci].2),
             response_time_secs: est(&|r| r.classes[ci].1),
-            percentiles: Percentiles {
-                p50_secs: est(&|r| r.classes[ci].3[0]),
-                p95_secs: est(&|r| r.classes[ci].3[1]),
-                p99_secs: est(&|r| r.classes[ci].3[2]),
-                p999_secs: est(&|r| r.classes[ci].3[3]),
-            },
+            percentiles: percentiles(&|r| &r.classes[ci]),
             completions: results.iter().map(|r| r.classes[ci].0).sum(),
+        })
+        .collect();
+    let label_reports = labels
+        .iter()
+        .enumerate()
+        .map(|(li, (ci, label))| LabelSimReport {
+            class: model.classes[*ci].name.clone(),
+            label: label.clone(),
+            throughput_per_sec: est(&|r| r.labels[li].2),
+            response_time_secs: est(&|r| r.labels[li].1),
+            percentiles: percentiles(&|r| &r.labels[li]),
+            completions: results.iter().map(|r| r.labels[li].0).sum(),
         })
         .collect();
     let stations = model
@@ -647,5 +681,5 @@ fn summarise(
             queue_length_total: est(&|r| r.stations[si][2]),
         })
         .collect();
-    (classes, stations)
+    (classes, stations, label_reports)
 }
