@@ -3,8 +3,10 @@
 //!
 //! A [`crate::qn::Network`] states only demands (seconds of work per cycle); a `SimModel`
 //! states *what happens to one job*: which station it visits in which order, how long each
-//! service takes (a [`Dist`]), and where it splits into parallel branches that must all
-//! finish before it continues (fork-join: a replicated write is `primary ∥ replica₁ ∥ …`).
+//! service takes (a [`Dist`]), where it splits into parallel branches that must all
+//! finish before it continues (fork-join: a replicated write is `primary ∥ replica₁ ∥ …`),
+//! and where it takes one of several labelled branches at random (a 70/30 read/write mix in
+//! one closed chain, with read and write latencies reported separately).
 //!
 //! Two ways to get one:
 //! - [`SimModel::from_network`]: each class visits every station with a non-zero demand once,
