@@ -27,7 +27,13 @@
 //! builder that maps a Ceph cluster onto stations and classes). The solvers and the
 //! simulator see only a generic [`qn::Network`].
 
+pub mod calibrate;
+pub mod data;
+pub mod fio;
+#[cfg(feature = "gui")]
+pub mod gui;
 pub mod io;
+pub mod lab;
 pub mod model;
 pub mod progress;
 pub mod qn;
@@ -35,3 +41,4 @@ pub mod sim;
 pub mod solve;
 pub mod spec;
 pub mod units;
+pub mod validate;

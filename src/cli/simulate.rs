@@ -7,7 +7,6 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use cephplan::progress::Progress;
 use cephplan::sim::{self, Estimate, SimOptions, SimReport};
 
 use super::output::{table, Format};
@@ -54,22 +53,6 @@ pub enum PlacementArg {
     RoundRobin,
 }
 
-/// Draws library progress as an indicatif bar on stderr (hidden when not a terminal).
-struct Bar(indicatif::ProgressBar);
-
-impl Progress for Bar {
-    fn start(&self, total: u64, what: &str) {
-        self.0.set_length(total);
-        self.0.set_message(what.to_string());
-    }
-    fn advance(&self, n: u64) {
-        self.0.inc(n);
-    }
-    fn finish(&self) {
-        self.0.finish_and_clear();
-    }
-}
-
 pub fn run(args: SimulateArgs) -> anyhow::Result<ExitCode> {
     let (model, source) = match (&args.network, &args.model) {
         (Some(path), _) => {
@@ -96,11 +79,7 @@ pub fn run(args: SimulateArgs) -> anyhow::Result<ExitCode> {
         threads: args.threads,
         ..SimOptions::default()
     };
-    let bar = indicatif::ProgressBar::new(0).with_style(
-        indicatif::ProgressStyle::with_template("{msg} {wide_bar} {human_pos}/{human_len} events")
-            .context("progress bar template")?,
-    );
-    let report = sim::simulate(&model, &opts, &Bar(bar))
+    let report = sim::simulate(&model, &opts, &super::progress::BarProgress::new())
         .with_context(|| format!("simulating {}", source.display()))?;
     match args.format {
         Format::Json => println!("{}", serde_json::to_string_pretty(&report)?),

@@ -431,6 +431,10 @@ pub fn simulate(
     }
     let measured = measured.max(0.0);
     let rep_events_estimate = event_rate * (warmup_secs + measured);
+    // Re-announce the expected total now that the run length is known (more replications
+    // may follow if the precision is not reached).
+    let expected = pilot_events as f64 + f64::from(opts.min_replications) * rep_events_estimate;
+    progress.start((expected as u64).min(opts.max_events), "simulating");
 
     // 3. Replications in batches.
     let mut results: Vec<RepResult> = Vec::new();
