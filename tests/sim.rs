@@ -624,9 +624,104 @@ fn progress_is_reported_in_events_and_simulated_time_cap_stops() {
     assert_eq!(rep.stop_reason, StopReason::MaxSimTime);
     let spent = f64::from(rep.replications) * (rep.warmup.secs + rep.measured_secs_per_replication);
     assert!(spent <= 12.0 + 1e-9, "{spent}");
-    assert_eq!(p.started.load(Ordering::SeqCst), o.max_events);
+    // The total is announced first as the event cap, then as the expected events once the
+    // run length is known.
+    let total = p.started.load(Ordering::SeqCst);
+    assert!(total > 0 && total <= o.max_events, "{total}");
     // Progress counts whole chunks of events only, so it never exceeds the events done.
     let adv = p.advanced.load(Ordering::SeqCst);
     assert!(adv > 0 && adv <= rep.events, "{adv} vs {}", rep.events);
     assert!(p.finished.load(Ordering::SeqCst));
+}
+
+#[test]
+fn an_empty_class_does_not_hold_up_the_run() {
+    let mut b = SimModel::builder();
+    let q = b.queue("q", 1, 1, Placement::Random);
+    b.closed_class(
+        "busy",
+        3,
+        Dist::exponential(0.002),
+        Route::new().visit(q, Dist::exponential(0.001)),
+    );
+    b.closed_class(
+        "idle",
+        0,
+        Dist::exponential(0.002),
+        Route::new().visit(q, Dist::exponential(0.001)),
+    );
+    let rep = simulate(&b.build().unwrap(), &quick(2, 2), &NoProgress).unwrap();
+    assert!(rep.warmup.reliable);
+    assert_eq!(rep.classes[1].completions, 0);
+    assert!(rep.classes[0].completions > 0);
+    assert!(rep.events < 2_000_000, "{}", rep.events);
+}
+
+#[test]
+fn an_overloaded_open_class_is_refused() {
+    let mut b = SimModel::builder();
+    let q = b.queue("q", 2, 1, Placement::Random);
+    b.open_class(
+        "flood",
+        2500.0,
+        Route::new().visit(q, Dist::exponential(0.001)),
+    );
+    let e = simulate(&b.build().unwrap(), &quick(1, 1), &NoProgress).unwrap_err();
+    assert!(e.to_string().contains("\"q\" is offered 1.250"), "{e}");
+}
+
+#[test]
+fn a_budget_too_small_for_any_measurement_runs_no_replication() {
+    let o = SimOptions {
+        max_sim_time_secs: Some(1e-6),
+        ..quick(1, 2)
+    };
+    let rep = simulate(&small_model(0.0005), &o, &NoProgress).unwrap();
+    assert_eq!(rep.stop_reason, StopReason::MaxSimTime);
+    assert_eq!(rep.replications, 0);
+    assert!(rep.classes[0].response_time_secs.mean.is_nan());
+}
+
+/// A read/write mix as one open class with a labelled choice, through one FCFS server:
+/// with Poisson arrivals every job waits the same mean W (PASTA), so by the
+/// Pollaczek–Khinchine formula (Kleinrock 1975, vol. 1, ch. 5) for the mixed service time S,
+///   W = λ E[S²] / (2(1 − ρ)),   R_type = W + E[S_type].
+/// Reads: 1 ms, writes: 3 ms (deterministic), 70 % reads, λ = 400/s:
+/// E[S] = 1.6 ms, E[S²] = 0.7·1² + 0.3·3² = 3.4 ms², ρ = 0.64, W = 1.8889 ms.
+#[test]
+fn labelled_choice_reports_each_type_like_mg1_says() {
+    let lambda = 400.0;
+    let mut b = SimModel::builder();
+    let q = b.queue("osd", 1, 1, Placement::Random);
+    b.open_class(
+        "mix",
+        lambda,
+        Route::new().choose([
+            (
+                "read",
+                0.7,
+                Route::new().visit(q, Dist::deterministic(0.001)),
+            ),
+            (
+                "write",
+                0.3,
+                Route::new().visit(q, Dist::deterministic(0.003)),
+            ),
+        ]),
+    );
+    let model = b.build().unwrap();
+    let rep = simulate(&model, &opts(60, 5), &NoProgress).unwrap();
+    let (es, es2) = (0.0016, 3.4e-6);
+    let w = lambda * es2 / (2.0 * (1.0 - lambda * es));
+    assert_eq!(rep.labels.len(), 2);
+    let (read, write) = (&rep.labels[0], &rep.labels[1]);
+    assert_eq!(
+        (read.label.as_str(), write.label.as_str()),
+        ("read", "write")
+    );
+    assert_in_ci("read", &read.response_time_secs, w + 0.001, 0.0);
+    assert_in_ci("write", &write.response_time_secs, w + 0.003, 0.0);
+    assert_in_ci("read share", &read.throughput_per_sec, 0.7 * lambda, 0.0);
+    assert_in_ci("write share", &write.throughput_per_sec, 0.3 * lambda, 0.0);
+    assert_in_ci("all", &rep.classes[0].response_time_secs, w + es, 0.0);
 }

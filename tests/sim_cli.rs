@@ -139,3 +139,38 @@ fn network_with_fork_path_demand_is_refused_with_the_fix() {
         .code(2)
         .stderr(predicate::str::contains("Route::fork"));
 }
+
+#[test]
+fn labelled_choices_get_their_own_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("mix.toml");
+    std::fs::write(
+        &p,
+        r#"schema_version = 1
+[[stations]]
+name = "osd"
+kind = "queue"
+servers = 1
+multiplicity = 2
+placement = "random"
+[[classes]]
+name = "mix"
+arrivals = { kind = "closed", population = 4, think = { kind = "deterministic", secs = 0.0 } }
+route = [
+  { step = "choice", branches = [
+    { label = "read", probability = 0.7, steps = [ { step = "visit", station = 0, service = { kind = "exponential", mean_secs = 0.0002 } } ] },
+    { label = "write", probability = 0.3, steps = [ { step = "visit", station = 0, service = { kind = "exponential", mean_secs = 0.0006 } } ] },
+  ] },
+]
+"#,
+    )
+    .unwrap();
+    cmd()
+        .args(["simulate", "--model"])
+        .arg(&p)
+        .args(["--precision", "0.1", "--format", "csv"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("\nmix/read,"))
+        .stdout(predicate::str::contains("\nmix/write,"));
+}

@@ -7,7 +7,6 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use cephplan::progress::Progress;
 use cephplan::sim::{self, Estimate, SimOptions, SimReport};
 
 use super::output::{table, Format};
@@ -54,22 +53,6 @@ pub enum PlacementArg {
     RoundRobin,
 }
 
-/// Draws library progress as an indicatif bar on stderr (hidden when not a terminal).
-struct Bar(indicatif::ProgressBar);
-
-impl Progress for Bar {
-    fn start(&self, total: u64, what: &str) {
-        self.0.set_length(total);
-        self.0.set_message(what.to_string());
-    }
-    fn advance(&self, n: u64) {
-        self.0.inc(n);
-    }
-    fn finish(&self) {
-        self.0.finish_and_clear();
-    }
-}
-
 pub fn run(args: SimulateArgs) -> anyhow::Result<ExitCode> {
     let (model, source) = match (&args.network, &args.model) {
         (Some(path), _) => {
@@ -96,11 +79,7 @@ pub fn run(args: SimulateArgs) -> anyhow::Result<ExitCode> {
         threads: args.threads,
         ..SimOptions::default()
     };
-    let bar = indicatif::ProgressBar::new(0).with_style(
-        indicatif::ProgressStyle::with_template("{msg} {wide_bar} {human_pos}/{human_len} events")
-            .context("progress bar template")?,
-    );
-    let report = sim::simulate(&model, &opts, &Bar(bar))
+    let report = sim::simulate(&model, &opts, &super::progress::BarProgress::new())
         .with_context(|| format!("simulating {}", source.display()))?;
     match args.format {
         Format::Json => println!("{}", serde_json::to_string_pretty(&report)?),
@@ -119,20 +98,36 @@ fn pm(e: &Estimate, scale: f64, digits: usize) -> String {
 
 fn render_table(r: &SimReport) -> String {
     let ms = 1e3;
+    let row = |name: String, x: &Estimate, r: &Estimate, p: &sim::Percentiles| {
+        vec![
+            name,
+            pm(x, 1.0, 1),
+            pm(r, ms, 3),
+            pm(&p.p50_secs, ms, 3),
+            pm(&p.p95_secs, ms, 3),
+            pm(&p.p99_secs, ms, 3),
+            pm(&p.p999_secs, ms, 3),
+        ]
+    };
     let rows: Vec<Vec<String>> = r
         .classes
         .iter()
         .map(|c| {
-            vec![
+            row(
                 c.name.clone(),
-                pm(&c.throughput_per_sec, 1.0, 1),
-                pm(&c.response_time_secs, ms, 3),
-                pm(&c.percentiles.p50_secs, ms, 3),
-                pm(&c.percentiles.p95_secs, ms, 3),
-                pm(&c.percentiles.p99_secs, ms, 3),
-                pm(&c.percentiles.p999_secs, ms, 3),
-            ]
+                &c.throughput_per_sec,
+                &c.response_time_secs,
+                &c.percentiles,
+            )
         })
+        .chain(r.labels.iter().map(|l| {
+            row(
+                format!("{}/{}", l.class, l.label),
+                &l.throughput_per_sec,
+                &l.response_time_secs,
+                &l.percentiles,
+            )
+        }))
         .collect();
     let mut out = table(
         &[
@@ -177,7 +172,7 @@ fn render_table(r: &SimReport) -> String {
     out
 }
 
-/// One row per class: estimates and half-widths in seconds and operations per second.
+/// One row per class, then one per labelled choice branch ("class/label"): estimates and half-widths in seconds and operations per second.
 fn render_csv(r: &SimReport) -> anyhow::Result<String> {
     let mut w = csv::Writer::from_writer(Vec::new());
     let mut header = vec!["class".to_string()];
@@ -193,16 +188,28 @@ fn render_csv(r: &SimReport) -> anyhow::Result<String> {
         header.push(format!("{q}_half_width"));
     }
     w.write_record(&header)?;
-    for c in &r.classes {
-        let mut row = vec![c.name.clone()];
-        for e in [
-            &c.throughput_per_sec,
-            &c.response_time_secs,
-            &c.percentiles.p50_secs,
-            &c.percentiles.p95_secs,
-            &c.percentiles.p99_secs,
-            &c.percentiles.p999_secs,
-        ] {
+    let rows = r
+        .classes
+        .iter()
+        .map(|c| {
+            (
+                c.name.clone(),
+                &c.throughput_per_sec,
+                &c.response_time_secs,
+                &c.percentiles,
+            )
+        })
+        .chain(r.labels.iter().map(|l| {
+            (
+                format!("{}/{}", l.class, l.label),
+                &l.throughput_per_sec,
+                &l.response_time_secs,
+                &l.percentiles,
+            )
+        }));
+    for (name, x, resp, p) in rows {
+        let mut row = vec![name];
+        for e in [x, resp, &p.p50_secs, &p.p95_secs, &p.p99_secs, &p.p999_secs] {
             row.push(e.mean.to_string());
             row.push(e.half_width.map(|h| h.to_string()).unwrap_or_default());
         }

@@ -1,6 +1,6 @@
 //! Service- and think-time distributions of the simulator and their samplers.
 //!
-//! A [`Dist`] is what a model states (serde, validated); a [`Sampler`] is its compiled,
+//! A [`Dist`] is what a model states (serde, validated); a `Sampler` is its compiled,
 //! `Copy` form used in the event loop (an enum, no dynamic dispatch). Every sample is a
 //! standard variate (uniform, or unit exponential by the ziggurat method of `rand_distr`)
 //! from one explicit random stream times the distribution's scale, so a change of a mean

@@ -1,7 +1,7 @@
 //! The event loop: one replication of a compiled [`SimModel`].
 //!
 //! Design for speed (≥ 10 M events/s on one core) and flat memory:
-//! - the model is compiled into a flat program of [`Op`]s; a job (a *token*) carries a
+//! - the model is compiled into a flat program of `Op`s; a job (a *token*) carries a
 //!   program counter. A fork spawns one child token per branch; the parent waits on a
 //!   counter and resumes at the op after the fork when the last child reaches `BranchEnd`;
 //! - the only event is "token `t` finishes its current activity at time τ" (service, think,
@@ -28,7 +28,7 @@ use rand_chacha::ChaCha8Rng;
 
 use super::dist::{uniform_open, Sampler};
 use super::hist::Histogram;
-use super::model::{Arrivals, Placement, SimModel, Step};
+use super::model::{Arrivals, ChoiceBranch, Placement, SimModel, Step};
 use super::stats::BatchSeries;
 use crate::qn::StationKind;
 
@@ -54,6 +54,24 @@ enum Op {
     CycleEnd {
         class: u32,
     },
+    /// Take one of `choices[first .. first + count]` at random.
+    Choice {
+        first: u32,
+        count: u32,
+    },
+    Goto {
+        target: u32,
+    },
+}
+
+/// One alternative of a compiled choice.
+#[derive(Debug, Clone, Copy)]
+struct ChoiceEntry {
+    /// Cumulative probability up to and including this branch.
+    cum: f64,
+    start: u32,
+    /// Index into `Compiled::labels`, or `NONE` inside fork branches.
+    label: u32,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -76,6 +94,9 @@ enum CArrivals {
 pub struct Compiled {
     ops: Vec<Op>,
     branch_starts: Vec<u32>,
+    choices: Vec<ChoiceEntry>,
+    /// (class, label) of every labelled choice branch, deduplicated, in first-seen order.
+    labels: Vec<(usize, String)>,
     class_start: Vec<u32>,
     arrivals: Vec<CArrivals>,
     stations: Vec<CStation>,
@@ -104,17 +125,26 @@ impl Compiled {
         let mut c = Compiled {
             ops: Vec::new(),
             branch_starts: Vec::new(),
+            choices: Vec::new(),
+            labels: Vec::new(),
             class_start: Vec::with_capacity(nc),
             arrivals: Vec::with_capacity(nc),
             stations,
             n_copies: base as usize,
             // Service streams (class × station), placement streams (station), arrival/think
-            // streams (class).
-            n_streams: nc * ns + ns + nc,
+            // streams (class), routing-choice streams (class); new kinds go at the end so
+            // that existing streams keep their ids.
+            n_streams: nc * ns + ns + nc + nc,
         };
         for (ci, class) in model.classes.iter().enumerate() {
             c.class_start.push(c.ops.len() as u32);
-            c.emit(&class.route, Op::CycleEnd { class: ci as u32 }, ci, ns);
+            c.emit(
+                &class.route,
+                Op::CycleEnd { class: ci as u32 },
+                ci,
+                ns,
+                true,
+            );
             c.arrivals.push(match class.arrivals {
                 Arrivals::Closed { population, think } => CArrivals::Closed {
                     population,
@@ -128,9 +158,11 @@ impl Compiled {
         c
     }
 
-    /// Emits a sequence then its terminator, then the bodies of its forks.
-    fn emit(&mut self, steps: &[Step], end: Op, class: usize, ns: usize) {
+    /// Emits a sequence then its terminator, then the bodies of its forks and choices.
+    /// `labelled`: choices here label the job (main route, not inside a fork branch).
+    fn emit(&mut self, steps: &[Step], end: Op, class: usize, ns: usize, labelled: bool) {
         let mut deferred: Vec<(u32, &Vec<Vec<Step>>)> = Vec::new();
+        let mut deferred_choices: Vec<(u32, u32, &Vec<ChoiceBranch>)> = Vec::new();
         for step in steps {
             match step {
                 Step::Visit { station, service } => self.ops.push(Op::Visit {
@@ -148,13 +180,49 @@ impl Compiled {
                     });
                     deferred.push((first, branches));
                 }
+                Step::Choice { branches } => {
+                    let first = self.choices.len() as u32;
+                    let mut cum = 0.0;
+                    for b in branches {
+                        cum += b.probability;
+                        let label = if labelled {
+                            let key = (class, b.label.clone());
+                            match self.labels.iter().position(|l| *l == key) {
+                                Some(i) => i as u32,
+                                None => {
+                                    self.labels.push(key);
+                                    (self.labels.len() - 1) as u32
+                                }
+                            }
+                        } else {
+                            NONE
+                        };
+                        self.choices.push(ChoiceEntry {
+                            cum,
+                            start: 0,
+                            label,
+                        });
+                    }
+                    let pc = self.ops.len() as u32;
+                    self.ops.push(Op::Choice {
+                        first,
+                        count: branches.len() as u32,
+                    });
+                    deferred_choices.push((first, pc, branches));
+                }
             }
         }
         self.ops.push(end);
         for (first, branches) in deferred {
             for (i, b) in branches.iter().enumerate() {
                 self.branch_starts[first as usize + i] = self.ops.len() as u32;
-                self.emit(b, Op::BranchEnd, class, ns);
+                self.emit(b, Op::BranchEnd, class, ns, false);
+            }
+        }
+        for (first, pc, branches) in deferred_choices {
+            for (i, b) in branches.iter().enumerate() {
+                self.choices[first as usize + i].start = self.ops.len() as u32;
+                self.emit(&b.steps, Op::Goto { target: pc + 1 }, class, ns, labelled);
             }
         }
     }
@@ -178,6 +246,13 @@ impl Compiled {
     fn arrival_stream(&self, class: usize) -> usize {
         self.n_classes() * self.n_stations() + self.n_stations() + class
     }
+    fn routing_stream(&self, class: usize) -> usize {
+        self.n_classes() * self.n_stations() + self.n_stations() + self.n_classes() + class
+    }
+    /// (class index, label) of every labelled choice branch, in report order.
+    pub fn labels(&self) -> &[(usize, String)] {
+        &self.labels
+    }
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -189,6 +264,8 @@ struct Token {
     copy: u32,
     /// Copy chosen for the next visit by the fork that created this token, or `NONE`.
     preset_copy: u32,
+    /// Label of the choice branch taken in this cycle, or `NONE`.
+    label: u32,
     start: f64,
 }
 
@@ -240,6 +317,7 @@ pub struct Engine<'m> {
     acc: Vec<StationAcc>,
     rngs: Vec<ChaCha8Rng>,
     classes: Vec<ClassAcc>,
+    labels: Vec<ClassAcc>,
     stack: Vec<u32>,
     events: u64,
     completions: u64,
@@ -347,6 +425,16 @@ impl<'m> Engine<'m> {
                     series: record_series.then(BatchSeries::new),
                 })
                 .collect(),
+            labels: m
+                .labels
+                .iter()
+                .map(|_| ClassAcc {
+                    completions: 0,
+                    sum_secs: 0.0,
+                    hist: Histogram::new(),
+                    series: None,
+                })
+                .collect(),
             stack: Vec::new(),
             events: 0,
             completions: 0,
@@ -403,6 +491,10 @@ impl<'m> Engine<'m> {
     pub fn classes(&self) -> &[ClassAcc] {
         &self.classes
     }
+    /// Per label of [`Compiled::labels`].
+    pub fn labels(&self) -> &[ClassAcc] {
+        &self.labels
+    }
     pub fn stations(&self) -> &[StationAcc] {
         &self.acc
     }
@@ -415,7 +507,7 @@ impl<'m> Engine<'m> {
             a.area_present = 0.0;
             a.area_busy = 0.0;
         }
-        for c in &mut self.classes {
+        for c in self.classes.iter_mut().chain(self.labels.iter_mut()) {
             c.completions = 0;
             c.sum_secs = 0.0;
             c.hist.clear();
@@ -441,6 +533,7 @@ impl<'m> Engine<'m> {
             pending: 0,
             copy: 0,
             preset_copy: NONE,
+            label: NONE,
             start: self.now,
         };
         if let Some(i) = self.free.pop() {
@@ -535,7 +628,9 @@ impl<'m> Engine<'m> {
                 self.run_token(t);
             }
             Op::CycleEnd { class } => self.begin_cycle(t, class as usize),
-            Op::Fork { .. } | Op::BranchEnd => unreachable!("no event waits at a fork or join"),
+            Op::Fork { .. } | Op::BranchEnd | Op::Choice { .. } | Op::Goto { .. } => {
+                unreachable!("no event waits at a fork, join or choice")
+            }
         }
     }
 
@@ -608,9 +703,32 @@ impl<'m> Engine<'m> {
                         }
                         break;
                     }
+                    Op::Choice { first, count } => {
+                        let class = self.tokens[t as usize].class as usize;
+                        let u = uniform_open(&mut self.rngs[self.m.routing_stream(class)]);
+                        let last = (first + count - 1) as usize;
+                        let mut k = first as usize;
+                        while k < last && u >= self.m.choices[k].cum {
+                            k += 1;
+                        }
+                        let e = self.m.choices[k];
+                        let tok = &mut self.tokens[t as usize];
+                        if e.label != NONE {
+                            tok.label = e.label;
+                        }
+                        tok.pc = e.start;
+                    }
+                    Op::Goto { target } => self.tokens[t as usize].pc = target,
                     Op::CycleEnd { class } => {
                         let ci = class as usize;
                         let r = self.now - self.tokens[t as usize].start;
+                        let label = std::mem::replace(&mut self.tokens[t as usize].label, NONE);
+                        if label != NONE {
+                            let acc = &mut self.labels[label as usize];
+                            acc.completions += 1;
+                            acc.sum_secs += r;
+                            acc.hist.record(r);
+                        }
                         let acc = &mut self.classes[ci];
                         acc.completions += 1;
                         acc.sum_secs += r;

@@ -18,6 +18,9 @@
 //!   { step = "visit", station = 0, service = { kind = "two_moment", mean_secs = 0.004, scv = 2.0 } },
 //! ]
 //! ```
+//! Other steps: `{ step = "fork", branches = [[...steps...], [...]] }` (all branches, join)
+//! and `{ step = "choice", branches = [{ label = "read", probability = 0.7, steps = [...] },
+//! ...] }` (one branch at random; responses also reported per label).
 //! Not here: the generic network format (`qn::file`), which carries demands, not routes.
 
 use std::path::{Path, PathBuf};

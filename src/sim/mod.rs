@@ -3,7 +3,9 @@
 //! response time of replicated writes, which MVA only approximates through path demands.
 //!
 //! Input is a [`SimModel`] (routes of visits and forks; see [`model`]), made from a plain
-//! [`crate::qn::Network`] by [`SimModel::from_network`] or by a builder such as `qn::ceph`.
+//! [`crate::qn::Network`] by [`SimModel::from_network`], read from a file ([`mod@file`]), or
+//! built with [`SimModel::builder`] — the way for `qn::ceph` to state a replicated or EC
+//! write as a real fork-join ([`SimModel::demands`] checks it against its `Network`).
 //! [`simulate`] runs it and returns a [`SimReport`] with confidence intervals:
 //!
 //! 1. **Warm-up** (unless [`SimOptions::warmup_secs`] fixes it): a pilot run records each
@@ -12,8 +14,8 @@
 //!    The warm-up time is the largest truncation point over classes, and at least the time
 //!    by which the pilot saw 10 × (closed population) + 100 completions: MSER-5 on response
 //!    times can miss the short transient from the empty start, which still biases time
-//!    averages such as utilisation (seen as a −0.1 % utilisation bias in the finite-source
-//!    tests before this floor).
+//!    averages such as utilisation (−0.07 %, outside a 200-replication CI, in the
+//!    M/M/1//12 test before this floor).
 //! 2. **Run length**: each replication simulates the warm-up (statistics discarded) then
 //!    a measured span long enough for [`SimOptions::samples_per_replication`] completions of
 //!    the least frequent class (estimated from the pilot).
@@ -26,6 +28,8 @@
 //!
 //! Percentiles per replication come from a fixed-size log-linear histogram (relative error
 //! ≤ [`hist::RELATIVE_ERROR`] ≈ 0.39 %); their CIs come from the spread across replications.
+//!
+//! [`engine`] is public for benchmarks and for callers that want one raw replication.
 //!
 //! Not here: Ceph knowledge (`qn::ceph`), MVA (`solve`), printing (`cli::simulate`).
 
@@ -44,8 +48,8 @@ pub mod stats;
 
 pub use dist::Dist;
 pub use model::{
-    Arrivals, Placement, Route, SimClass, SimModel, SimModelBuilder, SimModelError, SimStation,
-    StationId, Step,
+    Arrivals, ChoiceBranch, Placement, Route, SimClass, SimModel, SimModelBuilder, SimModelError,
+    SimStation, StationId, Step,
 };
 pub use stats::Estimate;
 
@@ -79,8 +83,10 @@ pub struct SimOptions {
     pub max_events: u64,
     /// Cap on simulated time summed over replications, seconds. Default none.
     pub max_sim_time_secs: Option<f64>,
-    /// Completions of the least frequent class per replication (sets the run length; p99
-    /// then rests on ≥ 1 % of it). Default 20,000.
+    /// Completions of the least frequent class per replication (sets the run length). With
+    /// the default 20,000, a replication's p99 rests on ~200 tail samples and its p99.9 on
+    /// ~20: the CI of p99.9 covers the spread across replications, not the small-sample bias
+    /// of so few tail samples — raise this when p99.9 matters. Default 20,000.
     pub samples_per_replication: u64,
     /// Fixed warm-up per replication, seconds; `None` detects it with MSER-5. Default none.
     pub warmup_secs: Option<f64>,
@@ -165,6 +171,18 @@ pub struct ClassSimReport {
     pub completions: u64,
 }
 
+/// Responses of the jobs of `class` that took the choice branch `label` (see
+/// [`Step::Choice`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LabelSimReport {
+    pub class: String,
+    pub label: String,
+    pub throughput_per_sec: Estimate,
+    pub response_time_secs: Estimate,
+    pub percentiles: Percentiles,
+    pub completions: u64,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StationSimReport {
     pub name: String,
@@ -193,7 +211,14 @@ pub struct SimReport {
     pub histogram_relative_error: f64,
     pub classes: Vec<ClassSimReport>,
     pub stations: Vec<StationSimReport>,
+    /// Per labelled choice branch (e.g. "read", "write" of a mixed class), in the order the
+    /// labels first appear in the classes' routes; empty without choices.
+    #[serde(default)]
+    pub labels: Vec<LabelSimReport>,
 }
+
+/// Completions, mean response, throughput, quantiles of one class or label.
+type RepStats = (u64, f64, f64, [f64; 4]);
 
 /// What one replication measured.
 #[derive(Debug, Clone)]
@@ -201,7 +226,9 @@ struct RepResult {
     events: u64,
     cancelled: bool,
     /// Per class: completions, mean response, throughput, quantiles.
-    classes: Vec<(u64, f64, f64, [f64; 4])>,
+    classes: Vec<RepStats>,
+    /// Per label, the same.
+    labels: Vec<RepStats>,
     /// Per station: utilisation, queue length per copy, total.
     stations: Vec<[f64; 3]>,
 }
@@ -262,18 +289,12 @@ fn check_options(o: &SimOptions) -> Result<(), SimError> {
 
 /// Offered load per server from open classes alone, per station.
 fn check_open_stability(model: &SimModel) -> Result<(), SimError> {
-    fn add_load(steps: &[Step], rate: f64, load: &mut [f64]) {
-        for s in steps {
-            match s {
-                Step::Visit { station, service } => load[station.0] += rate * service.mean_secs(),
-                Step::Fork { branches } => branches.iter().for_each(|b| add_load(b, rate, load)),
-            }
-        }
-    }
     let mut load = vec![0.0; model.stations.len()];
     for c in &model.classes {
         if let Arrivals::Open { rate_per_sec } = c.arrivals {
-            add_load(&c.route, rate_per_sec, &mut load);
+            model::for_each_visit(&c.route, rate_per_sec, &mut |s, w, d| {
+                load[s.0] += w * d.mean_secs()
+            });
         }
     }
     for (s, l) in model.stations.iter().zip(load) {
@@ -301,6 +322,15 @@ pub fn simulate(
     check_options(opts)?;
     check_open_stability(model)?;
     let compiled = Compiled::new(model);
+    // Classes with jobs; an empty closed class has no responses to estimate.
+    let active: Vec<bool> = model
+        .classes
+        .iter()
+        .map(|c| match c.arrivals {
+            Arrivals::Closed { population, .. } => population > 0,
+            Arrivals::Open { .. } => true,
+        })
+        .collect();
     progress.start(opts.max_events, "simulating");
     let on_chunk = |n: u64| {
         progress.advance(n);
@@ -338,7 +368,9 @@ pub fn simulate(
         let truncs: Vec<_> = pilot
             .classes()
             .iter()
-            .map(|c| c.series.as_ref().and_then(|s| s.mser()))
+            .zip(&active)
+            .filter(|(_, &a)| a)
+            .map(|(c, _)| c.series.as_ref().and_then(|s| s.mser()))
             .collect();
         let ok = truncs
             .iter()
@@ -363,7 +395,9 @@ pub fn simulate(
     let min_class_rate = pilot
         .classes()
         .iter()
-        .map(|c| c.completions as f64 / pilot_time)
+        .zip(&active)
+        .filter(|(_, &a)| a)
+        .map(|(c, _)| c.completions as f64 / pilot_time)
         .fold(f64::INFINITY, f64::min);
     drop(pilot);
 
@@ -373,14 +407,34 @@ pub fn simulate(
     } else {
         pilot_time
     };
+    // If a budget cannot give min_replications a measured span beyond their warm-ups, no
+    // replication is run: a report of zero replications says so instead of estimates from
+    // empty spans.
+    let mut no_room = None;
     let per_rep_budget =
         (opts.max_events.saturating_sub(events_total)) as f64 / f64::from(opts.min_replications);
-    measured = measured.min((per_rep_budget / event_rate - warmup_secs).max(0.0));
-    if let Some(t) = opts.max_sim_time_secs {
-        measured = measured.min(t / f64::from(opts.min_replications) - warmup_secs);
+    let by_events = per_rep_budget / event_rate - warmup_secs;
+    if by_events < measured {
+        measured = by_events;
+        if measured <= 0.0 {
+            no_room = Some(StopReason::MaxEvents);
+        }
     }
-    let measured = measured.max(f64::MIN_POSITIVE);
+    if let Some(t) = opts.max_sim_time_secs {
+        let by_time = t / f64::from(opts.min_replications) - warmup_secs;
+        if by_time < measured {
+            measured = by_time;
+            if measured <= 0.0 {
+                no_room = Some(StopReason::MaxSimTime);
+            }
+        }
+    }
+    let measured = measured.max(0.0);
     let rep_events_estimate = event_rate * (warmup_secs + measured);
+    // Re-announce the expected total now that the run length is known (more replications
+    // may follow if the precision is not reached).
+    let expected = pilot_events as f64 + f64::from(opts.min_replications) * rep_events_estimate;
+    progress.start((expected as u64).min(opts.max_events), "simulating");
 
     // 3. Replications in batches.
     let mut results: Vec<RepResult> = Vec::new();
@@ -390,13 +444,21 @@ pub fn simulate(
         if cancelled {
             break StopReason::Cancelled;
         }
+        if let Some(reason) = no_room {
+            break reason;
+        }
         let done = results.len() as u32;
         if done >= opts.min_replications {
-            let ests = summarise(&results, model, opts.confidence);
-            let precise = ests.0.iter().all(|c| {
-                c.response_time_secs.relative_half_width() <= opts.relative_precision
-                    && c.percentiles.p99_secs.relative_half_width() <= opts.relative_precision
-            });
+            let ests = summarise(&results, model, compiled.labels(), opts.confidence);
+            let precise = ests
+                .0
+                .iter()
+                .zip(&active)
+                .filter(|(_, &a)| a)
+                .all(|(c, _)| {
+                    c.response_time_secs.relative_half_width() <= opts.relative_precision
+                        && c.percentiles.p99_secs.relative_half_width() <= opts.relative_precision
+                });
             if precise {
                 break StopReason::PrecisionReached;
             }
@@ -443,7 +505,8 @@ pub fn simulate(
     };
     progress.finish();
 
-    let (classes, stations) = summarise(&results, model, opts.confidence);
+    let (classes, stations, labels) =
+        summarise(&results, model, compiled.labels(), opts.confidence);
     Ok(SimReport {
         schema_version: SCHEMA_VERSION,
         seed: opts.seed,
@@ -462,6 +525,7 @@ pub fn simulate(
         histogram_relative_error: hist::RELATIVE_ERROR,
         classes,
         stations,
+        labels,
     })
 }
 
@@ -532,19 +596,17 @@ fn run_replication(
         end = e.run_until(warmup_secs + measured_secs, opts.max_events, on_chunk);
     }
     let t = measured_secs;
-    let classes = e
-        .classes()
-        .iter()
-        .map(|c| {
-            let q = QUANTILES.map(|q| c.hist.quantile(q).unwrap_or(f64::NAN));
-            let mean = if c.completions > 0 {
-                c.sum_secs / c.completions as f64
-            } else {
-                f64::NAN
-            };
-            (c.completions, mean, c.completions as f64 / t, q)
-        })
-        .collect();
+    let stats = |c: &engine::ClassAcc| -> RepStats {
+        let q = QUANTILES.map(|q| c.hist.quantile(q).unwrap_or(f64::NAN));
+        let mean = if c.completions > 0 {
+            c.sum_secs / c.completions as f64
+        } else {
+            f64::NAN
+        };
+        (c.completions, mean, c.completions as f64 / t, q)
+    };
+    let classes = e.classes().iter().map(stats).collect();
+    let labels = e.labels().iter().map(stats).collect();
     let stations = e
         .stations()
         .iter()
@@ -563,6 +625,7 @@ fn run_replication(
         events: e.events(),
         cancelled: end == RunEnd::Cancelled,
         classes,
+        labels,
         stations,
     }
 }
@@ -570,11 +633,22 @@ fn run_replication(
 fn summarise(
     results: &[RepResult],
     model: &SimModel,
+    labels: &[(usize, String)],
     confidence: f64,
-) -> (Vec<ClassSimReport>, Vec<StationSimReport>) {
+) -> (
+    Vec<ClassSimReport>,
+    Vec<StationSimReport>,
+    Vec<LabelSimReport>,
+) {
     let est = |f: &dyn Fn(&RepResult) -> f64| {
         let xs: Vec<f64> = results.iter().map(f).collect();
         Estimate::from_replications(&xs, confidence)
+    };
+    let percentiles = |f: &dyn Fn(&RepResult) -> &RepStats| Percentiles {
+        p50_secs: est(&|r| f(r).3[0]),
+        p95_secs: est(&|r| f(r).3[1]),
+        p99_secs: est(&|r| f(r).3[2]),
+        p999_secs: est(&|r| f(r).3[3]),
     };
     let classes = model
         .classes
@@ -584,13 +658,20 @@ fn summarise(
             name: c.name.clone(),
             throughput_per_sec: est(&|r| r.classes[ci].2),
             response_time_secs: est(&|r| r.classes[ci].1),
-            percentiles: Percentiles {
-                p50_secs: est(&|r| r.classes[ci].3[0]),
-                p95_secs: est(&|r| r.classes[ci].3[1]),
-                p99_secs: est(&|r| r.classes[ci].3[2]),
-                p999_secs: est(&|r| r.classes[ci].3[3]),
-            },
+            percentiles: percentiles(&|r| &r.classes[ci]),
             completions: results.iter().map(|r| r.classes[ci].0).sum(),
+        })
+        .collect();
+    let label_reports = labels
+        .iter()
+        .enumerate()
+        .map(|(li, (ci, label))| LabelSimReport {
+            class: model.classes[*ci].name.clone(),
+            label: label.clone(),
+            throughput_per_sec: est(&|r| r.labels[li].2),
+            response_time_secs: est(&|r| r.labels[li].1),
+            percentiles: percentiles(&|r| &r.labels[li]),
+            completions: results.iter().map(|r| r.labels[li].0).sum(),
         })
         .collect();
     let stations = model
@@ -604,5 +685,5 @@ fn summarise(
             queue_length_total: est(&|r| r.stations[si][2]),
         })
         .collect();
-    (classes, stations)
+    (classes, stations, label_reports)
 }

@@ -3,8 +3,10 @@
 //!
 //! A [`crate::qn::Network`] states only demands (seconds of work per cycle); a `SimModel`
 //! states *what happens to one job*: which station it visits in which order, how long each
-//! service takes (a [`Dist`]), and where it splits into parallel branches that must all
-//! finish before it continues (fork-join: a replicated write is `primary ∥ replica₁ ∥ …`).
+//! service takes (a [`Dist`]), where it splits into parallel branches that must all
+//! finish before it continues (fork-join: a replicated write is `primary ∥ replica₁ ∥ …`),
+//! and where it takes one of several labelled branches at random (a 70/30 read/write mix in
+//! one closed chain, with read and write latencies reported separately).
 //!
 //! Two ways to get one:
 //! - [`SimModel::from_network`]: each class visits every station with a non-zero demand once,
@@ -77,6 +79,21 @@ pub enum Step {
     Visit { station: StationId, service: Dist },
     /// Split into parallel branches; the job continues when every branch has finished.
     Fork { branches: Vec<Vec<Step>> },
+    /// Take exactly one of the branches, at random with the given probabilities (a
+    /// read/write mix in one closed chain). The job's response time is also reported under
+    /// the label of the branch it took (for choices on the main route; a choice inside a
+    /// fork branch routes but does not label).
+    Choice { branches: Vec<ChoiceBranch> },
+}
+
+/// One alternative of a [`Step::Choice`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChoiceBranch {
+    /// Name under which the responses of jobs taking this branch are reported ("read").
+    pub label: String,
+    /// Probability of taking this branch; the branches of one choice sum to 1.
+    pub probability: f64,
+    pub steps: Vec<Step>,
 }
 
 /// Route builder: an ordered list of [`Step`]s.
@@ -96,6 +113,20 @@ impl Route {
     pub fn fork(mut self, branches: impl IntoIterator<Item = Route>) -> Self {
         self.0.push(Step::Fork {
             branches: branches.into_iter().map(|r| r.0).collect(),
+        });
+        self
+    }
+    /// Appends a random choice of one of `(label, probability, route)`.
+    pub fn choose<'a>(mut self, branches: impl IntoIterator<Item = (&'a str, f64, Route)>) -> Self {
+        self.0.push(Step::Choice {
+            branches: branches
+                .into_iter()
+                .map(|(label, probability, r)| ChoiceBranch {
+                    label: label.to_string(),
+                    probability,
+                    steps: r.0,
+                })
+                .collect(),
         });
         self
     }
@@ -161,6 +192,8 @@ pub enum SimModelError {
     },
     #[error("class \"{0}\": a fork has no branches; give it at least one branch or remove it")]
     EmptyFork(String),
+    #[error("class \"{class}\": a choice {problem}; give each branch a probability in [0, 1] so that they sum to 1")]
+    BadChoice { class: String, problem: String },
     #[error(
         "class \"{class}\": arrival rate {value} is invalid; it must be finite and > 0 per second"
     )]
@@ -385,9 +418,50 @@ impl SimModel {
                     }
                     total += longest;
                 }
+                Step::Choice { branches } => {
+                    let bad = |problem: String| SimModelError::BadChoice {
+                        class: c.name.clone(),
+                        problem,
+                    };
+                    if branches.is_empty() {
+                        return Err(bad("has no branches".into()));
+                    }
+                    let mut sum = 0.0;
+                    let mut least: f64 = f64::INFINITY;
+                    for b in branches {
+                        let p = b.probability;
+                        if !(p.is_finite() && (0.0..=1.0).contains(&p)) {
+                            return Err(bad(format!("branch \"{}\" has probability {p}", b.label)));
+                        }
+                        sum += p;
+                        let t = self.check_steps(c, &b.steps)?;
+                        if p > 0.0 {
+                            least = least.min(t);
+                        }
+                    }
+                    if (sum - 1.0).abs() > 1e-9 {
+                        return Err(bad(format!("has probabilities summing to {sum}")));
+                    }
+                    // A job could take the branch with the least work every time.
+                    total += least;
+                }
             }
         }
         Ok(total)
+    }
+
+    /// Mean service demand per cycle, `[station][class]` in seconds: the sum of mean
+    /// service times of every visit of the class's route to the station, over all branches
+    /// of its forks, and weighted by probability over the branches of its choices. This is the `Demand::secs` of the equivalent [`Network`] (a builder that
+    /// emits both can check that they agree); open classes count per job.
+    pub fn demands(&self) -> Vec<Vec<f64>> {
+        let mut d = vec![vec![0.0; self.classes.len()]; self.stations.len()];
+        for (ci, c) in self.classes.iter().enumerate() {
+            for_each_visit(&c.route, 1.0, &mut |station, weight, service| {
+                d[station.0][ci] += weight * service.mean_secs()
+            });
+        }
+        d
     }
 
     /// Station index by name.
@@ -396,6 +470,24 @@ impl SimModel {
             .iter()
             .position(|s| s.name == name)
             .map(StationId)
+    }
+}
+
+/// Calls `f(station, weight, service)` for every visit of `steps`, where `weight` is the
+/// expected number of times the visit happens per pass (products of choice probabilities).
+pub(crate) fn for_each_visit(
+    steps: &[Step],
+    weight: f64,
+    f: &mut dyn FnMut(StationId, f64, &Dist),
+) {
+    for s in steps {
+        match s {
+            Step::Visit { station, service } => f(*station, weight, service),
+            Step::Fork { branches } => branches.iter().for_each(|b| for_each_visit(b, weight, f)),
+            Step::Choice { branches } => branches
+                .iter()
+                .for_each(|b| for_each_visit(&b.steps, weight * b.probability, f)),
+        }
     }
 }
 
@@ -445,6 +537,62 @@ mod tests {
         );
         assert_eq!(m.stations[0].multiplicity, 4);
         assert_eq!(m.stations[0].placement, Placement::RoundRobin);
+    }
+
+    #[test]
+    fn demands_sum_all_branches_and_match_the_network() {
+        let n = net(0.004);
+        let m = SimModel::from_network(&n, Placement::Random).unwrap();
+        assert_eq!(m.demands(), vec![vec![0.004], vec![0.0]]);
+        let mut b = SimModel::builder();
+        let osd = b.queue("osd", 1, 6, Placement::Random);
+        b.closed_class(
+            "w",
+            1,
+            Dist::exponential(1.0),
+            Route::new()
+                .visit(osd, Dist::exponential(0.5))
+                .fork((0..3).map(|_| Route::new().visit(osd, Dist::deterministic(1.0)))),
+        );
+        assert_eq!(b.build().unwrap().demands(), vec![vec![3.5]]);
+
+        let mut b = SimModel::builder();
+        let osd = b.queue("osd", 1, 6, Placement::Random);
+        b.closed_class(
+            "mix",
+            1,
+            Dist::exponential(1.0),
+            Route::new().choose([
+                (
+                    "read",
+                    0.75,
+                    Route::new().visit(osd, Dist::exponential(1.0)),
+                ),
+                (
+                    "write",
+                    0.25,
+                    Route::new().visit(osd, Dist::exponential(5.0)),
+                ),
+            ]),
+        );
+        assert_eq!(b.build().unwrap().demands(), vec![vec![2.0]]);
+    }
+
+    #[test]
+    fn choices_must_sum_to_one() {
+        let mut b = SimModel::builder();
+        let q = b.queue("q", 1, 1, Placement::Random);
+        b.closed_class(
+            "mix",
+            1,
+            Dist::exponential(1.0),
+            Route::new().choose([
+                ("a", 0.5, Route::new().visit(q, Dist::exponential(1.0))),
+                ("b", 0.4, Route::new().visit(q, Dist::exponential(1.0))),
+            ]),
+        );
+        let e = b.build().unwrap_err().to_string();
+        assert!(e.contains("summing to 0.9"), "{e}");
     }
 
     #[test]
