@@ -37,13 +37,21 @@
 //!   was exceeded);
 //! - the others go into the complement lattice while its cost fits
 //!   [`LATTICE_WORK_BUDGET`] (smallest multiplicity first);
-//! - any remaining group is *approximated*: its per-copy marginal is computed from the
-//!   network's own throughput instead of the complement's (`u(j) = X·d/α(j)·p(j−1|n−1)`,
-//!   normalised by the positive sum, i.e. the marginal a copy would have if the group had
-//!   one more copy). Stable, as cheap as MVA; the relative error of X measured against
-//!   the exact lattice is ≈ 0.6/m (2% at m = 32; Seidmann's decomposition stays at 4-8%
-//!   on the same networks). The solution is labelled
-//!   [`Method::SelfComplementSingleClass`] with a note naming the stations.
+//! - any remaining group (typically hundreds of OSDs) is *approximated*: the throughput of
+//!   the network with one copy fewer, `X'(n)`, is estimated by flow equivalence,
+//!   `X'(n) ≈ X(n + Q_copy(n))` (the rest of the network at population n behaves like the
+//!   whole network holding n plus the jobs one copy holds), iterated to a fixed point from
+//!   `X' = X` ([`REFINE_TOLERANCE`], at most [`MAX_REFINE_PASSES`] passes, each one MVA run
+//!   over N + N/m populations); the per-copy marginal is then
+//!   `u(j) = X'·d/α(j)·p(j−1|n−1)` normalised by its all-positive sum (exact when `X'` is
+//!   exact). Stable. Measured relative error of X against the exact lattice ≈ 0.5/m²
+//!   (7e-3 at m = 8, 5.6e-4 at m = 32; test `self_complement_error_shrinks_with_multiplicity`)
+//!   and 1.4e-8 on the 63-node / 630-OSD network against the convolution oracle (test
+//!   `ceph_63_nodes_against_convolution`). Without the iteration (`X' = X`) the error is
+//!   ≈ 0.6/m; Seidmann's decomposition gave 4-8% on the same networks. Intermediate
+//!   lattice depths do not help (an approximate complement's error passes an exact step
+//!   almost unchanged: 2.05e-2 at depth 0, 2.03e-2 at depth 2, m = 32). The solution is
+//!   labelled [`Method::SelfComplementSingleClass`] with a note naming the stations.
 //!
 //! With path demands different from demands (forks) the recursion is the documented
 //! fork heuristic of [`crate::qn`] (queues use the demand, response uses the path demand);
@@ -104,6 +112,17 @@ struct Group {
     depth: u32,
 }
 
+/// Where a lattice group's complement throughput comes from in one run.
+#[derive(Debug, Clone, Copy)]
+enum Comp<'a> {
+    /// The exact complement network's curve X_{−k}(n), n = 1..: ratio update of p(0).
+    Exact(&'a [f64]),
+    /// An estimate of it: the marginal is normalised by its all-positive sum.
+    Estimate(&'a [f64]),
+    /// No complement: the network's own X stands in (normalised by the sum).
+    Own,
+}
+
 /// What one MVA run returns.
 struct Run {
     /// X(n) for n = 1..=N (index n−1).
@@ -113,16 +132,19 @@ struct Run {
     stretch: Vec<f64>,
     /// Per station: largest per-copy load X·d seen in textbook-p(0) mode.
     naive_load: Vec<f64>,
+    /// Per station: per-copy queue length Q(n), n = 1..=N (only for stations whose
+    /// complement was not exact; empty otherwise).
+    q_curve: Vec<Vec<f64>>,
 }
 
 /// Solves a single-class network exactly. Panics if the network has more than one class
 /// (callers go through [`super::solve`]).
 pub fn solve_exact(net: &Network) -> Solution {
-    solve_with(net, NAIVE_SAFE_LOAD, LATTICE_WORK_BUDGET)
+    solve_with(net, NAIVE_SAFE_LOAD, LATTICE_WORK_BUDGET, REFINE_TOLERANCE)
 }
 
 /// [`solve_exact`] with the load up to which the textbook `p(0)` is trusted.
-pub(crate) fn solve_with(net: &Network, safe_load: f64, budget: f64) -> Solution {
+pub(crate) fn solve_with(net: &Network, safe_load: f64, budget: f64, refine_tol: f64) -> Solution {
     assert_eq!(net.classes.len(), 1, "solve_exact takes one class");
     let n_pop = net.classes[0].population as usize;
     let z = net.classes[0].think_time_secs;
@@ -139,7 +161,7 @@ pub(crate) fn solve_with(net: &Network, safe_load: f64, budget: f64) -> Solution
         .collect();
     loop {
         let (sts, lattice_groups, approximated) = plan(net, &risky, n_pop, budget);
-        let runs = run_lattice(&sts, &lattice_groups, z, n_pop);
+        let (runs, refined) = refine(&sts, &lattice_groups, z, n_pop, refine_tol);
         // A station in textbook mode whose load exceeded the safe bound is promoted.
         let mut promoted = false;
         for (st, load) in sts.iter().zip(&runs.naive_load) {
@@ -149,9 +171,80 @@ pub(crate) fn solve_with(net: &Network, safe_load: f64, budget: f64) -> Solution
             }
         }
         if !promoted {
-            return assemble(net, &sts, &runs, &approximated);
+            return assemble(net, &sts, &runs, &approximated, refined);
         }
     }
+}
+
+/// Largest number of passes re-estimating the complement of approximated groups.
+pub const MAX_REFINE_PASSES: u32 = 30;
+
+/// Passes stop once the estimated complement curves change by less than this (relative).
+/// On the 630-OSD network 1e-4 (5 passes) gives X within 1.42e-8 of the convolution
+/// oracle, 1e-9 (23 passes) within 1.39e-8; on `m = 32` groups 5.6e-4 vs 5.2e-4.
+pub const REFINE_TOLERANCE: f64 = 1e-4;
+
+/// Solves the lattice; for approximated groups, iterates the flow-equivalence estimate of
+/// the complement throughput `X'(n) ≈ X(n + Q_copy(n))` (the rest of the network at
+/// population n behaves like the whole network at n plus the jobs a copy holds) to a fixed
+/// point. Returns the run and (passes, last relative change) when groups were approximated.
+fn refine(
+    sts: &[St],
+    groups: &[Group],
+    z: f64,
+    n_pop: usize,
+    tol: f64,
+) -> (Run, Option<(u32, f64)>) {
+    let none: Vec<Option<Vec<f64>>> = vec![None; groups.len()];
+    let approx: Vec<usize> = (0..groups.len())
+        .filter(|&g| groups[g].depth < groups[g].m)
+        .collect();
+    if approx.is_empty() || n_pop == 0 {
+        return (run_lattice(sts, groups, &none, z, n_pop), None);
+    }
+    // Populations beyond N are needed because X'(n) looks at X(n + Q_copy(n)).
+    let m_min = approx
+        .iter()
+        .map(|&g| groups[g].m as usize)
+        .min()
+        .unwrap_or(1);
+    let n_ext = n_pop + n_pop / m_min + 2;
+    let mut est = none;
+    let mut passes = 0;
+    let mut change = f64::INFINITY;
+    while passes < MAX_REFINE_PASSES && change > tol {
+        passes += 1;
+        let run = run_lattice(sts, groups, &est, z, n_ext);
+        change = 0.0;
+        for &g in &approx {
+            let qc = &run.q_curve[groups[g].station];
+            let xs = &run.x;
+            let new: Vec<f64> = (1..=n_ext)
+                .map(|n| {
+                    let t = n as f64 + qc[n - 1];
+                    let lo = t.floor() as usize;
+                    if lo >= n_ext {
+                        xs[n_ext - 1]
+                    } else {
+                        let w = t - lo as f64;
+                        xs[lo - 1] * (1.0 - w) + xs[lo] * w
+                    }
+                })
+                .collect();
+            if let Some(old) = &est[g] {
+                for (a, b) in new.iter().zip(old) {
+                    change = f64::max(change, (a - b).abs() / a.abs().max(f64::MIN_POSITIVE));
+                }
+            } else {
+                change = f64::INFINITY;
+            }
+            est[g] = Some(new);
+        }
+    }
+    (
+        run_lattice(sts, groups, &est, z, n_pop),
+        Some((passes, change)),
+    )
 }
 
 fn is_multi(s: &crate::qn::Station) -> bool {
@@ -255,7 +348,13 @@ fn plan(
 
 /// Solves every network of the complement lattice bottom-up (mixed radix, first group
 /// fastest, so `a − e_g` is always solved before `a`) and returns the full network's run.
-fn run_lattice(sts: &[St], groups: &[Group], z: f64, n_pop: usize) -> Run {
+fn run_lattice(
+    sts: &[St],
+    groups: &[Group],
+    estimates: &[Option<Vec<f64>>],
+    z: f64,
+    n_pop: usize,
+) -> Run {
     let radix: Vec<usize> = groups.iter().map(|g| g.depth as usize + 1).collect();
     let size: usize = radix.iter().product();
     let mut strides = vec![1usize; groups.len()];
@@ -267,12 +366,14 @@ fn run_lattice(sts: &[St], groups: &[Group], z: f64, n_pop: usize) -> Run {
     let mut copies: Vec<u32> = sts.iter().map(|s| s.copies).collect();
     for idx in 0..size {
         let run = {
-            let mut comps: Vec<Option<&[f64]>> = vec![None; groups.len()];
+            let mut comps: Vec<Comp> = vec![Comp::Own; groups.len()];
             for (g, grp) in groups.iter().enumerate() {
                 let digit = (idx / strides[g]) % radix[g];
                 copies[grp.station] = grp.m - grp.depth + digit as u32;
                 if digit > 0 {
-                    comps[g] = Some(&xs[idx - strides[g]]);
+                    comps[g] = Comp::Exact(&xs[idx - strides[g]]);
+                } else if let Some(e) = &estimates[g] {
+                    comps[g] = Comp::Estimate(e);
                 }
             }
             mva(sts, &copies, &comps, z, n_pop)
@@ -290,7 +391,7 @@ fn run_lattice(sts: &[St], groups: &[Group], z: f64, n_pop: usize) -> Run {
 
 /// One exact MVA run of the network with `copies[i]` copies of internal station `i`;
 /// `comps[g]` is the throughput curve of the complement of lattice group `g`.
-fn mva(sts: &[St], copies: &[u32], comps: &[Option<&[f64]>], z: f64, n_pop: usize) -> Run {
+fn mva(sts: &[St], copies: &[u32], comps: &[Comp], z: f64, n_pop: usize) -> Run {
     let k = sts.len();
     let mut q = vec![0.0; k];
     let mut stretch = vec![1.0; k];
@@ -310,6 +411,7 @@ fn mva(sts: &[St], copies: &[u32], comps: &[Option<&[f64]>], z: f64, n_pop: usiz
             q,
             stretch,
             naive_load,
+            q_curve: vec![Vec::new(); k],
         };
     }
     // Marginal probabilities p(j | n), j < c, and ln p(0 | n) per multi-server station.
@@ -326,6 +428,25 @@ fn mva(sts: &[St], copies: &[u32], comps: &[Option<&[f64]>], z: f64, n_pop: usiz
         .collect();
     let mut ln_p0 = vec![0.0_f64; k];
     let mut tail = vec![0.0_f64; k];
+    // Σ_{j<c−1} (c−1−j)·p(j | n−1) per multi-server station (p(0 | 0) = 1).
+    let mut corr: Vec<f64> = sts
+        .iter()
+        .map(|s| match s.kind {
+            Kind::Multi { c, .. } => (c - 1) as f64,
+            _ => 0.0,
+        })
+        .collect();
+    let max_c = p.iter().map(Vec::len).max().unwrap_or(0);
+    let inv: Vec<f64> = (0..max_c).map(|j| 1.0 / j.max(1) as f64).collect();
+    let mut q_curve: Vec<Vec<f64>> = sts
+        .iter()
+        .map(|s| match s.kind {
+            Kind::Multi {
+                p0: P0::Lattice(g), ..
+            } if !matches!(comps[g], Comp::Exact(_)) => Vec::with_capacity(n_pop),
+            _ => Vec::new(),
+        })
+        .collect();
     for n in 1..=n_pop {
         let mut r_path = 0.0;
         for i in 0..k {
@@ -335,14 +456,7 @@ fn mva(sts: &[St], copies: &[u32], comps: &[Option<&[f64]>], z: f64, n_pop: usiz
             stretch[i] = match sts[i].kind {
                 Kind::Delay => 1.0,
                 Kind::Single => 1.0 + q[i],
-                Kind::Multi { c, .. } => {
-                    let corr: f64 = p[i][..c - 1]
-                        .iter()
-                        .enumerate()
-                        .map(|(j, pj)| (c - 1 - j) as f64 * pj)
-                        .sum();
-                    (1.0 + q[i] + corr) / c as f64
-                }
+                Kind::Multi { c, .. } => (1.0 + q[i] + corr[i]) / c as f64,
             };
             r_path += f64::from(copies[i]) * sts[i].dp * stretch[i];
         }
@@ -357,42 +471,53 @@ fn mva(sts: &[St], copies: &[u32], comps: &[Option<&[f64]>], z: f64, n_pop: usiz
             if let Kind::Multi { c, p0 } = s.kind {
                 let xd = x * s.d;
                 let pi = &mut p[i];
-                let exact = match p0 {
-                    P0::Lattice(g) => comps[g],
+                let comp = match p0 {
+                    P0::Lattice(g) => Some(comps[g]),
                     P0::Textbook => None,
                 };
-                let self_complement = matches!(p0, P0::Lattice(_)) && exact.is_none();
-                if self_complement {
-                    // Unnormalised marginal of a copy given the network's own throughput:
-                    // u(0) = p(0|n−1), u(j) = X·d/j·p(j−1|n−1), tail = X·d/c·(p(c−1|n−1)
+                // Throughput driving the marginal of a copy: the complement's.
+                let xcd = match comp {
+                    Some(Comp::Estimate(xc)) => xc[n - 1] * s.d,
+                    _ => xd,
+                };
+                if matches!(comp, Some(Comp::Estimate(_) | Comp::Own)) {
+                    // Unnormalised marginal of a copy given the complement's throughput X':
+                    // u(0) = p(0|n−1), u(j) = X'·d/j·p(j−1|n−1), tail = X'·d/c·(p(c−1|n−1)
                     // + tail(n−1)); all positive, then normalised by the sum.
-                    tail[i] = xd / c as f64 * (pi[c - 1] + tail[i]);
+                    tail[i] = xcd / c as f64 * (pi[c - 1] + tail[i]);
                 }
+                // New p(j | n), j ≥ 1, with Σ p(j) and Σ (c−1−j)·p(j) on the way.
+                let (mut sum, mut wsum) = (0.0, 0.0);
                 for j in (1..c).rev() {
-                    pi[j] = xd / j as f64 * pi[j - 1];
+                    let v = xcd * inv[j] * pi[j - 1];
+                    pi[j] = v;
+                    sum += v;
+                    wsum += (c - 1 - j) as f64 * v;
                 }
-                match p0 {
-                    P0::Lattice(_) => match exact {
-                        Some(xc) => {
-                            let xc = xc[n - 1];
-                            ln_p0[i] = if xc.is_infinite() {
-                                f64::NEG_INFINITY
-                            } else {
-                                ln_p0[i] + x.ln() - xc.ln()
-                            };
-                            pi[0] = ln_p0[i].exp();
-                        }
-                        None => {
-                            let total = pi.iter().sum::<f64>() + tail[i];
-                            pi.iter_mut().for_each(|v| *v /= total);
-                            tail[i] /= total;
-                        }
-                    },
-                    P0::Textbook => {
+                let cm1 = (c - 1) as f64;
+                match (p0, comp) {
+                    (_, Some(Comp::Exact(xc))) => {
+                        let xc = xc[n - 1];
+                        ln_p0[i] = if xc.is_infinite() {
+                            f64::NEG_INFINITY
+                        } else {
+                            ln_p0[i] + x.ln() - xc.ln()
+                        };
+                        pi[0] = ln_p0[i].exp();
+                        corr[i] = wsum + cm1 * pi[0];
+                    }
+                    (P0::Lattice(_), _) => {
+                        let scale = 1.0 / (pi[0] + sum + tail[i]);
+                        pi.iter_mut().for_each(|v| *v *= scale);
+                        tail[i] *= scale;
+                        corr[i] = wsum * scale + cm1 * pi[0];
+                        q_curve[i].push(q[i]);
+                    }
+                    (P0::Textbook, _) => {
                         naive_load[i] = f64::max(naive_load[i], xd);
-                        let cf = c as f64;
-                        let busy: f64 = (1..c).map(|j| (cf - j as f64) * pi[j]).sum();
-                        pi[0] = (1.0 - (xd + busy) / cf).clamp(0.0, 1.0);
+                        // Σ_{j≥1} (c−j)·p(j) = wsum + sum.
+                        pi[0] = (1.0 - (xd + wsum + sum) / c as f64).clamp(0.0, 1.0);
+                        corr[i] = wsum + cm1 * pi[0];
                     }
                 }
             }
@@ -403,10 +528,17 @@ fn mva(sts: &[St], copies: &[u32], comps: &[Option<&[f64]>], z: f64, n_pop: usiz
         q,
         stretch,
         naive_load,
+        q_curve,
     }
 }
 
-fn assemble(net: &Network, sts: &[St], run: &Run, approximated: &[String]) -> Solution {
+fn assemble(
+    net: &Network,
+    sts: &[St],
+    run: &Run,
+    approximated: &[String],
+    refined: Option<(u32, f64)>,
+) -> Solution {
     let class = &net.classes[0];
     let x = run.x.last().copied().unwrap_or(0.0);
     let mut stations: Vec<StationSolution> = net
@@ -454,12 +586,15 @@ fn assemble(net: &Network, sts: &[St], run: &Run, approximated: &[String]) -> So
     let (method, notes) = if approximated.is_empty() {
         (Method::ExactSingleClass, Vec::new())
     } else {
+        let (passes, change) = refined.unwrap_or((0, 0.0));
         (
             Method::SelfComplementSingleClass,
             vec![format!(
-                "multi-server stations {} are too large for the exact complement lattice; \
-                 their per-copy marginal probabilities use the network itself in place of \
-                 the network with one copy fewer (relative error of X measured ≈ 0.6/m)",
+                "multi-server stations {} have too many copies for the exact complement \
+                 lattice; the throughput of the network with one copy fewer is estimated by \
+                 flow equivalence, X'(n) = X(n + Q_copy(n)), iterated {passes} times (last \
+                 relative change {change:.1e}); measured error of X ≈ 0.5/m² \
+                 (6e-4 at m = 32, 1.4e-8 on a 630-OSD network)",
                 approximated.join(", ")
             )],
         )

@@ -273,8 +273,10 @@ fn naive_p0_error_grows_with_load() {
     )
     .unwrap();
     let exact = convolution(&net).throughput_per_sec;
-    let stable = single::solve_with(&net, 0.0, 1e12).classes[0].throughput_per_sec;
-    let naive = single::solve_with(&net, 15.0, 1e12).classes[0].throughput_per_sec;
+    let stable =
+        single::solve_with(&net, 0.0, 1e12, single::REFINE_TOLERANCE).classes[0].throughput_per_sec;
+    let naive = single::solve_with(&net, 15.0, 1e12, single::REFINE_TOLERANCE).classes[0]
+        .throughput_per_sec;
     assert!(rel(stable, exact) < 1e-12, "{stable} vs {exact}");
     assert!(rel(naive, exact) > 1e-9, "{naive} vs {exact}");
 }
@@ -296,21 +298,23 @@ fn group_net(m: u32, n: u32) -> Network {
 fn self_complement_error_shrinks_with_multiplicity() {
     // The fallback for groups too large for the exact lattice. Measured here
     // (`cargo test --release --lib self_complement -- --nocapture`): relative error of X vs
-    // the exact lattice at N = 16·m: m=1 2.0e-1, m=8 7.0e-2, m=32 2.1e-2 (Seidmann's
-    // decomposition, measured the same way before it was dropped: 7.7e-2, 8.2e-2, 8.0e-2).
-    // Roughly 0.6/m: acceptable for hundreds of OSDs, poor for m < 8.
+    // the exact lattice at N = 16·m: m=1 1.2e-1, m=8 7.3e-3, m=32 5.6e-4 (≈ 0.5/m²).
+    // Without the flow-equivalence iteration: 2.0e-1, 7.0e-2, 2.1e-2; Seidmann's
+    // decomposition, measured the same way before it was dropped: 7.7e-2, 8.2e-2, 8.0e-2.
+    // Poor for m < 4; those are exact whenever the lattice budget allows.
     use single::solve_with;
     let mut previous = f64::INFINITY;
     for m in [1u32, 2, 4, 8, 16, 32] {
         let net = group_net(m, 16 * m);
-        let exact = solve_with(&net, 0.0, 1e12);
+        let exact = solve_with(&net, 0.0, 1e12, single::REFINE_TOLERANCE);
         assert_eq!(exact.method, Method::ExactSingleClass);
-        let sc = solve_with(&net, 0.0, 0.0);
+        let sc = solve_with(&net, 0.0, 0.0, single::REFINE_TOLERANCE);
         assert_eq!(sc.method, Method::SelfComplementSingleClass);
         let x = exact.classes[0].throughput_per_sec;
         let err = rel(sc.classes[0].throughput_per_sec, x);
         eprintln!("m={m:3} self-complement relative error {err:.2e}");
-        assert!(err < previous && err < 1.0 / f64::from(m), "m={m}: {err}");
+        let bound = (1.0 / f64::from(m * m)).min(0.25);
+        assert!(err < previous && err < bound, "m={m}: {err}");
         previous = err;
         check_invariants(&net, &sc, 1e-12);
     }
@@ -344,14 +348,32 @@ fn ceph_63_nodes_against_convolution() {
     ))
     .unwrap();
     let net = crate::qn::file::parse_network(&text, "ceph_63_nodes.toml").unwrap();
-    let sol = single::solve_exact(&net);
-    let exact = super::oracle::convolution_throughput(&net);
-    let x = sol.classes[0].throughput_per_sec;
-    eprintln!(
-        "{:?}: X = {x}, convolution X = {exact}, relative error {:.3e}",
-        sol.method,
-        rel(x, exact)
-    );
+    // Recorded output of the oracle (`RECOMPUTE_ORACLE=1`, release build, 1.5-9 min on the
+    // shared 2-core machine): convolution X = 39723859.41130028 I/O per second.
+    let exact = if std::env::var("RECOMPUTE_ORACLE").is_ok() {
+        super::oracle::convolution_throughput(&net)
+    } else {
+        39723859.41130028
+    };
+    for tol in [1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-9] {
+        let t = std::time::Instant::now();
+        let sol = single::solve_with(
+            &net,
+            single::NAIVE_SAFE_LOAD,
+            single::LATTICE_WORK_BUDGET,
+            tol,
+        );
+        let x = sol.classes[0].throughput_per_sec;
+        eprintln!(
+            "refine tolerance {tol:.0e}: {:?} X = {x}, relative error {:.3e}, {:?}, {}",
+            sol.method,
+            rel(x, exact),
+            t.elapsed(),
+            sol.notes[0].split("iterated").nth(1).unwrap_or("")
+        );
+    }
+    let x = single::solve_exact(&net).classes[0].throughput_per_sec;
+    assert!(rel(x, exact) < 1e-6, "{x} vs {exact}");
 }
 
 fn three_class_net(scale: u32) -> Network {
