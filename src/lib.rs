@@ -34,3 +34,4 @@ pub mod qn;
 pub mod solve;
 pub mod spec;
 pub mod units;
+pub mod predict;

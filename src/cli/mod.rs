@@ -6,6 +6,9 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 pub mod output;
+pub mod predict;
+pub mod size;
+pub mod sweep;
 
 /// Exit code for errors (bad input, I/O, failed external tools).
 pub const EXIT_ERROR: u8 = 2;
@@ -22,8 +25,19 @@ pub struct Cli {
 }
 
 #[derive(Debug, Subcommand)]
-pub enum Command {}
+pub enum Command {
+    /// Predict IOPS, bandwidth, latency and the bottleneck of one scenario.
+    Predict(predict::PredictArgs),
+    /// Vary one axis (iodepth, nodes, block size, ...) and find the knee under a latency target.
+    Sweep(sweep::SweepArgs),
+    /// Smallest node count meeting an IOPS target within a latency target (exit 1 if none).
+    Size(size::SizeArgs),
+}
 
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
-    match cli.command {}
+    match cli.command {
+        Command::Predict(a) => predict::run(a).map(|_| ExitCode::SUCCESS),
+        Command::Sweep(a) => sweep::run(a).map(|_| ExitCode::SUCCESS),
+        Command::Size(a) => size::run(a).map(|ok| ExitCode::from(if ok { 0 } else { 1 })),
+    }
 }

@@ -835,6 +835,41 @@ impl Scenario {
     pub fn population(&self) -> u32 {
         self.images * self.jobs_per_image * self.iodepth
     }
+
+    /// The spec with every catalogue reference replaced by the resolved figures, so that an
+    /// edited copy validates without the catalogue (sweeps and sizing use this).
+    pub fn inline_spec(&self) -> ScenarioSpec {
+        let mut sp = self.spec.clone();
+        sp.cluster.node.cpu = HwRef::Inline(self.node_cpu.clone());
+        sp.cluster.node.data_devices.model = HwRef::Inline(self.data.drive.clone());
+        if let (Some(w), Some(g)) = (&mut sp.cluster.node.wal_device, &self.wal) {
+            w.model = HwRef::Inline(g.drive.clone());
+        }
+        sp.clients.cpu = HwRef::Inline(self.client_cpu.clone());
+        sp
+    }
+
+    /// Validates an edited [`Scenario::inline_spec`], keeping this scenario's hardware
+    /// names.
+    pub fn revalidate(&self, spec: &ScenarioSpec) -> Result<Scenario, SpecError> {
+        let mut s = spec.validate(&Catalogue::default())?;
+        s.node_cpu_name = self.node_cpu_name.clone();
+        s.client_cpu_name = self.client_cpu_name.clone();
+        s.data.name = self.data.name.clone();
+        if let (Some(w), Some(g)) = (&mut s.wal, &self.wal) {
+            w.name = g.name.clone();
+        }
+        s.spec = self.spec.clone();
+        s.spec.cluster = spec.cluster.clone();
+        s.spec.clients = spec.clients.clone();
+        s.spec.workload = spec.workload.clone();
+        s.spec.pool = spec.pool.clone();
+        s.spec.cluster.node.cpu = self.spec.cluster.node.cpu.clone();
+        s.spec.cluster.node.data_devices.model = self.spec.cluster.node.data_devices.model.clone();
+        s.spec.cluster.node.wal_device = self.spec.cluster.node.wal_device.clone();
+        s.spec.clients.cpu = self.spec.clients.cpu.clone();
+        Ok(s)
+    }
 }
 
 /// Parses and validates scenario text; errors carry `origin`, line, column and field.
