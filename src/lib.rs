@@ -29,9 +29,9 @@
 
 pub mod io;
 pub mod model;
+pub mod predict;
 pub mod progress;
 pub mod qn;
 pub mod solve;
 pub mod spec;
 pub mod units;
-pub mod predict;

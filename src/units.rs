@@ -135,7 +135,7 @@ impl fmt::Display for Bytes {
             ("M", 1 << 20),
             ("k", 1 << 10),
         ] {
-            if b >= m && b % m == 0 {
+            if b >= m && b.is_multiple_of(m) {
                 return write!(f, "{}{}", b / m, suffix);
             }
         }

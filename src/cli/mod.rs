@@ -8,6 +8,7 @@ use clap::{Parser, Subcommand};
 pub mod output;
 pub mod predict;
 pub mod size;
+pub mod solve;
 pub mod sweep;
 
 /// Exit code for errors (bad input, I/O, failed external tools).
@@ -32,6 +33,8 @@ pub enum Command {
     Sweep(sweep::SweepArgs),
     /// Smallest node count meeting an IOPS target within a latency target (exit 1 if none).
     Size(size::SizeArgs),
+    /// Solve a generic queueing network file (MVA, approximate MVA, bounds).
+    Solve(solve::SolveArgs),
 }
 
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
@@ -39,5 +42,6 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Predict(a) => predict::run(a).map(|_| ExitCode::SUCCESS),
         Command::Sweep(a) => sweep::run(a).map(|_| ExitCode::SUCCESS),
         Command::Size(a) => size::run(a).map(|ok| ExitCode::from(if ok { 0 } else { 1 })),
+        Command::Solve(args) => solve::run(args),
     }
 }

@@ -110,7 +110,11 @@ fn table_report(s: &Scenario, r: &PredictionReport) -> String {
     let mut o = String::new();
     let line = |o: &mut String, k: &str, v: String| o.push_str(&format!("{k:<12}{v}\n"));
     line(&mut o, "scenario", r.scenario.clone());
-    line(&mut o, "model", format!("{} ({})", r.model.name, r.model.generator));
+    line(
+        &mut o,
+        "model",
+        format!("{} ({})", r.model.name, r.model.generator),
+    );
     line(
         &mut o,
         "in flight",

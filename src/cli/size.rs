@@ -50,7 +50,13 @@ fn table_report(r: &SizingReport) -> String {
         .steps
         .iter()
         .map(|s| match &s.skipped {
-            Some(why) => vec![s.nodes.to_string(), "-".into(), "-".into(), "-".into(), why.clone()],
+            Some(why) => vec![
+                s.nodes.to_string(),
+                "-".into(),
+                "-".into(),
+                "-".into(),
+                why.clone(),
+            ],
             None => vec![
                 s.nodes.to_string(),
                 thousands(s.best_iops),
@@ -74,14 +80,25 @@ fn table_report(r: &SizingReport) -> String {
     o.push_str(&r.note);
     o.push('\n');
     if let (Some(raw), Some(usable)) = (r.raw_bytes, r.usable_bytes) {
-        o.push_str(&format!("capacity: raw {}, usable {}\n", bytes(raw), bytes(usable)));
+        o.push_str(&format!(
+            "capacity: raw {}, usable {}\n",
+            bytes(raw),
+            bytes(usable)
+        ));
     }
     o
 }
 
 fn csv_report(r: &SizingReport) -> anyhow::Result<String> {
     let mut w = csv::Writer::from_writer(Vec::new());
-    w.write_record(["nodes", "best_iops", "in_flight", "latency_mean_secs", "meets_target", "skipped"])?;
+    w.write_record([
+        "nodes",
+        "best_iops",
+        "in_flight",
+        "latency_mean_secs",
+        "meets_target",
+        "skipped",
+    ])?;
     for s in &r.steps {
         w.write_record([
             s.nodes.to_string(),

@@ -66,8 +66,12 @@ fn table_report(r: &SweepReport) -> String {
                 thousands(p.iops),
                 rate(p.bandwidth_bytes_per_sec),
                 ms(p.latency_mean_secs),
-                p.latency_read_mean_secs.map(ms).unwrap_or_else(|| "-".into()),
-                p.latency_write_mean_secs.map(ms).unwrap_or_else(|| "-".into()),
+                p.latency_read_mean_secs
+                    .map(ms)
+                    .unwrap_or_else(|| "-".into()),
+                p.latency_write_mean_secs
+                    .map(ms)
+                    .unwrap_or_else(|| "-".into()),
                 format!(
                     "{} {:.0}%",
                     p.bottleneck.resource,

@@ -271,7 +271,11 @@ fn solve_network(
 }
 
 /// (iops, mean latency) of a scenario under a parameter set: used for gradients.
-fn iops_latency(s: &Scenario, p: &ModelParams, opts: &SolveOptions) -> Result<(f64, f64), PredictError> {
+fn iops_latency(
+    s: &Scenario,
+    p: &ModelParams,
+    opts: &SolveOptions,
+) -> Result<(f64, f64), PredictError> {
     let cn = build(s, p)?;
     let (x, _, _, _) = solve_network(&cn, opts)?;
     Ok((x, f64::from(s.population()) / x))

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use super::curve::mva_curve;
 use super::{bounds, figures, predict, Bottleneck, ModelInfo, PredictError, PredictOptions};
-use super::{REPORT_SCHEMA_VERSION, SolverInfo};
+use super::{SolverInfo, REPORT_SCHEMA_VERSION};
 use crate::model::ModelParams;
 use crate::progress::Progress;
 use crate::qn::ceph::build;
@@ -99,10 +99,14 @@ impl SweepSpec {
         let mut values = Vec::new();
         for v in list.split(',').map(str::trim).filter(|v| !v.is_empty()) {
             let parsed = if axis == SweepAxis::BlockSize {
-                crate::units::parse_bytes(v).map_err(|e| bad(e.to_string(), "e.g. block_size=4k,64k,1M"))?
+                crate::units::parse_bytes(v)
+                    .map_err(|e| bad(e.to_string(), "e.g. block_size=4k,64k,1M"))?
             } else {
                 v.parse::<u64>().map_err(|_| {
-                    bad(format!("`{v}` is not a whole number"), "give whole numbers ≥ 1")
+                    bad(
+                        format!("`{v}` is not a whole number"),
+                        "give whole numbers ≥ 1",
+                    )
                 })?
             };
             if parsed == 0 {
@@ -239,7 +243,10 @@ pub fn sweep(
         method: Method::ExactSingleClass,
         convergence: None,
     };
-    progress.start(spec.values.len() as u64, &format!("sweep {}", spec.axis.key()));
+    progress.start(
+        spec.values.len() as u64,
+        &format!("sweep {}", spec.axis.key()),
+    );
     if spec.axis.is_population() {
         let cn = build(s, p)?;
         warnings.extend(cn.warnings.iter().cloned());
@@ -266,7 +273,13 @@ pub fn sweep(
         }
         let curve = mva_curve(&cn.network, &pops);
         for (pt, &v) in curve.iter().zip(&kept) {
-            let f = figures(&cn, pt.population, pt.throughput_per_sec, &pt.stretch, &pt.utilization);
+            let f = figures(
+                &cn,
+                pt.population,
+                pt.throughput_per_sec,
+                &pt.stretch,
+                &pt.utilization,
+            );
             let b = bounds(&cn, pt.population);
             points.push(point(v, pt.population, f, b.max_iops));
         }
