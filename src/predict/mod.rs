@@ -21,7 +21,6 @@ use crate::qn::StationKind;
 use crate::solve::{self, Convergence, Method, SolveError, SolveOptions};
 use crate::spec::{CapacityReport, Scenario, SpecError};
 
-pub mod curve;
 mod sizing;
 mod sweep;
 
@@ -237,14 +236,29 @@ pub(crate) fn bounds(cn: &CephNetwork, population: u32) -> Bounds {
     }
 }
 
-/// Solves a built network and returns (throughput, stretch, utilisation, solver info).
-fn solve_network(
+/// A built network solved at one population.
+pub(crate) struct Solved {
+    pub figures: Figures,
+    pub solver: SolverInfo,
+    /// Solver notes (approximations) and non-convergence, for the report's warnings.
+    pub warnings: Vec<String>,
+}
+
+/// Solves a built network at `population` I/Os in flight.
+pub(crate) fn solve_at(
     cn: &CephNetwork,
+    population: u32,
     opts: &SolveOptions,
-) -> Result<(f64, Vec<f64>, Vec<f64>, SolverInfo), PredictError> {
-    let sol = solve::solve(&cn.network, opts)?;
+) -> Result<Solved, PredictError> {
+    let sol = if cn.network.classes[0].population == population {
+        solve::solve(&cn.network, opts)?
+    } else {
+        let mut net = cn.network.clone();
+        net.classes[0].population = population;
+        solve::solve(&net, opts)?
+    };
     let x = sol.classes[0].throughput_per_sec;
-    let stretch = cn
+    let stretch: Vec<f64> = cn
         .network
         .stations
         .iter()
@@ -258,16 +272,24 @@ fn solve_network(
             }
         })
         .collect();
-    let util = sol.stations.iter().map(|s| s.utilization).collect();
-    Ok((
-        x,
-        stretch,
-        util,
-        SolverInfo {
+    let util: Vec<f64> = sol.stations.iter().map(|s| s.utilization).collect();
+    let mut warnings = sol.notes.clone();
+    if let Some(c) = &sol.convergence {
+        if !c.converged {
+            warnings.push(format!(
+                "the solver did not converge after {} iterations (relative change {:.2e} > {:.0e}); treat the numbers as approximate",
+                c.iterations, c.max_relative_change, c.tolerance
+            ));
+        }
+    }
+    Ok(Solved {
+        figures: figures(cn, population, x, &stretch, &util),
+        solver: SolverInfo {
             method: sol.method,
             convergence: sol.convergence,
         },
-    ))
+        warnings,
+    })
 }
 
 /// (iops, mean latency) of a scenario under a parameter set: used for gradients.
@@ -277,8 +299,8 @@ fn iops_latency(
     opts: &SolveOptions,
 ) -> Result<(f64, f64), PredictError> {
     let cn = build(s, p)?;
-    let (x, _, _, _) = solve_network(&cn, opts)?;
-    Ok((x, f64::from(s.population()) / x))
+    let f = solve_at(&cn, s.population(), opts)?.figures;
+    Ok((f.iops, f.latency_mean_secs))
 }
 
 /// Two-sided standard normal quantile for a coverage `level`.
@@ -344,18 +366,14 @@ pub fn predict(
     opts: &PredictOptions,
 ) -> Result<PredictionReport, PredictError> {
     let cn = build(s, p)?;
-    let (x, stretch, util, solver) = solve_network(&cn, &opts.solve)?;
     let n = s.population();
-    let f = figures(&cn, n, x, &stretch, &util);
+    let Solved {
+        figures: f,
+        solver,
+        warnings: notes,
+    } = solve_at(&cn, n, &opts.solve)?;
     let mut warnings = cn.warnings.clone();
-    if let Some(c) = &solver.convergence {
-        if !c.converged {
-            warnings.push(format!(
-                "the solver did not converge after {} iterations (relative change {:.2e} > {:.0e}); treat the numbers as approximate",
-                c.iterations, c.max_relative_change, c.tolerance
-            ));
-        }
-    }
+    warnings.extend(notes);
     let interval = if opts.interval {
         interval(s, p, &opts.solve, f.iops, f.latency_mean_secs)?
     } else {

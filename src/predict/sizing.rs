@@ -5,8 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::curve::mva_walk;
-use super::{ModelInfo, PredictError, REPORT_SCHEMA_VERSION};
+use super::{solve_at, ModelInfo, PredictError, REPORT_SCHEMA_VERSION};
 use crate::model::ModelParams;
 use crate::progress::Progress;
 use crate::qn::ceph::build;
@@ -105,15 +104,33 @@ pub fn size(
             }
         };
         let cn = build(&sv, p)?;
+        let opts = crate::solve::SolveOptions::default();
+        let at = |n: u32| -> Result<(f64, f64), PredictError> {
+            let f = solve_at(&cn, n, &opts)?.figures;
+            Ok((f.iops, f.latency_mean_secs))
+        };
+        // Largest n in [1, N] with latency ≤ target (latency is increasing in n).
         let mut best = (0.0, 0u32, 0.0);
-        mva_walk(&cn.network, sv.population(), |n, x, r, _| {
-            if r <= spec.latency_target_secs {
-                best = (x, n, r);
-                true
+        let (x1, r1) = at(1)?;
+        if r1 <= spec.latency_target_secs {
+            best = (x1, 1, r1);
+            let (mut lo, mut hi) = (1u32, sv.population());
+            let (xh, rh) = at(hi)?;
+            if rh <= spec.latency_target_secs {
+                best = (xh, hi, rh);
             } else {
-                false
+                while hi - lo > 1 {
+                    let mid = lo + (hi - lo) / 2;
+                    let (xm, rm) = at(mid)?;
+                    if rm <= spec.latency_target_secs {
+                        lo = mid;
+                        best = (xm, mid, rm);
+                    } else {
+                        hi = mid;
+                    }
+                }
             }
-        });
+        }
         let meets = best.0 >= spec.iops_target;
         steps.push(SizingStep {
             nodes,

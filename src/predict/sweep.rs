@@ -1,14 +1,17 @@
 //! Sweeps: one axis of a scenario over a list of values, and the knee under a latency
 //! target. A population axis (iodepth, images, jobs) only changes the number of I/Os in
-//! flight, so the whole sweep is one exact MVA pass ([`super::curve`]); other axes rebuild
-//! and solve the network per value.
+//! flight, so the network is built once and solved per value; other axes rebuild the
+//! scenario (re-validated, so e.g. fewer nodes than replicas is reported as skipped).
+//!
+//! Exact MVA computes every population 1..N on the way to N, so a population sweep could
+//! be one pass; `solve` does not expose its per-population results yet, so each value is
+//! its own solve (see `benches/predict.rs` for the cost).
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::curve::mva_curve;
-use super::{bounds, figures, predict, Bottleneck, ModelInfo, PredictError, PredictOptions};
+use super::{bounds, predict, solve_at, Bottleneck, ModelInfo, PredictError, PredictOptions};
 use super::{SolverInfo, REPORT_SCHEMA_VERSION};
 use crate::model::ModelParams;
 use crate::progress::Progress;
@@ -256,34 +259,32 @@ pub fn sweep(
             SweepAxis::Images => s.iodepth * s.jobs_per_image,
             _ => s.images * s.iodepth,
         };
-        let mut pops = Vec::with_capacity(spec.values.len());
-        let mut kept = Vec::with_capacity(spec.values.len());
+        let opts = crate::solve::SolveOptions::default();
         for &v in &spec.values {
+            if progress.is_cancelled() {
+                complete = false;
+                break;
+            }
             let n = v.checked_mul(u64::from(other)).filter(|&n| n <= 10_000_000);
-            match n {
-                Some(n) => {
-                    pops.push(n as u32);
-                    kept.push(v);
-                }
-                None => skipped.push(SkippedPoint {
+            let Some(n) = n else {
+                skipped.push(SkippedPoint {
                     value: v,
                     reason: "more than 10,000,000 I/Os in flight".into(),
-                }),
+                });
+                progress.advance(1);
+                continue;
+            };
+            let n = n as u32;
+            let solved = solve_at(&cn, n, &opts)?;
+            for w in solved.warnings {
+                if !warnings.contains(&w) {
+                    warnings.push(w);
+                }
             }
+            solver = solved.solver;
+            points.push(point(v, n, solved.figures, bounds(&cn, n).max_iops));
+            progress.advance(1);
         }
-        let curve = mva_curve(&cn.network, &pops);
-        for (pt, &v) in curve.iter().zip(&kept) {
-            let f = figures(
-                &cn,
-                pt.population,
-                pt.throughput_per_sec,
-                &pt.stretch,
-                &pt.utilization,
-            );
-            let b = bounds(&cn, pt.population);
-            points.push(point(v, pt.population, f, b.max_iops));
-        }
-        progress.advance(spec.values.len() as u64);
     } else {
         let opts = PredictOptions {
             interval: false,
