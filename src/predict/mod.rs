@@ -303,6 +303,9 @@ fn iops_latency(
     Ok((f.iops, f.latency_mean_secs))
 }
 
+/// Relative finite-difference step for the interval's gradients.
+const FD_RELATIVE_STEP: f64 = 1e-2;
+
 /// Two-sided standard normal quantile for a coverage `level`.
 fn z_of(level: f64) -> f64 {
     use statrs::distribution::{ContinuousCDF, Normal};
@@ -324,16 +327,33 @@ fn interval(
     let mut gx = vec![0.0; n];
     let mut gr = vec![0.0; n];
     for (i, name) in cov.names.iter().enumerate() {
-        let v = p.get(name).unwrap_or(0.0);
-        let h = 1e-4 * v.abs().max(1e-9);
+        let param = p.param.get(name).ok_or_else(|| {
+            BuildError::from(crate::model::ModelError::Missing { name: name.clone() })
+        })?;
+        let v = param.value;
+        // A 1 % step: the exact solver's answers carry relative noise of order 1e-4 (its
+        // stable multi-server treatment), so much smaller steps differentiate noise.
+        let h = FD_RELATIVE_STEP
+            * if v != 0.0 {
+                v.abs()
+            } else {
+                (param.upper - param.lower).abs().max(1e-12)
+            };
+        // Central difference, one-sided where a bound is in the way.
+        let (lo, hi) = (
+            if v - h >= param.lower { v - h } else { v },
+            if v + h <= param.upper { v + h } else { v },
+        );
         let mut up = p.clone();
-        up.set(name, v + h).map_err(BuildError::from)?;
+        up.set(name, hi).map_err(BuildError::from)?;
         let mut dn = p.clone();
-        dn.set(name, v - h).map_err(BuildError::from)?;
+        dn.set(name, lo).map_err(BuildError::from)?;
         let (xu, ru) = iops_latency(s, &up, opts)?;
         let (xd, rd) = iops_latency(s, &dn, opts)?;
-        gx[i] = (xu - xd) / (2.0 * h);
-        gr[i] = (ru - rd) / (2.0 * h);
+        if hi > lo {
+            gx[i] = (xu - xd) / (hi - lo);
+            gr[i] = (ru - rd) / (hi - lo);
+        }
     }
     let quad = |g: &[f64]| -> f64 {
         let mut acc = 0.0;
