@@ -19,7 +19,7 @@ use crate::model::{FittedOn, ModelParams};
 use crate::qn::ceph::{build, BuildError, CephNetwork};
 use crate::qn::StationKind;
 use crate::solve::{self, Convergence, Method, SolveError, SolveOptions};
-use crate::spec::{CapacityReport, Scenario, SpecError};
+use crate::spec::{CapacityReport, Scenario};
 
 mod sizing;
 mod sweep;
@@ -36,8 +36,6 @@ pub enum PredictError {
     Build(#[from] BuildError),
     #[error("solver: {0}")]
     Solve(#[from] SolveError),
-    #[error(transparent)]
-    Spec(#[from] SpecError),
     #[error("--vary {input:?}: {problem}; fix: {fix}")]
     BadSweep {
         input: String,

@@ -57,7 +57,8 @@ pub struct SpecError {
     pub column: Option<usize>,
     /// Dotted field path, e.g. `cluster.node.data_devices.count` (empty for file errors).
     pub field: String,
-    pub kind: SpecErrorKind,
+    /// Boxed to keep `Result<_, SpecError>` small.
+    pub kind: Box<SpecErrorKind>,
 }
 
 impl fmt::Display for SpecError {
@@ -69,7 +70,7 @@ impl fmt::Display for SpecError {
         if !self.field.is_empty() {
             write!(f, ": field `{}`", self.field)?;
         }
-        match &self.kind {
+        match self.kind.as_ref() {
             SpecErrorKind::Io(e) => write!(
                 f,
                 ": cannot read the file ({e}); check the path and permissions"
@@ -225,7 +226,7 @@ pub(crate) fn error_at(
         line,
         column,
         field,
-        kind,
+        kind: Box::new(kind),
     }
 }
 
@@ -252,7 +253,7 @@ pub(crate) fn toml_error(text: &str, origin: &str, e: &toml::de::Error) -> SpecE
         line,
         column,
         field,
-        kind: SpecErrorKind::Syntax { message, fix },
+        kind: Box::new(SpecErrorKind::Syntax { message, fix }),
     }
 }
 
@@ -434,7 +435,7 @@ impl ScenarioSpec {
             line: None,
             column: None,
             field,
-            kind,
+            kind: Box::new(kind),
         })
     }
 
@@ -617,7 +618,7 @@ impl ScenarioSpec {
             );
         }
         let bs = w.block_size.0;
-        if bs < 512 || bs % 512 != 0 {
+        if bs < 512 || !bs.is_multiple_of(512) {
             return inv(
                 "workload.block_size",
                 format!("block_size = {bs} bytes"),
@@ -877,7 +878,7 @@ pub fn parse_scenario(text: &str, origin: &str, cat: &Catalogue) -> Result<Scena
     let spec = ScenarioSpec::parse(text, origin)?;
     spec.validate(cat).map_err(|e| {
         let path: Vec<&str> = e.field.split('.').collect();
-        error_at(text, origin, &path, e.field.clone(), e.kind)
+        error_at(text, origin, &path, e.field.clone(), *e.kind)
     })
 }
 
@@ -889,7 +890,7 @@ pub fn load_scenario(path: &Path, cat: &Catalogue) -> Result<Scenario, SpecError
         line: None,
         column: None,
         field: String::new(),
-        kind: SpecErrorKind::Io(e.to_string()),
+        kind: Box::new(SpecErrorKind::Io(e.to_string())),
     })?;
     parse_scenario(&text, &origin, cat)
 }
