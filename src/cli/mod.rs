@@ -5,11 +5,15 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+pub mod lab;
 pub mod output;
 pub mod predict;
 pub mod size;
 pub mod solve;
 pub mod sweep;
+pub mod simulate;
+pub mod progress;
+pub mod validate;
 
 /// Exit code for errors (bad input, I/O, failed external tools).
 pub const EXIT_ERROR: u8 = 2;
@@ -35,6 +39,12 @@ pub enum Command {
     Size(size::SizeArgs),
     /// Solve a generic queueing network file (MVA, approximate MVA, bounds).
     Solve(solve::SolveArgs),
+    /// Discrete-event simulation: throughput, mean and tail latency with confidence intervals.
+    Simulate(simulate::SimulateArgs),
+    /// A throwaway local Ceph cluster for validation (`lab up`, `lab down`).
+    Lab(lab::LabArgs),
+    /// Predicted vs measured with fio's rbd engine on a real cluster.
+    Validate(Box<validate::ValidateArgs>),
 }
 
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
@@ -43,5 +53,8 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Sweep(a) => sweep::run(a).map(|_| ExitCode::SUCCESS),
         Command::Size(a) => size::run(a).map(|ok| ExitCode::from(if ok { 0 } else { 1 })),
         Command::Solve(args) => solve::run(args),
+        Command::Simulate(a) => simulate::run(a),
+        Command::Lab(a) => lab::run(a),
+        Command::Validate(a) => validate::run(*a),
     }
 }
