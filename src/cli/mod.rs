@@ -8,11 +8,11 @@ use clap::{Parser, Subcommand};
 pub mod lab;
 pub mod output;
 pub mod predict;
+pub mod progress;
+pub mod simulate;
 pub mod size;
 pub mod solve;
 pub mod sweep;
-pub mod simulate;
-pub mod progress;
 pub mod validate;
 
 /// Exit code for errors (bad input, I/O, failed external tools).
