@@ -35,6 +35,7 @@ pub mod gui;
 pub mod io;
 pub mod lab;
 pub mod model;
+pub mod predict;
 pub mod progress;
 pub mod qn;
 pub mod sim;

@@ -7,9 +7,12 @@ use clap::{Parser, Subcommand};
 
 pub mod lab;
 pub mod output;
+pub mod predict;
 pub mod progress;
 pub mod simulate;
+pub mod size;
 pub mod solve;
+pub mod sweep;
 pub mod validate;
 
 /// Exit code for errors (bad input, I/O, failed external tools).
@@ -28,6 +31,12 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Predict IOPS, bandwidth, latency and the bottleneck of one scenario.
+    Predict(predict::PredictArgs),
+    /// Vary one axis (iodepth, nodes, block size, ...) and find the knee under a latency target.
+    Sweep(sweep::SweepArgs),
+    /// Smallest node count meeting an IOPS target within a latency target (exit 1 if none).
+    Size(size::SizeArgs),
     /// Solve a generic queueing network file (MVA, approximate MVA, bounds).
     Solve(solve::SolveArgs),
     /// Discrete-event simulation: throughput, mean and tail latency with confidence intervals.
@@ -40,6 +49,9 @@ pub enum Command {
 
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
+        Command::Predict(a) => predict::run(a).map(|_| ExitCode::SUCCESS),
+        Command::Sweep(a) => sweep::run(a).map(|_| ExitCode::SUCCESS),
+        Command::Size(a) => size::run(a).map(|ok| ExitCode::from(if ok { 0 } else { 1 })),
         Command::Solve(args) => solve::run(args),
         Command::Simulate(a) => simulate::run(a),
         Command::Lab(a) => lab::run(a),

@@ -416,4 +416,4 @@ pub fn build(s: &Scenario, p: &ModelParams) -> Result<CephNetwork, BuildError> {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -133,7 +133,7 @@ impl Catalogue {
             line: None,
             column: None,
             field: String::new(),
-            kind: SpecErrorKind::Io(e.to_string()),
+            kind: Box::new(SpecErrorKind::Io(e.to_string())),
         })?;
         Self::parse(&text, &path.display().to_string())
     }

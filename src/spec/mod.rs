@@ -57,7 +57,8 @@ pub struct SpecError {
     pub column: Option<usize>,
     /// Dotted field path, e.g. `cluster.node.data_devices.count` (empty for file errors).
     pub field: String,
-    pub kind: SpecErrorKind,
+    /// Boxed to keep `Result<_, SpecError>` small.
+    pub kind: Box<SpecErrorKind>,
 }
 
 impl fmt::Display for SpecError {
@@ -69,7 +70,7 @@ impl fmt::Display for SpecError {
         if !self.field.is_empty() {
             write!(f, ": field `{}`", self.field)?;
         }
-        match &self.kind {
+        match self.kind.as_ref() {
             SpecErrorKind::Io(e) => write!(
                 f,
                 ": cannot read the file ({e}); check the path and permissions"
@@ -225,7 +226,7 @@ pub(crate) fn error_at(
         line,
         column,
         field,
-        kind,
+        kind: Box::new(kind),
     }
 }
 
@@ -252,7 +253,7 @@ pub(crate) fn toml_error(text: &str, origin: &str, e: &toml::de::Error) -> SpecE
         line,
         column,
         field,
-        kind: SpecErrorKind::Syntax { message, fix },
+        kind: Box::new(SpecErrorKind::Syntax { message, fix }),
     }
 }
 
@@ -434,7 +435,7 @@ impl ScenarioSpec {
             line: None,
             column: None,
             field,
-            kind,
+            kind: Box::new(kind),
         })
     }
 
@@ -617,7 +618,7 @@ impl ScenarioSpec {
             );
         }
         let bs = w.block_size.0;
-        if bs < 512 || bs % 512 != 0 {
+        if bs < 512 || !bs.is_multiple_of(512) {
             return inv(
                 "workload.block_size",
                 format!("block_size = {bs} bytes"),
@@ -835,6 +836,41 @@ impl Scenario {
     pub fn population(&self) -> u32 {
         self.images * self.jobs_per_image * self.iodepth
     }
+
+    /// The spec with every catalogue reference replaced by the resolved figures, so that an
+    /// edited copy validates without the catalogue (sweeps and sizing use this).
+    pub fn inline_spec(&self) -> ScenarioSpec {
+        let mut sp = self.spec.clone();
+        sp.cluster.node.cpu = HwRef::Inline(self.node_cpu.clone());
+        sp.cluster.node.data_devices.model = HwRef::Inline(self.data.drive.clone());
+        if let (Some(w), Some(g)) = (&mut sp.cluster.node.wal_device, &self.wal) {
+            w.model = HwRef::Inline(g.drive.clone());
+        }
+        sp.clients.cpu = HwRef::Inline(self.client_cpu.clone());
+        sp
+    }
+
+    /// Validates an edited [`Scenario::inline_spec`], keeping this scenario's hardware
+    /// names.
+    pub fn revalidate(&self, spec: &ScenarioSpec) -> Result<Scenario, SpecError> {
+        let mut s = spec.validate(&Catalogue::default())?;
+        s.node_cpu_name = self.node_cpu_name.clone();
+        s.client_cpu_name = self.client_cpu_name.clone();
+        s.data.name = self.data.name.clone();
+        if let (Some(w), Some(g)) = (&mut s.wal, &self.wal) {
+            w.name = g.name.clone();
+        }
+        s.spec = self.spec.clone();
+        s.spec.cluster = spec.cluster.clone();
+        s.spec.clients = spec.clients.clone();
+        s.spec.workload = spec.workload.clone();
+        s.spec.pool = spec.pool.clone();
+        s.spec.cluster.node.cpu = self.spec.cluster.node.cpu.clone();
+        s.spec.cluster.node.data_devices.model = self.spec.cluster.node.data_devices.model.clone();
+        s.spec.cluster.node.wal_device = self.spec.cluster.node.wal_device.clone();
+        s.spec.clients.cpu = self.spec.clients.cpu.clone();
+        Ok(s)
+    }
 }
 
 /// Parses and validates scenario text; errors carry `origin`, line, column and field.
@@ -842,7 +878,7 @@ pub fn parse_scenario(text: &str, origin: &str, cat: &Catalogue) -> Result<Scena
     let spec = ScenarioSpec::parse(text, origin)?;
     spec.validate(cat).map_err(|e| {
         let path: Vec<&str> = e.field.split('.').collect();
-        error_at(text, origin, &path, e.field.clone(), e.kind)
+        error_at(text, origin, &path, e.field.clone(), *e.kind)
     })
 }
 
@@ -854,7 +890,7 @@ pub fn load_scenario(path: &Path, cat: &Catalogue) -> Result<Scenario, SpecError
         line: None,
         column: None,
         field: String::new(),
-        kind: SpecErrorKind::Io(e.to_string()),
+        kind: Box::new(SpecErrorKind::Io(e.to_string())),
     })?;
     parse_scenario(&text, &origin, cat)
 }

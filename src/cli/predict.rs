@@ -1,0 +1,248 @@
+//! `cephplan predict`: one scenario → IOPS, bandwidth, latency, utilisation, bottleneck.
+//! Also the input loading and number formatting shared by `sweep` and `size`.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use clap::Args;
+
+use super::output::{table, Format};
+use cephplan::model::ModelParams;
+use cephplan::predict::{predict, PredictOptions, PredictionReport};
+use cephplan::spec::{load_scenario, Catalogue, Scenario};
+
+/// Inputs every prediction command takes.
+#[derive(Debug, Args)]
+pub struct Inputs {
+    /// Scenario TOML (cluster, pool, clients, workload).
+    #[arg(long)]
+    pub scenario: PathBuf,
+    /// Model parameter file (default: the shipped models/default.toml).
+    #[arg(long)]
+    pub model: Option<PathBuf>,
+    /// Hardware catalogue (default: the built-in models/catalogue.toml).
+    #[arg(long)]
+    pub catalogue: Option<PathBuf>,
+}
+
+impl Inputs {
+    pub fn load(&self) -> anyhow::Result<(Scenario, ModelParams)> {
+        let cat = match &self.catalogue {
+            Some(p) => Catalogue::load(p)?,
+            None => Catalogue::builtin(),
+        };
+        let scn = load_scenario(&self.scenario, &cat)?;
+        let model = match &self.model {
+            Some(p) => ModelParams::load(p)?,
+            None => ModelParams::shipped_default(),
+        };
+        Ok((scn, model))
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct PredictArgs {
+    #[command(flatten)]
+    pub inputs: Inputs,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+}
+
+pub fn run(a: PredictArgs) -> anyhow::Result<()> {
+    let (scn, model) = a.inputs.load()?;
+    let r = predict(&scn, &model, &PredictOptions::default())
+        .with_context(|| format!("predicting {}", Path::new(&a.inputs.scenario).display()))?;
+    match a.format {
+        Format::Json => println!("{}", serde_json::to_string_pretty(&r)?),
+        Format::Csv => print!("{}", csv_report(&r)?),
+        Format::Table => print!("{}", table_report(&scn, &r)),
+    }
+    Ok(())
+}
+
+/// 1234567.8 → "1,234,568".
+pub fn thousands(v: f64) -> String {
+    if !v.is_finite() {
+        return "∞".into();
+    }
+    let s = format!("{:.0}", v.abs());
+    let mut out = String::new();
+    for (i, ch) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(ch);
+    }
+    if v < -0.5 {
+        format!("-{out}")
+    } else {
+        out
+    }
+}
+
+/// Seconds → "1.234 ms".
+pub fn ms(secs: f64) -> String {
+    format!("{:.3} ms", secs * 1e3)
+}
+
+/// Bytes per second → "1.23 GB/s" (decimal, as storage vendors quote bandwidth).
+pub fn rate(bytes_per_sec: f64) -> String {
+    let (v, u) = if bytes_per_sec >= 1e9 {
+        (bytes_per_sec / 1e9, "GB/s")
+    } else {
+        (bytes_per_sec / 1e6, "MB/s")
+    };
+    format!("{v:.2} {u}")
+}
+
+/// Bytes → "1.11 PB" (decimal).
+pub fn size(bytes: f64) -> String {
+    for (m, u) in [(1e15, "PB"), (1e12, "TB"), (1e9, "GB")] {
+        if bytes >= m {
+            return format!("{:.2} {u}", bytes / m);
+        }
+    }
+    format!("{:.0} B", bytes)
+}
+
+fn table_report(s: &Scenario, r: &PredictionReport) -> String {
+    let mut o = String::new();
+    let line = |o: &mut String, k: &str, v: String| o.push_str(&format!("{k:<12}{v}\n"));
+    line(&mut o, "scenario", r.scenario.clone());
+    line(
+        &mut o,
+        "model",
+        format!("{} ({})", r.model.name, r.model.generator),
+    );
+    line(
+        &mut o,
+        "in flight",
+        format!(
+            "{} I/Os ({} images × {} jobs × iodepth {}), block {}",
+            thousands(f64::from(r.in_flight)),
+            s.images,
+            s.jobs_per_image,
+            s.iodepth,
+            cephplan::units::Bytes(s.block_size_bytes)
+        ),
+    );
+    line(
+        &mut o,
+        "IOPS",
+        format!(
+            "{}  (read {} / write {})",
+            thousands(r.iops),
+            thousands(r.read_iops),
+            thousands(r.write_iops)
+        ),
+    );
+    line(&mut o, "bandwidth", rate(r.bandwidth_bytes_per_sec));
+    let mut lat = format!("mean {}", ms(r.latency_mean_secs));
+    if let Some(v) = r.latency_read_mean_secs {
+        lat.push_str(&format!(", read {}", ms(v)));
+    }
+    if let Some(v) = r.latency_write_mean_secs {
+        lat.push_str(&format!(", write {}", ms(v)));
+    }
+    line(&mut o, "latency", lat);
+    line(
+        &mut o,
+        "p99",
+        r.latency_p99_secs
+            .map(ms)
+            .unwrap_or_else(|| "not computed (needs the simulator)".into()),
+    );
+    if let Some(i) = &r.interval {
+        line(
+            &mut o,
+            "95% range",
+            format!(
+                "IOPS {} – {}, mean latency {} – {} ({})",
+                thousands(i.iops_low),
+                thousands(i.iops_high),
+                ms(i.latency_mean_low_secs),
+                ms(i.latency_mean_high_secs),
+                i.note
+            ),
+        );
+    }
+    line(
+        &mut o,
+        "bottleneck",
+        format!(
+            "{} at {:.1}% utilisation",
+            r.bottleneck.resource,
+            r.bottleneck.utilization * 100.0
+        ),
+    );
+    line(
+        &mut o,
+        "bounds",
+        format!(
+            "at most {} IOPS, at least {} latency",
+            thousands(r.bounds.max_iops),
+            ms(r.bounds.min_latency_secs)
+        ),
+    );
+    line(
+        &mut o,
+        "capacity",
+        format!(
+            "raw {}, usable {} (before Ceph's full ratio)",
+            size(r.capacity.raw_bytes),
+            size(r.capacity.usable_bytes)
+        ),
+    );
+    line(&mut o, "solver", format!("{:?}", r.solver.method));
+    o.push('\n');
+    let mut rows: Vec<(String, f64)> = r.utilization.iter().map(|(k, v)| (k.clone(), *v)).collect();
+    rows.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    let rows: Vec<Vec<String>> = rows
+        .into_iter()
+        .map(|(k, v)| vec![k, format!("{:.1}%", v * 100.0)])
+        .collect();
+    o.push_str(&table(&["resource", "utilisation"], &rows));
+    for w in &r.warnings {
+        o.push_str(&format!("warning: {w}\n"));
+    }
+    o
+}
+
+fn csv_report(r: &PredictionReport) -> anyhow::Result<String> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    let opt = |v: Option<f64>| v.map(|x| x.to_string()).unwrap_or_default();
+    w.write_record([
+        "scenario",
+        "in_flight",
+        "iops",
+        "read_iops",
+        "write_iops",
+        "bandwidth_bytes_per_sec",
+        "latency_mean_secs",
+        "latency_read_mean_secs",
+        "latency_write_mean_secs",
+        "latency_p99_secs",
+        "bottleneck",
+        "bottleneck_utilization",
+        "max_iops",
+        "min_latency_secs",
+    ])?;
+    w.write_record([
+        r.scenario.clone(),
+        r.in_flight.to_string(),
+        r.iops.to_string(),
+        r.read_iops.to_string(),
+        r.write_iops.to_string(),
+        r.bandwidth_bytes_per_sec.to_string(),
+        r.latency_mean_secs.to_string(),
+        opt(r.latency_read_mean_secs),
+        opt(r.latency_write_mean_secs),
+        opt(r.latency_p99_secs),
+        r.bottleneck.resource.clone(),
+        r.bottleneck.utilization.to_string(),
+        r.bounds.max_iops.to_string(),
+        r.bounds.min_latency_secs.to_string(),
+    ])?;
+    Ok(String::from_utf8(w.into_inner()?)?)
+}

@@ -1,0 +1,113 @@
+//! `cephplan size`: the smallest OSD node count reaching an IOPS target within a latency
+//! target, for the scenario's hardware and workload shape.
+
+use clap::Args;
+
+use super::output::{table, Format};
+use super::predict::{ms, size as bytes, thousands, Inputs};
+use cephplan::predict::{size, SizingReport, SizingSpec};
+use cephplan::progress::NoProgress;
+use cephplan::units::parse_duration_secs;
+
+#[derive(Debug, Args)]
+pub struct SizeArgs {
+    #[command(flatten)]
+    pub inputs: Inputs,
+    /// IOPS the cluster must deliver.
+    #[arg(long)]
+    pub iops: f64,
+    /// Mean latency limit, e.g. 4ms.
+    #[arg(long)]
+    pub latency_target: String,
+    /// Largest node count to try.
+    #[arg(long, default_value_t = 64)]
+    pub max_nodes: u32,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+}
+
+pub fn run(a: SizeArgs) -> anyhow::Result<bool> {
+    let latency = parse_duration_secs(&a.latency_target)
+        .map_err(|e| anyhow::anyhow!("--latency-target: {e}"))?;
+    let (scn, model) = a.inputs.load()?;
+    let spec = SizingSpec {
+        iops_target: a.iops,
+        latency_target_secs: latency,
+        max_nodes: a.max_nodes,
+    };
+    let r = size(&scn, &model, &spec, &NoProgress)?;
+    match a.format {
+        Format::Json => println!("{}", serde_json::to_string_pretty(&r)?),
+        Format::Csv => print!("{}", csv_report(&r)?),
+        Format::Table => print!("{}", table_report(&r)),
+    }
+    Ok(r.nodes.is_some())
+}
+
+fn table_report(r: &SizingReport) -> String {
+    let rows: Vec<Vec<String>> = r
+        .steps
+        .iter()
+        .map(|s| match &s.skipped {
+            Some(why) => vec![
+                s.nodes.to_string(),
+                "-".into(),
+                "-".into(),
+                "-".into(),
+                why.clone(),
+            ],
+            None => vec![
+                s.nodes.to_string(),
+                thousands(s.best_iops),
+                thousands(f64::from(s.in_flight)),
+                ms(s.latency_mean_secs),
+                if s.meets_target { "meets target" } else { "" }.into(),
+            ],
+        })
+        .collect();
+    let mut o = format!(
+        "scenario {} — target {} IOPS at ≤ {} mean latency\n\n",
+        r.scenario,
+        thousands(r.iops_target),
+        ms(r.latency_target_secs)
+    );
+    o.push_str(&table(
+        &["nodes", "best IOPS", "in flight", "mean lat", ""],
+        &rows,
+    ));
+    o.push('\n');
+    o.push_str(&r.note);
+    o.push('\n');
+    if let (Some(raw), Some(usable)) = (r.raw_bytes, r.usable_bytes) {
+        o.push_str(&format!(
+            "capacity: raw {}, usable {}\n",
+            bytes(raw),
+            bytes(usable)
+        ));
+    }
+    o
+}
+
+fn csv_report(r: &SizingReport) -> anyhow::Result<String> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    w.write_record([
+        "nodes",
+        "best_iops",
+        "in_flight",
+        "latency_mean_secs",
+        "meets_target",
+        "skipped",
+    ])?;
+    for s in &r.steps {
+        w.write_record([
+            s.nodes.to_string(),
+            s.best_iops.to_string(),
+            s.in_flight.to_string(),
+            s.latency_mean_secs.to_string(),
+            s.meets_target.to_string(),
+            s.skipped.clone().unwrap_or_default(),
+        ])?;
+    }
+    Ok(String::from_utf8(w.into_inner()?)?)
+}

@@ -1,0 +1,424 @@
+//! Predictions for a validated scenario: [`predict`] (one point), [`sweep`] (one axis, a
+//! list of values, with the knee under a latency target) and [`size`] (smallest node count
+//! meeting an IOPS target under a latency target). Results are serde `*Report` types with a
+//! stable JSON key contract; printing is the CLI's job.
+//!
+//! Not here: the queueing model itself (`qn::ceph`), solving (`solve`), tails (`sim` fills
+//! `latency_p99_secs`).
+//!
+//! Per-type latency: a read and a write see the same stations, so with the solved
+//! per-station stretch `s_k = residence_k / demand_k`, `R_read = Σ_k Dpath_read,k · s_k`
+//! and likewise for writes; `p·R_read + (1−p)·R_write` equals the mixed mean, and Little's
+//! law `in_flight = iops × latency_mean` holds by construction of MVA.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::model::{FittedOn, ModelParams};
+use crate::qn::ceph::{build, BuildError, CephNetwork};
+use crate::qn::StationKind;
+use crate::solve::{self, Convergence, Method, SolveError, SolveOptions};
+use crate::spec::{CapacityReport, Scenario};
+
+mod sizing;
+mod sweep;
+
+pub use sizing::{size, SizingReport, SizingSpec, SizingStep};
+pub use sweep::{sweep, KneeReport, SweepAxis, SweepPoint, SweepReport, SweepSpec};
+
+/// Version of the report formats.
+pub const REPORT_SCHEMA_VERSION: u32 = 1;
+
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum PredictError {
+    #[error(transparent)]
+    Build(#[from] BuildError),
+    #[error("solver: {0}")]
+    Solve(#[from] SolveError),
+    #[error("--vary {input:?}: {problem}; fix: {fix}")]
+    BadSweep {
+        input: String,
+        problem: String,
+        fix: String,
+    },
+    #[error("sizing: {problem}; fix: {fix}")]
+    BadSizing { problem: String, fix: String },
+}
+
+/// Options for [`predict`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PredictOptions {
+    pub solve: SolveOptions,
+    /// Compute the 95 % interval when the model has a covariance.
+    pub interval: bool,
+}
+
+impl Default for PredictOptions {
+    fn default() -> Self {
+        Self {
+            solve: SolveOptions::default(),
+            interval: true,
+        }
+    }
+}
+
+/// The most utilised resource.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Bottleneck {
+    pub resource: String,
+    /// Per-server utilisation of one copy, 0..1.
+    pub utilization: f64,
+}
+
+/// Asymptotic bounds: no closed network of this demand does better.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Bounds {
+    /// min(N / min latency, min over stations of servers × copies / demand).
+    pub max_iops: f64,
+    /// Sum of critical-path demands (no queueing), seconds.
+    pub min_latency_secs: f64,
+}
+
+/// Interval from the model's parameter covariance (delta method, finite differences).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Interval {
+    /// Coverage, e.g. 0.95.
+    pub level: f64,
+    pub iops_low: f64,
+    pub iops_high: f64,
+    pub latency_mean_low_secs: f64,
+    pub latency_mean_high_secs: f64,
+    /// Parameters whose uncertainty is propagated.
+    pub parameters: Vec<String>,
+    /// What the interval covers.
+    pub note: String,
+}
+
+/// Which model produced a prediction.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ModelInfo {
+    pub name: String,
+    pub generator: String,
+    pub fitted_on: Option<FittedOn>,
+}
+
+impl ModelInfo {
+    pub fn of(p: &ModelParams) -> Self {
+        Self {
+            name: p.name.clone(),
+            generator: p.generator.clone(),
+            fitted_on: p.fitted_on.clone(),
+        }
+    }
+}
+
+/// How the network was solved.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SolverInfo {
+    pub method: Method,
+    pub convergence: Option<Convergence>,
+}
+
+/// One prediction. JSON keys are a contract for other tools.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PredictionReport {
+    pub schema_version: u32,
+    pub scenario: String,
+    pub iops: f64,
+    pub read_iops: f64,
+    pub write_iops: f64,
+    pub bandwidth_bytes_per_sec: f64,
+    pub latency_mean_secs: f64,
+    /// None when the workload has no reads.
+    pub latency_read_mean_secs: Option<f64>,
+    /// None when the workload has no writes.
+    pub latency_write_mean_secs: Option<f64>,
+    /// None until the simulator fills it.
+    pub latency_p99_secs: Option<f64>,
+    pub bottleneck: Bottleneck,
+    /// Queueing resource → per-server utilisation of one copy (0..1).
+    pub utilization: BTreeMap<String, f64>,
+    pub bounds: Bounds,
+    /// I/Os in flight: images × jobs × iodepth.
+    pub in_flight: u32,
+    pub interval: Option<Interval>,
+    pub capacity: CapacityReport,
+    pub warnings: Vec<String>,
+    pub model: ModelInfo,
+    pub solver: SolverInfo,
+}
+
+/// The performance figures of one solved population (shared by predict and sweeps).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Figures {
+    pub iops: f64,
+    pub read_iops: f64,
+    pub write_iops: f64,
+    pub bandwidth_bytes_per_sec: f64,
+    pub latency_mean_secs: f64,
+    pub latency_read_mean_secs: Option<f64>,
+    pub latency_write_mean_secs: Option<f64>,
+    pub bottleneck: Bottleneck,
+    pub utilization: BTreeMap<String, f64>,
+}
+
+/// Figures from a throughput, per-station stretch factors and utilisations.
+pub(crate) fn figures(
+    cn: &CephNetwork,
+    population: u32,
+    x: f64,
+    stretch: &[f64],
+    util: &[f64],
+) -> Figures {
+    let p = cn.read_fraction;
+    let per_type = |v: &[crate::qn::Demand]| -> f64 {
+        v.iter().zip(stretch).map(|(d, s)| d.path_secs * s).sum()
+    };
+    let mut utilization = BTreeMap::new();
+    let mut bottleneck = Bottleneck {
+        resource: String::new(),
+        utilization: -1.0,
+    };
+    for (st, &u) in cn.network.stations.iter().zip(util) {
+        if st.kind == StationKind::Queue {
+            utilization.insert(st.name.clone(), u);
+            if u > bottleneck.utilization {
+                bottleneck = Bottleneck {
+                    resource: st.name.clone(),
+                    utilization: u,
+                };
+            }
+        }
+    }
+    Figures {
+        iops: x,
+        read_iops: p * x,
+        write_iops: (1.0 - p) * x,
+        bandwidth_bytes_per_sec: x * cn.bytes_per_io,
+        latency_mean_secs: if x > 0.0 {
+            f64::from(population) / x
+        } else {
+            0.0
+        },
+        latency_read_mean_secs: (p > 0.0).then(|| per_type(&cn.read)),
+        latency_write_mean_secs: (p < 1.0).then(|| per_type(&cn.write)),
+        bottleneck,
+        utilization,
+    }
+}
+
+/// Asymptotic bounds of a built network at a population.
+pub(crate) fn bounds(cn: &CephNetwork, population: u32) -> Bounds {
+    let min_latency_secs: f64 = cn
+        .network
+        .stations
+        .iter()
+        .map(|s| s.demands[0].path_secs)
+        .sum();
+    let n = f64::from(population);
+    let mut max_iops = if min_latency_secs > 0.0 {
+        n / min_latency_secs
+    } else {
+        f64::INFINITY
+    };
+    for s in &cn.network.stations {
+        if s.kind == StationKind::Queue && s.demands[0].secs > 0.0 {
+            let cap = f64::from(s.servers) * f64::from(s.multiplicity) / s.demands[0].secs;
+            max_iops = max_iops.min(cap);
+        }
+    }
+    Bounds {
+        max_iops,
+        min_latency_secs,
+    }
+}
+
+/// A built network solved at one population.
+pub(crate) struct Solved {
+    pub figures: Figures,
+    pub solver: SolverInfo,
+    /// Solver notes (approximations) and non-convergence, for the report's warnings.
+    pub warnings: Vec<String>,
+}
+
+/// Solves a built network at `population` I/Os in flight.
+pub(crate) fn solve_at(
+    cn: &CephNetwork,
+    population: u32,
+    opts: &SolveOptions,
+) -> Result<Solved, PredictError> {
+    let sol = if cn.network.classes[0].population == population {
+        solve::solve(&cn.network, opts)?
+    } else {
+        let mut net = cn.network.clone();
+        net.classes[0].population = population;
+        solve::solve(&net, opts)?
+    };
+    let x = sol.classes[0].throughput_per_sec;
+    let stretch: Vec<f64> = cn
+        .network
+        .stations
+        .iter()
+        .zip(&sol.stations)
+        .map(|(st, ss)| {
+            let d = st.demands[0].secs;
+            if st.kind == StationKind::Delay || d <= 0.0 {
+                1.0
+            } else {
+                ss.per_class[0].residence_secs / d
+            }
+        })
+        .collect();
+    let util: Vec<f64> = sol.stations.iter().map(|s| s.utilization).collect();
+    let mut warnings = sol.notes.clone();
+    if let Some(c) = &sol.convergence {
+        if !c.converged {
+            warnings.push(format!(
+                "the solver did not converge after {} iterations (relative change {:.2e} > {:.0e}); treat the numbers as approximate",
+                c.iterations, c.max_relative_change, c.tolerance
+            ));
+        }
+    }
+    Ok(Solved {
+        figures: figures(cn, population, x, &stretch, &util),
+        solver: SolverInfo {
+            method: sol.method,
+            convergence: sol.convergence,
+        },
+        warnings,
+    })
+}
+
+/// (iops, mean latency) of a scenario under a parameter set: used for gradients.
+fn iops_latency(
+    s: &Scenario,
+    p: &ModelParams,
+    opts: &SolveOptions,
+) -> Result<(f64, f64), PredictError> {
+    let cn = build(s, p)?;
+    let f = solve_at(&cn, s.population(), opts)?.figures;
+    Ok((f.iops, f.latency_mean_secs))
+}
+
+/// Relative finite-difference step for the interval's gradients.
+const FD_RELATIVE_STEP: f64 = 1e-2;
+
+/// Two-sided standard normal quantile for a coverage `level`.
+fn z_of(level: f64) -> f64 {
+    use statrs::distribution::{ContinuousCDF, Normal};
+    Normal::standard().inverse_cdf(0.5 + level / 2.0)
+}
+
+/// Delta-method interval on iops and mean latency from the model covariance.
+fn interval(
+    s: &Scenario,
+    p: &ModelParams,
+    opts: &SolveOptions,
+    iops: f64,
+    latency: f64,
+) -> Result<Option<Interval>, PredictError> {
+    let Some(cov) = &p.covariance else {
+        return Ok(None);
+    };
+    let n = cov.names.len();
+    let mut gx = vec![0.0; n];
+    let mut gr = vec![0.0; n];
+    for (i, name) in cov.names.iter().enumerate() {
+        let param = p.param.get(name).ok_or_else(|| {
+            BuildError::from(crate::model::ModelError::Missing { name: name.clone() })
+        })?;
+        let v = param.value;
+        // A 1 % step: the exact solver's answers carry relative noise of order 1e-4 (its
+        // stable multi-server treatment), so much smaller steps differentiate noise.
+        let h = FD_RELATIVE_STEP
+            * if v != 0.0 {
+                v.abs()
+            } else {
+                (param.upper - param.lower).abs().max(1e-12)
+            };
+        // Central difference, one-sided where a bound is in the way.
+        let (lo, hi) = (
+            if v - h >= param.lower { v - h } else { v },
+            if v + h <= param.upper { v + h } else { v },
+        );
+        let mut up = p.clone();
+        up.set(name, hi).map_err(BuildError::from)?;
+        let mut dn = p.clone();
+        dn.set(name, lo).map_err(BuildError::from)?;
+        let (xu, ru) = iops_latency(s, &up, opts)?;
+        let (xd, rd) = iops_latency(s, &dn, opts)?;
+        if hi > lo {
+            gx[i] = (xu - xd) / (hi - lo);
+            gr[i] = (ru - rd) / (hi - lo);
+        }
+    }
+    let quad = |g: &[f64]| -> f64 {
+        let mut acc = 0.0;
+        for i in 0..n {
+            for j in 0..n {
+                acc += g[i] * cov.matrix[i][j] * g[j];
+            }
+        }
+        acc.max(0.0)
+    };
+    let level = 0.95;
+    let z = z_of(level);
+    let hx = z * quad(&gx).sqrt();
+    let hr = z * quad(&gr).sqrt();
+    Ok(Some(Interval {
+        level,
+        iops_low: (iops - hx).max(0.0),
+        iops_high: iops + hx,
+        latency_mean_low_secs: (latency - hr).max(0.0),
+        latency_mean_high_secs: latency + hr,
+        parameters: cov.names.clone(),
+        note: "parameter uncertainty only (delta method on the model covariance); run-to-run noise of ±5-10% comes on top".into(),
+    }))
+}
+
+/// Predicts one scenario.
+pub fn predict(
+    s: &Scenario,
+    p: &ModelParams,
+    opts: &PredictOptions,
+) -> Result<PredictionReport, PredictError> {
+    let cn = build(s, p)?;
+    let n = s.population();
+    let Solved {
+        figures: f,
+        solver,
+        warnings: notes,
+    } = solve_at(&cn, n, &opts.solve)?;
+    let mut warnings = cn.warnings.clone();
+    warnings.extend(notes);
+    let interval = if opts.interval {
+        interval(s, p, &opts.solve, f.iops, f.latency_mean_secs)?
+    } else {
+        None
+    };
+    Ok(PredictionReport {
+        schema_version: REPORT_SCHEMA_VERSION,
+        scenario: s.name.clone(),
+        iops: f.iops,
+        read_iops: f.read_iops,
+        write_iops: f.write_iops,
+        bandwidth_bytes_per_sec: f.bandwidth_bytes_per_sec,
+        latency_mean_secs: f.latency_mean_secs,
+        latency_read_mean_secs: f.latency_read_mean_secs,
+        latency_write_mean_secs: f.latency_write_mean_secs,
+        latency_p99_secs: None,
+        bottleneck: f.bottleneck,
+        utilization: f.utilization,
+        bounds: bounds(&cn, n),
+        in_flight: n,
+        interval,
+        capacity: s.capacity,
+        warnings,
+        model: ModelInfo::of(p),
+        solver,
+    })
+}
+
+#[cfg(test)]
+mod tests;

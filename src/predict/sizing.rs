@@ -1,0 +1,179 @@
+//! Sizing: the smallest OSD node count whose best IOPS under a latency target reaches an
+//! IOPS target. For each node count the in-flight count is walked from 1 up to the
+//! scenario's own (images × jobs × iodepth, the most the user's clients issue) in one MVA
+//! pass, keeping the highest IOPS whose mean latency stays within the target.
+
+use serde::{Deserialize, Serialize};
+
+use super::{solve_at, ModelInfo, PredictError, REPORT_SCHEMA_VERSION};
+use crate::model::ModelParams;
+use crate::progress::Progress;
+use crate::qn::ceph::build;
+use crate::spec::Scenario;
+
+/// A sizing request.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SizingSpec {
+    pub iops_target: f64,
+    pub latency_target_secs: f64,
+    /// Largest node count to try.
+    pub max_nodes: u32,
+}
+
+/// One node count tried.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SizingStep {
+    pub nodes: u32,
+    /// Highest IOPS with mean latency ≤ target (0 when even one I/O in flight misses it).
+    pub best_iops: f64,
+    /// I/Os in flight at that point.
+    pub in_flight: u32,
+    pub latency_mean_secs: f64,
+    pub meets_target: bool,
+    /// Why this node count could not be evaluated, if so.
+    pub skipped: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SizingReport {
+    pub schema_version: u32,
+    pub scenario: String,
+    pub iops_target: f64,
+    pub latency_target_secs: f64,
+    /// The smallest node count meeting both targets, if any up to `max_nodes`.
+    pub nodes: Option<u32>,
+    pub steps: Vec<SizingStep>,
+    pub raw_bytes: Option<f64>,
+    pub usable_bytes: Option<f64>,
+    pub note: String,
+    pub complete: bool,
+    pub model: ModelInfo,
+}
+
+/// Finds the smallest node count (1..=max_nodes, skipping counts that cannot hold the
+/// pool) that meets the IOPS target within the latency target.
+pub fn size(
+    s: &Scenario,
+    p: &ModelParams,
+    spec: &SizingSpec,
+    progress: &dyn Progress,
+) -> Result<SizingReport, PredictError> {
+    if !(spec.iops_target.is_finite() && spec.iops_target > 0.0) {
+        return Err(PredictError::BadSizing {
+            problem: format!("IOPS target {}", spec.iops_target),
+            fix: "give a positive IOPS target".into(),
+        });
+    }
+    if !(spec.latency_target_secs.is_finite() && spec.latency_target_secs > 0.0) {
+        return Err(PredictError::BadSizing {
+            problem: format!("latency target {} s", spec.latency_target_secs),
+            fix: "give a positive latency target, e.g. 4ms".into(),
+        });
+    }
+    if spec.max_nodes == 0 {
+        return Err(PredictError::BadSizing {
+            problem: "max nodes = 0".into(),
+            fix: "allow at least 1 node".into(),
+        });
+    }
+    progress.start(u64::from(spec.max_nodes), "sizing");
+    let mut steps = Vec::new();
+    let mut found = None;
+    let mut complete = true;
+    for nodes in 1..=spec.max_nodes {
+        if progress.is_cancelled() {
+            complete = false;
+            break;
+        }
+        progress.message(&format!("{nodes} nodes"));
+        let mut sp = s.inline_spec();
+        sp.cluster.nodes = nodes;
+        let sv = match s.revalidate(&sp) {
+            Ok(sv) => sv,
+            Err(e) => {
+                steps.push(SizingStep {
+                    nodes,
+                    best_iops: 0.0,
+                    in_flight: 0,
+                    latency_mean_secs: 0.0,
+                    meets_target: false,
+                    skipped: Some(e.to_string().trim_start_matches("scenario: ").to_string()),
+                });
+                progress.advance(1);
+                continue;
+            }
+        };
+        let cn = build(&sv, p)?;
+        let opts = crate::solve::SolveOptions::default();
+        let at = |n: u32| -> Result<(f64, f64), PredictError> {
+            let f = solve_at(&cn, n, &opts)?.figures;
+            Ok((f.iops, f.latency_mean_secs))
+        };
+        // Largest n in [1, N] with latency ≤ target (latency is increasing in n).
+        let mut best = (0.0, 0u32, 0.0);
+        let (x1, r1) = at(1)?;
+        if r1 <= spec.latency_target_secs {
+            best = (x1, 1, r1);
+            let (mut lo, mut hi) = (1u32, sv.population());
+            let (xh, rh) = at(hi)?;
+            if rh <= spec.latency_target_secs {
+                best = (xh, hi, rh);
+            } else {
+                while hi - lo > 1 {
+                    let mid = lo + (hi - lo) / 2;
+                    let (xm, rm) = at(mid)?;
+                    if rm <= spec.latency_target_secs {
+                        lo = mid;
+                        best = (xm, mid, rm);
+                    } else {
+                        hi = mid;
+                    }
+                }
+            }
+        }
+        let meets = best.0 >= spec.iops_target;
+        steps.push(SizingStep {
+            nodes,
+            best_iops: best.0,
+            in_flight: best.1,
+            latency_mean_secs: best.2,
+            meets_target: meets,
+            skipped: None,
+        });
+        progress.advance(1);
+        if meets {
+            found = Some(sv);
+            break;
+        }
+    }
+    progress.finish();
+    let note = match &found {
+        Some(sv) => format!(
+            "{} nodes reach {:.0} IOPS within {:.3} ms mean latency (in flight ≤ {} as in the scenario)",
+            sv.nodes,
+            spec.iops_target,
+            spec.latency_target_secs * 1e3,
+            s.population()
+        ),
+        None => format!(
+            "no node count up to {} reaches {:.0} IOPS within {:.3} ms with at most {} I/Os in flight; raise the in-flight count (images, jobs, iodepth), --max-nodes, or change the hardware",
+            spec.max_nodes,
+            spec.iops_target,
+            spec.latency_target_secs * 1e3,
+            s.population()
+        ),
+    };
+    Ok(SizingReport {
+        schema_version: REPORT_SCHEMA_VERSION,
+        scenario: s.name.clone(),
+        iops_target: spec.iops_target,
+        latency_target_secs: spec.latency_target_secs,
+        nodes: found.as_ref().map(|sv| sv.nodes),
+        steps,
+        raw_bytes: found.as_ref().map(|sv| sv.capacity.raw_bytes),
+        usable_bytes: found.as_ref().map(|sv| sv.capacity.usable_bytes),
+        note,
+        complete,
+        model: ModelInfo::of(p),
+    })
+}

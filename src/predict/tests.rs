@@ -1,0 +1,260 @@
+//! Properties every prediction must have (Little's law, bounds, monotonicity, scaling,
+//! per-type consistency) on the hand-checked tiny cluster of `qn::ceph::tests`.
+
+use super::*;
+use crate::model::{names, Covariance};
+use crate::progress::NoProgress;
+use crate::qn::ceph::tests::{params, tiny};
+
+fn opts() -> PredictOptions {
+    PredictOptions::default()
+}
+
+fn with(edit: &str, to: &str) -> Scenario {
+    let (e, t) = (edit.to_string(), to.to_string());
+    tiny(move |s| s.replace(&e, &t))
+}
+
+#[test]
+fn littles_law_holds_for_reads_writes_and_mixes() {
+    for (pat, depth) in [
+        ("pattern = \"randread\"", "iodepth = 1"),
+        ("pattern = \"randwrite\"", "iodepth = 8"),
+        ("pattern = \"randrw\"\nread_percent = 70", "iodepth = 32"),
+    ] {
+        let s = tiny(|t| {
+            t.replace("pattern = \"randwrite\"", pat)
+                .replace("iodepth = 1", depth)
+        });
+        let r = predict(&s, &params(), &opts()).unwrap();
+        let n = f64::from(r.in_flight);
+        assert!(
+            (r.iops * r.latency_mean_secs - n).abs() <= 1e-9 * n,
+            "{pat}: N = {n}, X·R = {}",
+            r.iops * r.latency_mean_secs
+        );
+        assert!((r.read_iops + r.write_iops - r.iops).abs() <= 1e-9 * r.iops);
+        assert!((r.bandwidth_bytes_per_sec - r.iops * 4096.0).abs() <= 1e-6 * r.iops);
+    }
+}
+
+#[test]
+fn one_io_in_flight_sees_no_queueing() {
+    // 1 image × iodepth 1: MVA with one job has no queue, so R = Σ path demands exactly.
+    let s = with("images = 4", "images = 1");
+    let r = predict(&s, &params(), &opts()).unwrap();
+    assert!((r.latency_mean_secs - r.bounds.min_latency_secs).abs() < 1e-12);
+}
+
+#[test]
+fn bounds_bracket_predictions_at_every_depth() {
+    for d in [1, 2, 4, 8, 16, 64, 256] {
+        let s = with("iodepth = 1", &format!("iodepth = {d}"));
+        let r = predict(&s, &params(), &opts()).unwrap();
+        assert!(r.iops <= r.bounds.max_iops * (1.0 + 1e-9), "iodepth {d}");
+        assert!(
+            r.latency_mean_secs >= r.bounds.min_latency_secs * (1.0 - 1e-9),
+            "iodepth {d}"
+        );
+        for (k, u) in &r.utilization {
+            assert!((0.0..=1.0 + 1e-9).contains(u), "{k} = {u}");
+        }
+    }
+}
+
+#[test]
+fn more_iodepth_never_lowers_iops_and_raises_latency() {
+    let s = tiny(|t| t);
+    let spec = SweepSpec::parse_vary("iodepth=1,2,4,8,16,32,64,128", None).unwrap();
+    let r = sweep(&s, &params(), &spec, &NoProgress).unwrap();
+    assert_eq!(r.points.len(), 8);
+    for w in r.points.windows(2) {
+        assert!(
+            w[1].iops >= w[0].iops * (1.0 - 1e-12),
+            "{} → {}",
+            w[0].value,
+            w[1].value
+        );
+        assert!(w[1].latency_mean_secs >= w[0].latency_mean_secs * (1.0 - 1e-12));
+    }
+    let (first, last) = (&r.points[0], &r.points[7]);
+    assert!(
+        last.latency_mean_secs > 10.0 * first.latency_mean_secs,
+        "saturated at depth 128"
+    );
+    // Saturated: the tiny cluster's OSD CPU (3 nodes × 4 cores / 600 µs per write = 20,000
+    // IOPS, see qn::ceph::tests) is the bottleneck.
+    assert_eq!(last.bottleneck.resource, "osd_cpu");
+    assert!(
+        last.iops <= 20_000.0 * (1.0 + 1e-9) && last.iops > 19_000.0,
+        "{}",
+        last.iops
+    );
+}
+
+#[test]
+fn doubling_nodes_doubles_cpu_bound_iops() {
+    let base = with("iodepth = 1", "iodepth = 64");
+    let r3 = predict(&base, &params(), &opts()).unwrap();
+    assert_eq!(r3.bottleneck.resource, "osd_cpu");
+    assert!(r3.bottleneck.utilization > 0.97);
+    // Twice the nodes and twice the clients' outstanding I/O (8 images instead of 4).
+    let double = tiny(|t| {
+        t.replace("nodes = 3", "nodes = 6")
+            .replace("iodepth = 1", "iodepth = 64")
+            .replace("images = 4", "images = 8")
+    });
+    let r6 = predict(&double, &params(), &opts()).unwrap();
+    let ratio = r6.iops / r3.iops;
+    assert!((ratio - 2.0).abs() < 0.05, "ratio {ratio}");
+}
+
+#[test]
+fn per_type_latencies_average_to_the_mixed_mean() {
+    let s = tiny(|t| {
+        t.replace(
+            "pattern = \"randwrite\"",
+            "pattern = \"randrw\"\nread_percent = 70",
+        )
+        .replace("iodepth = 1", "iodepth = 16")
+    });
+    let r = predict(&s, &params(), &opts()).unwrap();
+    let (rr, rw) = (
+        r.latency_read_mean_secs.unwrap(),
+        r.latency_write_mean_secs.unwrap(),
+    );
+    let mixed = 0.7 * rr + 0.3 * rw;
+    assert!((mixed - r.latency_mean_secs).abs() <= 1e-9 * r.latency_mean_secs);
+    assert!(rw > rr, "a replicated write does more work than a read");
+    // Pure patterns report only their own type.
+    let w = predict(&tiny(|t| t), &params(), &opts()).unwrap();
+    assert!(w.latency_read_mean_secs.is_none() && w.latency_write_mean_secs.is_some());
+}
+
+#[test]
+fn population_sweep_matches_single_predictions() {
+    let s = tiny(|t| t);
+    let spec = SweepSpec::parse_vary("images=1,3,9", None).unwrap();
+    let r = sweep(&s, &params(), &spec, &NoProgress).unwrap();
+    for p in &r.points {
+        let one = with("images = 4", &format!("images = {}", p.value));
+        let want = predict(&one, &params(), &opts()).unwrap();
+        assert_eq!(p.in_flight, want.in_flight);
+        assert!((p.iops - want.iops).abs() <= 1e-9 * want.iops);
+        assert!((p.latency_mean_secs - want.latency_mean_secs).abs() <= 1e-12);
+    }
+}
+
+#[test]
+fn knee_is_the_best_point_within_the_target_or_says_none_qualifies() {
+    let s = tiny(|t| t);
+    let spec = SweepSpec::parse_vary("iodepth=1,4,16,64,256", Some(4e-3)).unwrap();
+    let r = sweep(&s, &params(), &spec, &NoProgress).unwrap();
+    let k = r.knee.unwrap();
+    let within: Vec<&SweepPoint> = r
+        .points
+        .iter()
+        .filter(|p| p.latency_mean_secs <= 4e-3)
+        .collect();
+    let best = within
+        .iter()
+        .max_by(|a, b| a.iops.total_cmp(&b.iops))
+        .unwrap();
+    assert_eq!(k.value, Some(best.value));
+    assert!(
+        r.points.iter().any(|p| p.latency_mean_secs > 4e-3),
+        "target is binding"
+    );
+    let spec = SweepSpec::parse_vary("iodepth=1,4", Some(1e-6)).unwrap();
+    let k = sweep(&s, &params(), &spec, &NoProgress)
+        .unwrap()
+        .knee
+        .unwrap();
+    assert_eq!(k.value, None);
+    assert!(k.note.contains("no point meets"), "{}", k.note);
+}
+
+#[test]
+fn node_sweep_skips_counts_below_the_replica_count() {
+    let s = tiny(|t| t);
+    let spec = SweepSpec::parse_vary("nodes=2,3,4", None).unwrap();
+    let r = sweep(&s, &params(), &spec, &NoProgress).unwrap();
+    assert_eq!(
+        r.points.iter().map(|p| p.value).collect::<Vec<_>>(),
+        vec![3, 4]
+    );
+    assert_eq!(r.skipped.len(), 1);
+    assert!(
+        r.skipped[0].reason.contains("pool.replicated"),
+        "{}",
+        r.skipped[0].reason
+    );
+}
+
+#[test]
+fn bad_vary_is_explained() {
+    for (input, word) in [
+        ("iodepht=1,2", "use one of"),
+        ("iodepth", "AXIS="),
+        ("iodepth=0", "≥ 1"),
+        ("block_size=4 parsecs", "4k"),
+    ] {
+        let e = SweepSpec::parse_vary(input, None).unwrap_err().to_string();
+        assert!(e.contains(word) && e.contains("fix"), "{input}: {e}");
+    }
+}
+
+#[test]
+fn sizing_finds_the_smallest_node_count() {
+    // The tiny cluster does 20,000 write IOPS per 3 nodes when CPU-bound (qn::ceph::tests).
+    let s = tiny(|t| {
+        t.replace("iodepth = 1", "iodepth = 64")
+            .replace("images = 4", "images = 16")
+    });
+    let spec = SizingSpec {
+        iops_target: 30_000.0,
+        latency_target_secs: 20e-3,
+        max_nodes: 12,
+    };
+    let r = size(&s, &params(), &spec, &NoProgress).unwrap();
+    let n = r.nodes.unwrap();
+    let last = r.steps.last().unwrap();
+    assert!(last.meets_target && last.best_iops >= 30_000.0 && last.latency_mean_secs <= 20e-3);
+    // Every smaller evaluated count missed the target; counts below 3 cannot hold 3 replicas.
+    for st in &r.steps[..r.steps.len() - 1] {
+        assert!(!st.meets_target);
+    }
+    assert!(r.steps[0].skipped.is_some() && r.steps[1].skipped.is_some());
+    // 4.5 nodes' worth of CPU at 20,000 per 3 nodes: at least 5 nodes.
+    assert!(n >= 5, "{n}");
+}
+
+#[test]
+fn interval_comes_from_the_covariance_by_the_delta_method() {
+    let s = with("iodepth = 1", "iodepth = 64");
+    let mut p = params();
+    assert!(predict(&s, &p, &opts()).unwrap().interval.is_none());
+    let v = p.get(names::OSD_CPU_WRITE).unwrap();
+    let sd = 0.1 * v;
+    p.covariance = Some(Covariance {
+        names: vec![names::OSD_CPU_WRITE.into()],
+        matrix: vec![vec![sd * sd]],
+    });
+    let r = predict(&s, &p, &opts()).unwrap();
+    let i = r.interval.unwrap();
+    assert!(i.iops_low < r.iops && r.iops < i.iops_high);
+    // Slope with a 5x larger step than the implementation: half-width ≈ 1.96 · |dX/dθ| · sd.
+    let mut up = p.clone();
+    up.set(names::OSD_CPU_WRITE, v * 1.05).unwrap();
+    let mut dn = p.clone();
+    dn.set(names::OSD_CPU_WRITE, v * 0.95).unwrap();
+    let xu = predict(&s, &up, &opts()).unwrap().iops;
+    let xd = predict(&s, &dn, &opts()).unwrap().iops;
+    let slope = (xu - xd) / (0.1 * v);
+    let want = 1.959963984540054 * slope.abs() * sd;
+    let got = (i.iops_high - i.iops_low) / 2.0;
+    assert!(
+        (got - want).abs() < 0.05 * want,
+        "half-width {got} vs {want}"
+    );
+}

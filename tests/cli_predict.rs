@@ -1,0 +1,181 @@
+//! `cephplan predict`, `sweep` and `size` end to end: output formats, the JSON key
+//! contract, and located errors.
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+
+const FIXTURE: &str = "tests/fixtures/seed-000.toml";
+
+fn cephplan() -> Command {
+    Command::cargo_bin("cephplan").unwrap()
+}
+
+fn json(args: &[&str]) -> serde_json::Value {
+    let out = cephplan().args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn predict_json_keeps_the_key_contract_and_littles_law() {
+    let v = json(&["predict", "--scenario", FIXTURE, "--format", "json"]);
+    for key in [
+        "iops",
+        "read_iops",
+        "write_iops",
+        "bandwidth_bytes_per_sec",
+        "latency_mean_secs",
+        "latency_read_mean_secs",
+        "latency_write_mean_secs",
+        "latency_p99_secs",
+        "bottleneck",
+        "utilization",
+        "bounds",
+        "in_flight",
+        "interval",
+        "warnings",
+        "model",
+        "solver",
+    ] {
+        assert!(v.get(key).is_some(), "missing key {key}: {v}");
+    }
+    assert!(v["bottleneck"]["resource"].is_string());
+    assert!(v["bottleneck"]["utilization"].is_number());
+    assert!(v["bounds"]["max_iops"].is_number() && v["bounds"]["min_latency_secs"].is_number());
+    assert!(v["latency_p99_secs"].is_null());
+    let (x, r, n) = (
+        v["iops"].as_f64().unwrap(),
+        v["latency_mean_secs"].as_f64().unwrap(),
+        v["in_flight"].as_f64().unwrap(),
+    );
+    assert_eq!(n, 32.0 * 16.0);
+    assert!(
+        (x * r - n).abs() < 1e-6 * n,
+        "Little's law: {x} × {r} vs {n}"
+    );
+}
+
+#[test]
+fn predict_table_is_readable() {
+    cephplan()
+        .args(["predict", "--scenario", FIXTURE])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("IOPS"))
+        .stdout(predicate::str::contains("bottleneck"))
+        .stdout(predicate::str::contains("utilisation"))
+        .stdout(predicate::str::is_match(r"\d,\d{3},\d{3}").unwrap())
+        .stdout(predicate::str::contains(" ms"));
+}
+
+#[test]
+fn predict_csv_has_a_header_and_one_row() {
+    let out = cephplan()
+        .args(["predict", "--scenario", FIXTURE, "--format", "csv"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 2, "{text}");
+    assert!(lines[0].starts_with("scenario,in_flight,iops,"));
+}
+
+#[test]
+fn sweep_reports_points_and_the_knee() {
+    let v = json(&[
+        "sweep",
+        "--scenario",
+        FIXTURE,
+        "--vary",
+        "iodepth=1,2,4,8,16,32,64",
+        "--latency-target",
+        "4ms",
+        "--format",
+        "json",
+    ]);
+    let pts = v["points"].as_array().unwrap();
+    assert_eq!(pts.len(), 7);
+    let iops: Vec<f64> = pts.iter().map(|p| p["iops"].as_f64().unwrap()).collect();
+    assert!(iops.windows(2).all(|w| w[1] >= w[0]), "{iops:?}");
+    let knee = &v["knee"];
+    assert!(knee["latency_target_secs"].as_f64().unwrap() == 0.004);
+    assert!(knee["value"].is_u64(), "{knee}");
+    cephplan()
+        .args([
+            "sweep",
+            "--scenario",
+            FIXTURE,
+            "--vary",
+            "iodepth=1,16",
+            "--latency-target",
+            "4ms",
+        ])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("knee ≤ 4.000 ms: iodepth="));
+}
+
+#[test]
+fn bad_scenario_fails_with_file_line_field_and_fix() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("bad.toml");
+    let text = std::fs::read_to_string(FIXTURE)
+        .unwrap()
+        .replace("nodes = 3", "nodes = 0");
+    std::fs::write(&p, &text).unwrap();
+    let line = text.lines().position(|l| l.contains("nodes = 0")).unwrap() + 1;
+    cephplan()
+        .args(["predict", "--scenario", p.to_str().unwrap()])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(format!("bad.toml:{line}:")))
+        .stderr(predicate::str::contains("cluster.nodes"))
+        .stderr(predicate::str::contains("fix:"));
+}
+
+#[test]
+fn bad_vary_fails_with_the_fix() {
+    cephplan()
+        .args(["sweep", "--scenario", FIXTURE, "--vary", "depth=1,2"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("use one of: iodepth"));
+}
+
+#[test]
+fn size_exit_code_says_whether_a_node_count_was_found() {
+    cephplan()
+        .args([
+            "size",
+            "--scenario",
+            FIXTURE,
+            "--iops",
+            "100000",
+            "--latency-target",
+            "4ms",
+            "--max-nodes",
+            "6",
+        ])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("nodes reach"));
+    cephplan()
+        .args([
+            "size",
+            "--scenario",
+            FIXTURE,
+            "--iops",
+            "1e12",
+            "--latency-target",
+            "4ms",
+            "--max-nodes",
+            "4",
+        ])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("no node count"));
+}
