@@ -1,0 +1,266 @@
+//! End-to-end against a real local Ceph cluster brought up by `lab::up` (1 mon, 1 mgr, 3
+//! BlueStore OSDs, pool size 1) and torn down by a guard even when a check fails. Skipped,
+//! loudly, only when the Ceph or fio binaries are absent (`scripts/test.sh` installs them).
+//!
+//! One test function runs the steps in order so that a single cluster serves them all
+//! (bring-up costs ~40 s on 2 cores); each step says what it checks.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use cephplan::fio::{
+    Executor, FioError, FioRunOutput, FioTarget, ProcessExecutor, RbdJob, RwPattern,
+};
+use cephplan::lab::{self, LabSpec};
+use cephplan::progress::{NoProgress, Progress};
+use cephplan::validate::{self, PointSetting, ValidateError, ValidateSpec, Vary};
+
+struct LabGuard(PathBuf);
+
+impl Drop for LabGuard {
+    fn drop(&mut self) {
+        if let Err(e) = lab::down(&self.0) {
+            eprintln!("lab teardown of {} failed: {e}", self.0.display());
+        }
+    }
+}
+
+fn rbd_ls(conf: &Path) -> Vec<String> {
+    let out = Command::new("rbd")
+        .env("CEPH_CONF", conf)
+        .args(["ls", "-p", lab::LAB_POOL, "--format", "json"])
+        .output()
+        .unwrap();
+    serde_json::from_slice(&out.stdout).unwrap_or_default()
+}
+
+fn spec(scenario: &Path, conf: &Path, out: &Path, vary: &str, pattern: RwPattern) -> ValidateSpec {
+    ValidateSpec {
+        scenario: scenario.to_path_buf(),
+        ceph_conf: conf.to_path_buf(),
+        pool: lab::LAB_POOL.into(),
+        clientname: "admin".into(),
+        clients: vec![],
+        base: PointSetting {
+            pattern,
+            block_size_bytes: 4096,
+            iodepth: 4,
+            images: 1,
+            read_percent: None,
+        },
+        vary: Some(Vary::parse(vary).unwrap()),
+        runtime_secs: 3,
+        ramp_time_secs: 0,
+        image_size_bytes: 64 << 20,
+        out_dir: out.to_path_buf(),
+        existing_image: None,
+        i_own_this_image: None,
+        run_id: validate::new_run_id() + "-" + &out.file_name().unwrap().to_string_lossy(),
+        system_id: "lab".into(),
+    }
+}
+
+/// Kills (by PID) the fio child of this test process one second into the `kill_on`-th
+/// run, like an operator or the OOM killer would.
+struct KillingExecutor {
+    inner: ProcessExecutor,
+    runs: AtomicUsize,
+    kill_on: usize,
+}
+
+fn fio_children() -> Vec<u32> {
+    let me = std::process::id();
+    let mut pids = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        // "pid (comm) state ppid ..."
+        let Some(rest) = stat.rsplit_once(") ") else {
+            continue;
+        };
+        let ppid: u32 = rest
+            .1
+            .split_whitespace()
+            .nth(1)
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(0);
+        if ppid == me && stat.contains("(fio)") {
+            pids.push(pid);
+        }
+    }
+    pids
+}
+
+impl Executor for KillingExecutor {
+    fn run(&self, job: &RbdJob, progress: &dyn Progress) -> Result<FioRunOutput, FioError> {
+        let n = self.runs.fetch_add(1, Ordering::SeqCst) + 1;
+        let killer = (n == self.kill_on).then(|| {
+            std::thread::spawn(|| {
+                std::thread::sleep(Duration::from_millis(1500));
+                for pid in fio_children() {
+                    let _ = Command::new("kill")
+                        .args(["-KILL", &pid.to_string()])
+                        .status();
+                }
+            })
+        });
+        let r = self.inner.run(job, progress);
+        if let Some(k) = killer {
+            k.join().unwrap();
+        }
+        r
+    }
+}
+
+#[test]
+fn lab_end_to_end() {
+    if let Err(e) = lab::check_packages() {
+        eprintln!("\n!!!!! SKIPPING lab_end_to_end: {e}\n");
+        return;
+    }
+    let root = tempfile::Builder::new()
+        .prefix("cephplan-e2e-")
+        .tempdir()
+        .unwrap();
+    let dir = root.path().join("lab");
+    // Unique per test binary run: ports PORT..PORT+199 derived from the PID.
+    let port = 20000 + (std::process::id() % 200) as u16 * 200;
+    let report = lab::up(
+        &LabSpec {
+            osds: 3,
+            osd_size_bytes: 4 << 30,
+            ..LabSpec::new(&dir, port)
+        },
+        &NoProgress,
+    )
+    .expect("lab up");
+    let _guard = LabGuard(report.dir.clone());
+    let conf = report.ceph_conf.clone();
+    let scenario = report.scenario.clone();
+    let scen = std::fs::read_to_string(&scenario).unwrap();
+    assert!(scen.contains("schema_version = 1") && scen.contains("kind = \"hdd\""));
+    let state = lab::read_state(&report.dir).unwrap();
+    assert_eq!(state.daemons.len(), 5, "mon, mgr, 3 OSDs recorded");
+
+    // 1. A short randread sweep (pre-fill, two points) completes and cleans up.
+    let out = root.path().join("sweep");
+    let s = spec(&scenario, &conf, &out, "iodepth=1,8", RwPattern::Randread);
+    let exec = ProcessExecutor::new(&conf, FioTarget::Local, root.path());
+    let rep = validate::run(&s, &exec, &validate::NoPredictor, &NoProgress).expect("sweep");
+    assert_eq!(rep.points.len(), 2);
+    for p in &rep.points {
+        assert!(p.measured.total_iops > 0.0, "measured IOPS > 0");
+        assert!(p.measured.latency_mean_secs > 0.0);
+        assert!(out.join(&p.raw_fio_json).is_file());
+    }
+    let csv = std::fs::read_to_string(out.join(&rep.dataset_csv)).unwrap();
+    assert_eq!(
+        csv.lines().filter(|l| !l.starts_with('#')).count(),
+        3,
+        "header + 2 rows"
+    );
+    assert!(out.join(&rep.comparison_csv).is_file() && out.join(&rep.report_json).is_file());
+    assert!(
+        !rbd_ls(&conf)
+            .iter()
+            .any(|i| i.starts_with(validate::IMAGE_PREFIX)),
+        "validation images removed"
+    );
+
+    // 2. Writing to an image cephplan did not create is refused, and it survives.
+    let foreign = "someone-elses-image";
+    let st = Command::new("rbd")
+        .env("CEPH_CONF", &conf)
+        .args([
+            "create",
+            "--size",
+            "16M",
+            &format!("{}/{foreign}", lab::LAB_POOL),
+        ])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let mut s2 = spec(
+        &scenario,
+        &conf,
+        &root.path().join("foreign"),
+        "iodepth=1",
+        RwPattern::Randwrite,
+    );
+    s2.existing_image = Some(foreign.into());
+    let e = validate::run(&s2, &exec, &validate::NoPredictor, &NoProgress).unwrap_err();
+    assert!(matches!(e, ValidateError::ForeignImage { .. }), "{e}");
+    assert!(e.to_string().contains("--i-own-this-image"));
+    assert!(
+        rbd_ls(&conf).iter().any(|i| i == foreign),
+        "foreign image untouched"
+    );
+
+    // 3. A missing pool is a clear error.
+    let mut s3 = spec(
+        &scenario,
+        &conf,
+        &root.path().join("nopool"),
+        "iodepth=1",
+        RwPattern::Randwrite,
+    );
+    s3.pool = "nosuchpool".into();
+    let e = validate::run(&s3, &exec, &validate::NoPredictor, &NoProgress).unwrap_err();
+    assert!(matches!(e, ValidateError::PoolMissing { .. }), "{e}");
+
+    // 4. fio killed during the second point: the first point stays saved, images removed.
+    let out4 = root.path().join("killed");
+    let s4 = spec(
+        &scenario,
+        &conf,
+        &out4,
+        "iodepth=1,4,8",
+        RwPattern::Randwrite,
+    );
+    let killing = KillingExecutor {
+        inner: ProcessExecutor::new(&conf, FioTarget::Local, root.path()),
+        runs: AtomicUsize::new(0),
+        kill_on: 2,
+    };
+    let e = validate::run(&s4, &killing, &validate::NoPredictor, &NoProgress).unwrap_err();
+    match &e {
+        ValidateError::PointFailed { point, saved, .. } => {
+            assert_eq!((*point, *saved), (2, 1), "{e}")
+        }
+        other => panic!("expected PointFailed, got {other}"),
+    }
+    let csv = std::fs::read_to_string(out4.join(format!("validation-{}.csv", s4.run_id))).unwrap();
+    assert_eq!(
+        csv.lines().filter(|l| !l.starts_with('#')).count(),
+        2,
+        "header + 1 saved row"
+    );
+    assert!(!rbd_ls(&conf)
+        .iter()
+        .any(|i| i.starts_with(validate::IMAGE_PREFIX)));
+
+    // 5. An unreachable cluster is a timeout error, not a hang.
+    let bad_conf = root.path().join("unreachable.conf");
+    std::fs::write(
+        &bad_conf,
+        std::fs::read_to_string(&conf)
+            .unwrap()
+            .replace(&format!("127.0.0.1:{port}"), "127.0.0.1:1"),
+    )
+    .unwrap();
+    let s5 = spec(
+        &scenario,
+        &bad_conf,
+        &root.path().join("unreach"),
+        "iodepth=1",
+        RwPattern::Randwrite,
+    );
+    let t0 = std::time::Instant::now();
+    let e = validate::run(&s5, &exec, &validate::NoPredictor, &NoProgress).unwrap_err();
+    assert!(matches!(e, ValidateError::Unreachable { .. }), "{e}");
+    assert!(t0.elapsed() < Duration::from_secs(60));
+}
