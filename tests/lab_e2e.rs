@@ -243,7 +243,69 @@ fn lab_end_to_end() {
         .iter()
         .any(|i| i.starts_with(validate::IMAGE_PREFIX)));
 
-    // 5. An unreachable cluster is a timeout error, not a hang.
+    // 5. Through fio's client/server mode: a fio server (CEPH_CONF in its environment,
+    // bound to 127.0.0.1) runs the job; results come back under client_stats.
+    let fio_port = port + 150;
+    let mut server = Command::new("fio")
+        .env("CEPH_CONF", &conf)
+        .arg(format!("--server=ip:127.0.0.1,{fio_port}"))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    let out5 = root.path().join("client");
+    let mut s5 = spec(&scenario, &conf, &out5, "iodepth=4", RwPattern::Randwrite);
+    s5.clients = vec![format!("127.0.0.1:{fio_port}")];
+    let cexec = ProcessExecutor::new(&conf, FioTarget::Clients(s5.clients.clone()), root.path());
+    let r5 = validate::run(&s5, &cexec, &validate::NoPredictor, &NoProgress);
+    let _ = server.kill(); // the server we started, by its PID
+    let _ = server.wait();
+    let r5 = r5.expect("client/server sweep");
+    assert_eq!(r5.points[0].measured.clients, 1);
+    assert!(r5.points[0].measured.total_iops > 0.0);
+
+    // 6. Cancellation (what Ctrl-C does) during the second point: fio is killed, the
+    // first point stays saved, the images are removed.
+    struct CancelAfterFirst(cephplan::progress::CancelToken);
+    impl Progress for CancelAfterFirst {
+        fn advance(&self, _n: u64) {
+            let t = self.0.clone();
+            std::thread::spawn(move || {
+                std::thread::sleep(Duration::from_millis(1000));
+                t.cancel();
+            });
+        }
+        fn is_cancelled(&self) -> bool {
+            self.0.is_cancelled()
+        }
+    }
+    let s6 = spec(
+        &scenario,
+        &conf,
+        &root.path().join("cancel"),
+        "iodepth=1,4",
+        RwPattern::Randwrite,
+    );
+    let e = validate::run(
+        &s6,
+        &exec,
+        &validate::NoPredictor,
+        &CancelAfterFirst(Default::default()),
+    )
+    .unwrap_err();
+    // The sweep has two points: had fio run the second to its end, `run` would have
+    // saved it and returned Ok. `Cancelled` with one saved point means fio was stopped
+    // mid-point.
+    assert!(
+        matches!(e, ValidateError::Cancelled { saved: 1, .. }),
+        "{e}"
+    );
+    assert!(!rbd_ls(&conf)
+        .iter()
+        .any(|i| i.starts_with(validate::IMAGE_PREFIX)));
+
+    // 7. An unreachable cluster is a timeout error, not a hang.
     let bad_conf = root.path().join("unreachable.conf");
     std::fs::write(
         &bad_conf,
@@ -252,7 +314,7 @@ fn lab_end_to_end() {
             .replace(&format!("127.0.0.1:{port}"), "127.0.0.1:1"),
     )
     .unwrap();
-    let s5 = spec(
+    let s7 = spec(
         &scenario,
         &bad_conf,
         &root.path().join("unreach"),
@@ -260,7 +322,7 @@ fn lab_end_to_end() {
         RwPattern::Randwrite,
     );
     let t0 = std::time::Instant::now();
-    let e = validate::run(&s5, &exec, &validate::NoPredictor, &NoProgress).unwrap_err();
+    let e = validate::run(&s7, &exec, &validate::NoPredictor, &NoProgress).unwrap_err();
     assert!(matches!(e, ValidateError::Unreachable { .. }), "{e}");
     assert!(t0.elapsed() < Duration::from_secs(60));
 }
