@@ -28,10 +28,17 @@
 //! simulator see only a generic [`qn::Network`].
 
 pub mod fio;
+pub mod calibrate;
+pub mod data;
+#[cfg(feature = "gui")]
+pub mod gui;
 pub mod io;
+pub mod model;
 pub mod lab;
 pub mod progress;
 pub mod qn;
+pub mod sim;
 pub mod solve;
+pub mod spec;
 pub mod units;
 pub mod validate;

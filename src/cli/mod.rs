@@ -7,6 +7,8 @@ use clap::{Parser, Subcommand};
 
 pub mod lab;
 pub mod output;
+pub mod solve;
+pub mod simulate;
 pub mod progress;
 pub mod validate;
 
@@ -26,6 +28,10 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Solve a generic queueing network file (MVA, approximate MVA, bounds).
+    Solve(solve::SolveArgs),
+    /// Discrete-event simulation: throughput, mean and tail latency with confidence intervals.
+    Simulate(simulate::SimulateArgs),
     /// A throwaway local Ceph cluster for validation (`lab up`, `lab down`).
     Lab(lab::LabArgs),
     /// Predicted vs measured with fio's rbd engine on a real cluster.
@@ -34,6 +40,8 @@ pub enum Command {
 
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
+        Command::Solve(args) => solve::run(args),
+        Command::Simulate(a) => simulate::run(a),
         Command::Lab(a) => lab::run(a),
         Command::Validate(a) => validate::run(*a),
     }

@@ -7,11 +7,21 @@
 //! a [`Solution`]; numerical outcomes such as non-convergence of an iterative method are
 //! data in [`Convergence`], not errors.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 
-use crate::qn::Network;
+use crate::qn::{Network, StationKind};
 
+pub mod approx;
+pub mod bounds;
+pub mod mva;
 pub mod single;
+
+#[cfg(test)]
+pub(crate) mod oracle;
+#[cfg(test)]
+mod tests;
 
 /// Which algorithm produced a solution.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -19,12 +29,29 @@ pub mod single;
 pub enum Method {
     /// Exact single-class MVA with exact multi-server (load-dependent) stations.
     ExactSingleClass,
-    /// Exact multi-class MVA over the full population lattice.
+    /// Exact single-class MVA except for the multi-server stations named in
+    /// [`Solution::notes`]: too many copies for the exact complement lattice, their
+    /// per-copy marginal probabilities are computed from the network's own throughput
+    /// instead of that of the network with one copy fewer (stable; the error shrinks as
+    /// the multiplicity grows, see `single`).
+    SelfComplementSingleClass,
+    /// Exact multi-class MVA over the full population lattice (single-server queues and
+    /// delays only: exact).
     ExactMultiClass,
-    /// Bard-Schweitzer approximate MVA (fixed point).
+    /// Exact multi-class MVA of the network in which every multi-server station is
+    /// replaced by Seidmann's approximation (single server D/c plus delay D·(c−1)/c).
+    SeidmannMultiClass,
+    /// Bard-Schweitzer approximate MVA (fixed point); multi-server stations via Seidmann.
     Schweitzer,
-    /// Linearizer approximate MVA.
+    /// Linearizer approximate MVA (Chandy & Neuse); multi-server stations via Seidmann.
     Linearizer,
+}
+
+impl Method {
+    /// True for methods whose answer is exact for the network as given.
+    pub fn is_exact(self) -> bool {
+        matches!(self, Method::ExactSingleClass | Method::ExactMultiClass)
+    }
 }
 
 /// Solver choices.
@@ -102,6 +129,9 @@ pub struct Solution {
     pub stations: Vec<StationSolution>,
     /// Present for iterative methods.
     pub convergence: Option<Convergence>,
+    /// Approximations the solver had to make (empty for an exact answer).
+    #[serde(default)]
+    pub notes: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -116,17 +146,262 @@ pub enum SolveError {
 /// MVA for one class; exact multi-class MVA when the population lattice is small enough;
 /// otherwise Linearizer.
 pub fn solve(net: &Network, opts: &SolveOptions) -> Result<Solution, SolveError> {
+    let single = net.classes.len() == 1;
     match opts.method {
-        Some(Method::ExactSingleClass) | None if net.classes.len() == 1 => {
+        None if single => Ok(single::solve_exact(net)),
+        None => match mva::solve_exact_multi(net, opts.max_exact_lattice) {
+            Err(SolveError::LatticeTooLarge { .. }) => Ok(approx::linearizer(net, opts)),
+            other => other,
+        },
+        Some(Method::ExactSingleClass | Method::SelfComplementSingleClass) if single => {
             Ok(single::solve_exact(net))
         }
-        Some(m) => Err(SolveError::Unsupported {
-            method: m,
-            reason: "not implemented yet".into(),
-        }),
-        None => Err(SolveError::Unsupported {
-            method: Method::ExactMultiClass,
-            reason: "not implemented yet".into(),
-        }),
+        Some(m @ (Method::ExactSingleClass | Method::SelfComplementSingleClass)) => {
+            Err(SolveError::Unsupported {
+                method: m,
+                reason: format!(
+                    "the network has {} classes; use exact_multi_class, schweitzer or linearizer",
+                    net.classes.len()
+                ),
+            })
+        }
+        Some(Method::ExactMultiClass | Method::SeidmannMultiClass) => {
+            mva::solve_exact_multi(net, opts.max_exact_lattice)
+        }
+        Some(Method::Schweitzer) => Ok(approx::schweitzer(net, opts)),
+        Some(Method::Linearizer) => Ok(approx::linearizer(net, opts)),
+    }
+}
+
+/// A network flattened for the multi-class and approximate solvers: per-copy demands,
+/// multi-server stations replaced by Seidmann's decomposition (a single server with
+/// demand D/c followed by a delay D·(c−1)/c; Seidmann, Schwetman & Shooman 1987).
+#[derive(Debug, Clone)]
+pub(crate) struct Flat {
+    pub stations: Vec<FlatStation>,
+    /// Names of the stations that were approximated.
+    pub seidmann: Vec<String>,
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct FlatStation {
+    /// Index of the network station this part belongs to.
+    pub origin: usize,
+    pub delay: bool,
+    pub copies: f64,
+    /// Per-copy demand and path demand per class, seconds.
+    pub d: Vec<f64>,
+    pub dp: Vec<f64>,
+}
+
+impl Flat {
+    pub fn new(net: &Network) -> Self {
+        let mut stations = Vec::new();
+        let mut seidmann = Vec::new();
+        for (i, s) in net.stations.iter().enumerate() {
+            let m = f64::from(s.multiplicity);
+            let d: Vec<f64> = s.demands.iter().map(|d| d.secs / m).collect();
+            let dp: Vec<f64> = s.demands.iter().map(|d| d.path_secs / m).collect();
+            let part = |delay, scale: f64| FlatStation {
+                origin: i,
+                delay,
+                copies: m,
+                d: d.iter().map(|v| v * scale).collect(),
+                dp: dp.iter().map(|v| v * scale).collect(),
+            };
+            match s.kind {
+                StationKind::Delay => stations.push(part(true, 1.0)),
+                StationKind::Queue if s.servers == 1 => stations.push(part(false, 1.0)),
+                StationKind::Queue => {
+                    let c = f64::from(s.servers);
+                    stations.push(part(false, 1.0 / c));
+                    stations.push(part(true, (c - 1.0) / c));
+                    seidmann.push(s.name.clone());
+                }
+            }
+        }
+        Flat { stations, seidmann }
+    }
+
+    /// Builds a [`Solution`] from per-part stretch factors (`R = d · stretch` per copy)
+    /// and class throughputs.
+    pub fn assemble(
+        &self,
+        net: &Network,
+        method: Method,
+        x: &[f64],
+        stretch: &[Vec<f64>],
+        convergence: Option<Convergence>,
+        mut notes: Vec<String>,
+    ) -> Solution {
+        let nc = net.classes.len();
+        let mut stations: Vec<StationSolution> = net
+            .stations
+            .iter()
+            .map(|s| StationSolution {
+                name: s.name.clone(),
+                utilization: 0.0,
+                queue_length: 0.0,
+                queue_length_total: 0.0,
+                per_class: (0..nc)
+                    .map(|_| StationClassSolution {
+                        residence_secs: 0.0,
+                        path_residence_secs: 0.0,
+                        queue_length: 0.0,
+                        utilization: 0.0,
+                    })
+                    .collect(),
+            })
+            .collect();
+        for (part, st) in self.stations.iter().zip(stretch) {
+            let out = &mut stations[part.origin];
+            for r in 0..nc {
+                let pc = &mut out.per_class[r];
+                let res = part.copies * part.d[r] * st[r];
+                pc.residence_secs += res;
+                pc.path_residence_secs += part.copies * part.dp[r] * st[r];
+                pc.queue_length += x[r] * res;
+                out.queue_length_total += x[r] * res;
+                out.queue_length += x[r] * res / part.copies;
+            }
+        }
+        for (out, s) in stations.iter_mut().zip(&net.stations) {
+            if s.kind == StationKind::Queue {
+                let cap = f64::from(s.multiplicity) * f64::from(s.servers);
+                for ((pc, d), xr) in out.per_class.iter_mut().zip(&s.demands).zip(x) {
+                    pc.utilization = xr * d.secs / cap;
+                    out.utilization += pc.utilization;
+                }
+            }
+        }
+        let classes = net
+            .classes
+            .iter()
+            .enumerate()
+            .map(|(r, c)| ClassSolution {
+                name: c.name.clone(),
+                population: c.population,
+                throughput_per_sec: x[r],
+                response_time_secs: if c.population == 0 {
+                    0.0
+                } else {
+                    stations
+                        .iter()
+                        .map(|s| s.per_class[r].path_residence_secs)
+                        .sum()
+                },
+            })
+            .collect();
+        if !self.seidmann.is_empty() {
+            notes.push(format!(
+                "multi-server stations {} use Seidmann's approximation (single server D/c + delay D(c-1)/c)",
+                self.seidmann.join(", ")
+            ));
+        }
+        Solution {
+            method,
+            classes,
+            stations,
+            convergence,
+            notes,
+        }
+    }
+}
+
+/// A class in a [`SolveReport`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClassReport {
+    pub population: u32,
+    pub think_time_secs: f64,
+    pub throughput_per_sec: f64,
+    pub response_time_secs: f64,
+}
+
+/// A station in a [`SolveReport`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StationReport {
+    pub kind: crate::qn::StationKind,
+    pub servers: u32,
+    pub multiplicity: u32,
+    /// Per-server utilisation of one copy, 0..1.
+    pub utilization: f64,
+    /// Mean jobs at one copy.
+    pub queue_length: f64,
+    /// Mean jobs at all copies together.
+    pub queue_length_total: f64,
+    /// Per class name.
+    pub per_class: BTreeMap<String, StationClassSolution>,
+}
+
+/// A solution keyed by names, with the asymptotic bounds: the JSON contract of
+/// `cephplan solve` (`classes.<name>.throughput_per_sec`, `stations.<name>.utilization`,
+/// …).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SolveReport {
+    pub method: Method,
+    /// True when the method is exact for the network as given.
+    pub exact: bool,
+    pub convergence: Option<Convergence>,
+    pub notes: Vec<String>,
+    pub classes: BTreeMap<String, ClassReport>,
+    pub stations: BTreeMap<String, StationReport>,
+    pub bounds: BTreeMap<String, bounds::ClassBounds>,
+}
+
+impl SolveReport {
+    pub fn new(net: &Network, sol: &Solution) -> Self {
+        let classes = net
+            .classes
+            .iter()
+            .zip(&sol.classes)
+            .map(|(c, s)| {
+                (
+                    c.name.clone(),
+                    ClassReport {
+                        population: c.population,
+                        think_time_secs: c.think_time_secs,
+                        throughput_per_sec: s.throughput_per_sec,
+                        response_time_secs: s.response_time_secs,
+                    },
+                )
+            })
+            .collect();
+        let stations = net
+            .stations
+            .iter()
+            .zip(&sol.stations)
+            .map(|(st, s)| {
+                (
+                    st.name.clone(),
+                    StationReport {
+                        kind: st.kind,
+                        servers: st.servers,
+                        multiplicity: st.multiplicity,
+                        utilization: s.utilization,
+                        queue_length: s.queue_length,
+                        queue_length_total: s.queue_length_total,
+                        per_class: net
+                            .classes
+                            .iter()
+                            .zip(&s.per_class)
+                            .map(|(c, pc)| (c.name.clone(), pc.clone()))
+                            .collect(),
+                    },
+                )
+            })
+            .collect();
+        let bounds = bounds::bounds(net)
+            .into_iter()
+            .map(|b| (b.name.clone(), b))
+            .collect();
+        SolveReport {
+            method: sol.method,
+            exact: sol.method.is_exact(),
+            convergence: sol.convergence.clone(),
+            notes: sol.notes.clone(),
+            classes,
+            stations,
+            bounds,
+        }
     }
 }
