@@ -164,6 +164,10 @@ fn lab_end_to_end() {
         "header + 2 rows"
     );
     assert!(out.join(&rep.comparison_csv).is_file() && out.join(&rep.report_json).is_file());
+    // The dataset is what `calibrate` reads: it must load through `data`.
+    let (runs, _warnings) =
+        cephplan::data::load_runs(&out.join(&rep.dataset_csv)).expect("dataset loads");
+    assert_eq!(runs.len(), 2);
     assert!(
         !rbd_ls(&conf)
             .iter()
