@@ -329,4 +329,65 @@ fn lab_end_to_end() {
     let e = validate::run(&s7, &exec, &validate::NoPredictor, &NoProgress).unwrap_err();
     assert!(matches!(e, ValidateError::Unreachable { .. }), "{e}");
     assert!(t0.elapsed() < Duration::from_secs(60));
+
+    // 8. An OSD dies (TERM to the PID lab recorded) during the second point: with pool
+    // size 1 its PGs stop serving, fio cannot finish, the run is stopped at its deadline
+    // (runtime + grace) and the error names the down OSD; point 1 stays saved. This breaks
+    // the cluster, so it runs last.
+    let osd = state
+        .daemons
+        .iter()
+        .find(|d| d.name == "osd.0")
+        .unwrap()
+        .pid;
+    let out8 = root.path().join("osd-dies");
+    let s8 = spec(&scenario, &conf, &out8, "iodepth=4,4", RwPattern::Randwrite);
+    let mut short = ProcessExecutor::new(&conf, FioTarget::Local, root.path());
+    short.grace = Duration::from_secs(15);
+    struct TermOsdOnSecond {
+        inner: ProcessExecutor,
+        runs: AtomicUsize,
+        osd_pid: u32,
+    }
+    impl Executor for TermOsdOnSecond {
+        fn run(&self, job: &RbdJob, progress: &dyn Progress) -> Result<FioRunOutput, FioError> {
+            if self.runs.fetch_add(1, Ordering::SeqCst) == 1 {
+                let pid = self.osd_pid;
+                std::thread::spawn(move || {
+                    std::thread::sleep(Duration::from_millis(1000));
+                    let _ = Command::new("kill")
+                        .args(["-TERM", &pid.to_string()])
+                        .status();
+                });
+            }
+            self.inner.run(job, progress)
+        }
+    }
+    let dying = TermOsdOnSecond {
+        inner: short,
+        runs: AtomicUsize::new(0),
+        osd_pid: osd,
+    };
+    let e = validate::run(&s8, &dying, &validate::NoPredictor, &NoProgress).unwrap_err();
+    // With an OSD down `rbd rm` would block, so the image is left and named.
+    match &e {
+        ValidateError::ImagesLeft {
+            outcome, images, ..
+        } => {
+            assert!(
+                outcome.contains("point 2 of 2")
+                    && outcome.contains("1 earlier point(s) are saved"),
+                "{e}"
+            );
+            assert_eq!(images.len(), 1, "{e}");
+        }
+        other => panic!("expected ImagesLeft after PointFailed, got {other}"),
+    }
+    assert!(e.to_string().contains("osd.0 down"), "{e}");
+    let csv = std::fs::read_to_string(out8.join(format!("validation-{}.csv", s8.run_id))).unwrap();
+    assert_eq!(
+        csv.lines().filter(|l| !l.starts_with('#')).count(),
+        2,
+        "header + 1 saved row"
+    );
 }

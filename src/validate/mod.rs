@@ -65,6 +65,12 @@ pub enum ValidateError {
     Write(#[from] crate::io::WriteError),
     #[error("{0}")]
     Data(#[from] crate::data::DataError),
+    #[error("{outcome}\nThese images cephplan created could not be removed (an OSD is down or the cluster stopped answering): {}; remove them once the cluster is healthy with `rbd rm {pool}/NAME`", images.join(", "))]
+    ImagesLeft {
+        outcome: String,
+        pool: String,
+        images: Vec<String>,
+    },
     #[error("cannot read the scenario {path}: {source}")]
     Scenario {
         path: PathBuf,
@@ -314,24 +320,42 @@ pub fn new_run_id() -> String {
     format!("{secs}-{}", std::process::id())
 }
 
-/// Removes the images it holds when dropped (also on error or cancellation).
+/// The images validation created. [`Images::remove_all`] removes them; dropping the guard
+/// does the same (a panic must not leave images behind either).
 struct Images<'a> {
     cli: &'a CephCli<'a>,
     pool: String,
     created: Vec<String>,
 }
 
+impl Images<'_> {
+    /// Removes every created image; returns those it could not remove. With an OSD down,
+    /// `rbd rm` would block on its placement groups, so nothing is attempted then.
+    fn remove_all(&mut self) -> Vec<String> {
+        let created = std::mem::take(&mut self.created);
+        if created.is_empty() || !osds_down(self.cli).unwrap_or_default().is_empty() {
+            return created;
+        }
+        created
+            .into_iter()
+            .filter(|img| {
+                let spec = format!("{}/{img}", self.pool);
+                self.cli
+                    .run_with(
+                        "rbd",
+                        &["rm", "--no-progress", &spec],
+                        Duration::from_secs(120),
+                        &NoProgress,
+                    )
+                    .is_err()
+            })
+            .collect()
+    }
+}
+
 impl Drop for Images<'_> {
     fn drop(&mut self) {
-        for img in &self.created {
-            let spec = format!("{}/{img}", self.pool);
-            let _ = self.cli.run_with(
-                "rbd",
-                &["rm", "--no-progress", &spec],
-                Duration::from_secs(120),
-                &NoProgress,
-            );
-        }
+        let _ = self.remove_all();
     }
 }
 
@@ -362,8 +386,6 @@ pub fn run(
     predictor: &dyn Predictor,
     progress: &dyn Progress,
 ) -> Result<ValidationReport, ValidateError> {
-    let points = spec.points();
-    let total = points.len();
     let log_dir = spec.out_dir.clone();
     let cli = CephCli {
         conf: &spec.ceph_conf,
@@ -388,18 +410,46 @@ pub fn run(
             },
         });
     }
-    let max_images = points.iter().map(|p| p.images).max().unwrap_or(1) as usize;
     let mut images = Images {
         cli: &cli,
         pool: spec.pool.clone(),
         created: Vec::new(),
     };
+    let result = run_points(spec, executor, predictor, progress, &cli, &mut images);
+    let left = images.remove_all();
+    match result {
+        _ if !left.is_empty() => {
+            let outcome = match result {
+                Ok(r) => format!("the run completed ({} points saved)", r.points.len()),
+                Err(e) => e.to_string(),
+            };
+            Err(ValidateError::ImagesLeft {
+                outcome,
+                pool: spec.pool.clone(),
+                images: left,
+            })
+        }
+        r => r,
+    }
+}
+
+fn run_points(
+    spec: &ValidateSpec,
+    executor: &dyn Executor,
+    predictor: &dyn Predictor,
+    progress: &dyn Progress,
+    cli: &CephCli,
+    images: &mut Images,
+) -> Result<ValidationReport, ValidateError> {
+    let points = spec.points();
+    let total = points.len();
+    let max_images = points.iter().map(|p| p.images).max().unwrap_or(1) as usize;
     let names: Vec<String> = match &spec.existing_image {
         Some(img) => {
             if spec.i_own_this_image.as_deref() != Some(img.as_str()) {
                 return Err(ValidateError::ForeignImage { image: img.clone() });
             }
-            if !rbd_exists(&cli, &spec.pool, img)? {
+            if !rbd_exists(cli, &spec.pool, img)? {
                 return Err(ValidateError::ImageMissing {
                     pool: spec.pool.clone(),
                     image: img.clone(),
@@ -465,7 +515,7 @@ pub fn run(
                 point: 0,
                 total,
                 label: "pre-fill".into(),
-                osd_note: osd_note(&cli),
+                osd_note: osd_note(cli),
                 source: Box::new(source),
                 saved: 0,
                 out_dir: spec.out_dir.clone(),
@@ -539,7 +589,7 @@ pub fn run(
                 point: k + 1,
                 total,
                 label: point.label(),
-                osd_note: osd_note(&cli),
+                osd_note: osd_note(cli),
                 source: Box::new(source),
                 saved: report.points.len(),
                 out_dir: spec.out_dir.clone(),
@@ -590,37 +640,38 @@ pub fn run(
         progress.advance(1);
     }
     progress.finish();
-    drop(images);
     Ok(report)
 }
 
-/// After a failure: say which OSDs are down, if any (the usual cause of a hung fio).
-fn osd_note(cli: &CephCli) -> String {
+/// The OSDs the cluster reports down (`None` if it does not answer).
+fn osds_down(cli: &CephCli) -> Option<Vec<String>> {
     let quiet = CephCli {
         conf: cli.conf,
         log_dir: cli.log_dir.clone(),
         progress: &NoProgress,
     };
-    match quiet.ceph(&["osd", "dump", "-f", "json"]) {
-        Ok(s) => {
-            let v: serde_json::Value = serde_json::from_str(&s).unwrap_or_default();
-            let down: Vec<String> = v["osds"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter(|o| o["up"].as_u64() == Some(0))
-                .map(|o| format!("osd.{}", o["osd"]))
-                .collect();
-            if down.is_empty() {
-                String::new()
-            } else {
-                format!(
-                    "\nThe cluster reports {} down: I/O to its placement groups blocks until it returns; restart it or check its log",
-                    down.join(", ")
-                )
-            }
-        }
-        Err(e) => format!("\nThe cluster no longer answers: {e}"),
+    let s = quiet.ceph(&["osd", "dump", "-f", "json"]).ok()?;
+    let v: serde_json::Value = serde_json::from_str(&s).unwrap_or_default();
+    Some(
+        v["osds"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|o| o["up"].as_u64() == Some(0))
+            .map(|o| format!("osd.{}", o["osd"]))
+            .collect(),
+    )
+}
+
+/// After a failure: say which OSDs are down, if any (the usual cause of a hung fio).
+fn osd_note(cli: &CephCli) -> String {
+    match osds_down(cli) {
+        Some(down) if down.is_empty() => String::new(),
+        Some(down) => format!(
+            "\nThe cluster reports {} down: I/O to its placement groups blocks until it returns; restart it or check its log",
+            down.join(", ")
+        ),
+        None => "\nThe cluster no longer answers (ceph osd dump failed)".into(),
     }
 }
 
