@@ -13,7 +13,7 @@
 
 mod output;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
@@ -675,16 +675,11 @@ fn osd_note(cli: &CephCli) -> String {
     }
 }
 
-/// Reads `DIR/...` helper for tests and the CLI: the report written by [`run`].
-pub fn read_report(path: &Path) -> Result<ValidationReport, std::io::Error> {
-    let text = std::fs::read_to_string(path)?;
-    serde_json::from_str(&text).map_err(std::io::Error::other)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::fio::{read_fio_file, EngineCheck};
+    use std::path::Path;
 
     #[test]
     fn vary_parses_the_three_dimensions_and_rejects_nonsense() {
