@@ -260,3 +260,43 @@ image_size = \"1G\"
         pgs = super::PG_COUNT,
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::{catalogue::Catalogue, parse_scenario};
+
+    #[test]
+    fn lab_scenario_is_a_valid_scenario_file() {
+        // Probe figures as measured by `lab up` on the development VM (2 vCPUs, ext4 on
+        // virtio): see the scenario.toml it wrote on 2026-12-01.
+        let probe = HostProbe {
+            logical_cpus: 2,
+            cpu_ghz: 2.45,
+            arch: "x86_64".into(),
+            memory_gib: 24.0,
+            disk_read_4k_iops: 12435.0,
+            disk_write_4k_iops: 10803.0,
+            disk_read_4k_latency_secs: 79.5e-6,
+            disk_write_4k_latency_secs: 91.3e-6,
+            disk_read_bytes_per_sec: 306030592.0,
+            disk_write_bytes_per_sec: 391731200.0,
+            loopback_bits_per_sec: 5.1e9,
+        };
+        let state = LabState {
+            schema_version: super::super::LAB_SCHEMA_VERSION,
+            generator: GENERATED_MARKER.into(),
+            dir: "/tmp/lab".into(),
+            port: 6789,
+            fsid: "f".into(),
+            osds: 3,
+            replicas: 3,
+            osd_size_bytes: 10 << 30,
+            pool: "rbd".into(),
+            daemons: vec![],
+        };
+        let text = scenario_toml(&state, &probe, "16.2.15");
+        let sc = parse_scenario(&text, "lab scenario.toml", &Catalogue::builtin());
+        assert!(sc.is_ok(), "{}\n{text}", sc.unwrap_err());
+    }
+}

@@ -13,7 +13,7 @@
 
 mod output;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
@@ -22,7 +22,7 @@ use crate::fio::{EngineCheck, Executor, FioError, MeasuredSummary, RbdJob, RwPat
 use crate::lab::{CephCli, LabError};
 use crate::progress::{NoProgress, Progress};
 
-pub use output::{comparison_csv, dataset_csv, DATASET_COLUMNS};
+pub use output::{comparison_csv, measured_run};
 
 /// Format version of the validation report JSON.
 pub const REPORT_SCHEMA_VERSION: u32 = 1;
@@ -63,6 +63,14 @@ pub enum ValidateError {
     },
     #[error("{0}")]
     Write(#[from] crate::io::WriteError),
+    #[error("{0}")]
+    Data(#[from] crate::data::DataError),
+    #[error("{outcome}\nThese images cephplan created could not be removed (an OSD is down or the cluster stopped answering): {}; remove them once the cluster is healthy with `rbd rm {pool}/NAME`", images.join(", "))]
+    ImagesLeft {
+        outcome: String,
+        pool: String,
+        images: Vec<String>,
+    },
     #[error("cannot read the scenario {path}: {source}")]
     Scenario {
         path: PathBuf,
@@ -312,24 +320,42 @@ pub fn new_run_id() -> String {
     format!("{secs}-{}", std::process::id())
 }
 
-/// Removes the images it holds when dropped (also on error or cancellation).
+/// The images validation created. [`Images::remove_all`] removes them; dropping the guard
+/// does the same (a panic must not leave images behind either).
 struct Images<'a> {
     cli: &'a CephCli<'a>,
     pool: String,
     created: Vec<String>,
 }
 
+impl Images<'_> {
+    /// Removes every created image; returns those it could not remove. With an OSD down,
+    /// `rbd rm` would block on its placement groups, so nothing is attempted then.
+    fn remove_all(&mut self) -> Vec<String> {
+        let created = std::mem::take(&mut self.created);
+        if created.is_empty() || !osds_down(self.cli).unwrap_or_default().is_empty() {
+            return created;
+        }
+        created
+            .into_iter()
+            .filter(|img| {
+                let spec = format!("{}/{img}", self.pool);
+                self.cli
+                    .run_with(
+                        "rbd",
+                        &["rm", "--no-progress", &spec],
+                        Duration::from_secs(120),
+                        &NoProgress,
+                    )
+                    .is_err()
+            })
+            .collect()
+    }
+}
+
 impl Drop for Images<'_> {
     fn drop(&mut self) {
-        for img in &self.created {
-            let spec = format!("{}/{img}", self.pool);
-            let _ = self.cli.run_with(
-                "rbd",
-                &["rm", "--no-progress", &spec],
-                Duration::from_secs(120),
-                &NoProgress,
-            );
-        }
+        let _ = self.remove_all();
     }
 }
 
@@ -360,8 +386,6 @@ pub fn run(
     predictor: &dyn Predictor,
     progress: &dyn Progress,
 ) -> Result<ValidationReport, ValidateError> {
-    let points = spec.points();
-    let total = points.len();
     let log_dir = spec.out_dir.clone();
     let cli = CephCli {
         conf: &spec.ceph_conf,
@@ -386,18 +410,46 @@ pub fn run(
             },
         });
     }
-    let max_images = points.iter().map(|p| p.images).max().unwrap_or(1) as usize;
     let mut images = Images {
         cli: &cli,
         pool: spec.pool.clone(),
         created: Vec::new(),
     };
+    let result = run_points(spec, executor, predictor, progress, &cli, &mut images);
+    let left = images.remove_all();
+    match result {
+        _ if !left.is_empty() => {
+            let outcome = match result {
+                Ok(r) => format!("the run completed ({} points saved)", r.points.len()),
+                Err(e) => e.to_string(),
+            };
+            Err(ValidateError::ImagesLeft {
+                outcome,
+                pool: spec.pool.clone(),
+                images: left,
+            })
+        }
+        r => r,
+    }
+}
+
+fn run_points(
+    spec: &ValidateSpec,
+    executor: &dyn Executor,
+    predictor: &dyn Predictor,
+    progress: &dyn Progress,
+    cli: &CephCli,
+    images: &mut Images,
+) -> Result<ValidationReport, ValidateError> {
+    let points = spec.points();
+    let total = points.len();
+    let max_images = points.iter().map(|p| p.images).max().unwrap_or(1) as usize;
     let names: Vec<String> = match &spec.existing_image {
         Some(img) => {
             if spec.i_own_this_image.as_deref() != Some(img.as_str()) {
                 return Err(ValidateError::ForeignImage { image: img.clone() });
             }
-            if !rbd_exists(&cli, &spec.pool, img)? {
+            if !rbd_exists(cli, &spec.pool, img)? {
                 return Err(ValidateError::ImageMissing {
                     pool: spec.pool.clone(),
                     image: img.clone(),
@@ -463,7 +515,7 @@ pub fn run(
                 point: 0,
                 total,
                 label: "pre-fill".into(),
-                osd_note: osd_note(&cli),
+                osd_note: osd_note(cli),
                 source: Box::new(source),
                 saved: 0,
                 out_dir: spec.out_dir.clone(),
@@ -537,7 +589,7 @@ pub fn run(
                 point: k + 1,
                 total,
                 label: point.label(),
-                osd_note: osd_note(&cli),
+                osd_note: osd_note(cli),
                 source: Box::new(source),
                 saved: report.points.len(),
                 out_dir: spec.out_dir.clone(),
@@ -588,42 +640,176 @@ pub fn run(
         progress.advance(1);
     }
     progress.finish();
-    drop(images);
     Ok(report)
 }
 
-/// After a failure: say which OSDs are down, if any (the usual cause of a hung fio).
-fn osd_note(cli: &CephCli) -> String {
+/// The OSDs the cluster reports down (`None` if it does not answer).
+fn osds_down(cli: &CephCli) -> Option<Vec<String>> {
     let quiet = CephCli {
         conf: cli.conf,
         log_dir: cli.log_dir.clone(),
         progress: &NoProgress,
     };
-    match quiet.ceph(&["osd", "dump", "-f", "json"]) {
-        Ok(s) => {
-            let v: serde_json::Value = serde_json::from_str(&s).unwrap_or_default();
-            let down: Vec<String> = v["osds"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter(|o| o["up"].as_u64() == Some(0))
-                .map(|o| format!("osd.{}", o["osd"]))
-                .collect();
-            if down.is_empty() {
-                String::new()
-            } else {
-                format!(
-                    "\nThe cluster reports {} down: I/O to its placement groups blocks until it returns; restart it or check its log",
-                    down.join(", ")
-                )
-            }
-        }
-        Err(e) => format!("\nThe cluster no longer answers: {e}"),
+    let s = quiet.ceph(&["osd", "dump", "-f", "json"]).ok()?;
+    let v: serde_json::Value = serde_json::from_str(&s).unwrap_or_default();
+    Some(
+        v["osds"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|o| o["up"].as_u64() == Some(0))
+            .map(|o| format!("osd.{}", o["osd"]))
+            .collect(),
+    )
+}
+
+/// After a failure: say which OSDs are down, if any (the usual cause of a hung fio).
+fn osd_note(cli: &CephCli) -> String {
+    match osds_down(cli) {
+        Some(down) if down.is_empty() => String::new(),
+        Some(down) => format!(
+            "\nThe cluster reports {} down: I/O to its placement groups blocks until it returns; restart it or check its log",
+            down.join(", ")
+        ),
+        None => "\nThe cluster no longer answers (ceph osd dump failed)".into(),
     }
 }
 
-/// Reads `DIR/...` helper for tests and the CLI: the report written by [`run`].
-pub fn read_report(path: &Path) -> Result<ValidationReport, std::io::Error> {
-    let text = std::fs::read_to_string(path)?;
-    serde_json::from_str(&text).map_err(std::io::Error::other)
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fio::{read_fio_file, EngineCheck};
+    use std::path::Path;
+
+    #[test]
+    fn vary_parses_the_three_dimensions_and_rejects_nonsense() {
+        assert_eq!(
+            Vary::parse("iodepth=1,4,16,64").unwrap(),
+            Vary::Iodepth(vec![1, 4, 16, 64])
+        );
+        assert_eq!(
+            Vary::parse("images=1, 2").unwrap(),
+            Vary::Images(vec![1, 2])
+        );
+        assert_eq!(
+            Vary::parse("bs=4k,64k").unwrap(),
+            Vary::BlockSizeBytes(vec![4096, 65536])
+        );
+        for bad in ["iodepth", "iodepth=0", "iodepth=1,,2", "qd=1", "bs=4q"] {
+            assert!(Vary::parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn comparison_error_and_interval_membership() {
+        // predicted 110 vs measured 100: +10 %; 100 inside [90, 120], 130 outside.
+        let c = MetricComparison::new(Some(110.0), Some((90.0, 120.0)), Some(100.0));
+        assert!((c.error_percent.unwrap() - 10.0).abs() < 1e-12);
+        assert_eq!(c.inside_interval, Some(true));
+        let c = MetricComparison::new(Some(110.0), Some((90.0, 120.0)), Some(130.0));
+        assert_eq!(c.inside_interval, Some(false));
+        let c = MetricComparison::new(None, None, Some(1.0));
+        assert_eq!((c.error_percent, c.inside_interval), (None, None));
+    }
+
+    fn spec_for(dir: &Path) -> ValidateSpec {
+        ValidateSpec {
+            scenario: dir.join("s.toml"),
+            ceph_conf: dir.join("ceph.conf"),
+            pool: "rbd".into(),
+            clientname: "admin".into(),
+            clients: vec![],
+            base: PointSetting {
+                pattern: RwPattern::Randwrite,
+                block_size_bytes: 4096,
+                iodepth: 16,
+                images: 2,
+                read_percent: None,
+            },
+            vary: Some(Vary::Iodepth(vec![8, 16])),
+            runtime_secs: 3,
+            ramp_time_secs: 0,
+            image_size_bytes: 1 << 30,
+            out_dir: dir.to_path_buf(),
+            existing_image: None,
+            i_own_this_image: None,
+            run_id: "r1".into(),
+            system_id: "lab".into(),
+        }
+    }
+
+    #[test]
+    fn points_follow_vary() {
+        let d = tempfile::tempdir().unwrap();
+        let pts = spec_for(d.path()).points();
+        assert_eq!(pts.iter().map(|p| p.iodepth).collect::<Vec<_>>(), [8, 16]);
+        assert!(pts.iter().all(|p| p.images == 2));
+    }
+
+    #[test]
+    fn dataset_rows_load_through_data_and_pass_littles_law() {
+        // The two-job fixture (2 images × iodepth 8, recorded on the lab): IOPS × mean
+        // latency must equal the 16 I/Os in flight within the 10 % that calibrate's loader
+        // accepts without a warning.
+        let d = tempfile::tempdir().unwrap();
+        let fixture =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fio/multi-randwrite.json");
+        let measured = read_fio_file(&fixture, EngineCheck::RequireRbd)
+            .unwrap()
+            .summary();
+        let spec = spec_for(d.path());
+        let setting = PointSetting {
+            iodepth: 8,
+            ..spec.base.clone()
+        };
+        let point = PointResult {
+            index: 1,
+            run_id: "r1-01".into(),
+            setting,
+            raw_fio_json: "raw/r1-point-01.json".into(),
+            iops: MetricComparison::new(None, None, Some(measured.total_iops)),
+            bytes_per_sec: MetricComparison::new(None, None, Some(measured.total_bytes_per_sec)),
+            latency_mean_secs: MetricComparison::new(None, None, Some(measured.latency_mean_secs)),
+            latency_p99_secs: MetricComparison::new(None, None, measured.latency_p99_secs),
+            measured,
+            prediction_error: None,
+        };
+        let report = ValidationReport {
+            schema_version: REPORT_SCHEMA_VERSION,
+            generator: crate::io::GENERATED_MARKER.into(),
+            run_id: "r1".into(),
+            scenario: spec.scenario.clone(),
+            pool: "rbd".into(),
+            clients: vec![],
+            runtime_secs: 3,
+            ramp_time_secs: 0,
+            image_size_bytes: 1 << 30,
+            images_used: vec![],
+            prefilled: false,
+            points: vec![point],
+            dataset_csv: "d.csv".into(),
+            comparison_csv: "c.csv".into(),
+            report_json: "r.json".into(),
+        };
+        // Written and read back through `data`, exactly as `calibrate` loads it; its loader
+        // errors beyond 25 % Little's-law mismatch and warns beyond 10 %.
+        let csv_path = d.path().join("d.csv");
+        std::fs::write(d.path().join("scenario-r1.toml"), "# placeholder\n").unwrap();
+        let run = measured_run(&spec, &report, &report.points[0], "scenario-r1.toml");
+        crate::data::append_runs(&csv_path, &[run]).unwrap();
+        let (runs, warnings) = crate::data::load_runs(&csv_path).unwrap();
+        assert_eq!(runs.len(), 1);
+        assert!(warnings.is_empty(), "{warnings:?}");
+        let r = &runs[0];
+        let in_flight = 2.0 * 8.0;
+        let little = r.measured.iops.unwrap() * r.measured.latency_mean_secs.unwrap();
+        assert!((little - in_flight).abs() / in_flight < 0.10, "{little}");
+        assert_eq!(r.workload.in_flight(), Some(in_flight));
+        // The p99 of two jobs is the mixture bound: recorded as inferred, not stated.
+        assert!(!r.stated.contains("latency_p99"));
+        assert!(r.inferred.contains("upper bound"));
+        assert_eq!(r.source, "raw/r1-point-01.json");
+        let cmp = comparison_csv(&report);
+        assert!(cmp.lines().nth(1).unwrap().starts_with("point,run_id"));
+    }
 }

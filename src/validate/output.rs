@@ -1,39 +1,14 @@
 //! The files validation writes in its output directory, each rewritten atomically after
-//! every point: the measured-run dataset CSV (`calibration-data/README.md` format,
-//! `schema_version = 1`, readable by `calibrate`), the comparison CSV, the report JSON, and a
+//! every point: the measured-run dataset CSV (through `data`, so `calibrate` reads it), the comparison CSV, the report JSON, and a
 //! copy of the scenario the dataset rows refer to.
 
-use super::{MetricComparison, ValidateError, ValidateSpec, ValidationReport};
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+
+use super::{MetricComparison, PointResult, ValidateError, ValidateSpec, ValidationReport};
+use crate::data::{Measured, MeasuredRun, Pattern, RunKind, WorkloadOverrides};
 use crate::fio::PercentileMethod;
 use crate::io::{write_atomic_owned, GENERATED_MARKER};
-
-/// The 24 columns of the measured-run dataset format, in its documented order.
-pub const DATASET_COLUMNS: [&str; 24] = [
-    "run_id",
-    "system_id",
-    "kind",
-    "scenario",
-    "pattern",
-    "block_size",
-    "iodepth",
-    "images",
-    "jobs_per_image",
-    "concurrency",
-    "read_percent",
-    "ceph_release",
-    "nodes",
-    "iops",
-    "bandwidth",
-    "latency_mean",
-    "latency_p99",
-    "ratio",
-    "ratio_metric",
-    "ratio_reference",
-    "source",
-    "stated",
-    "inferred",
-    "assumptions",
-];
 
 /// Copies the scenario into the output directory (the dataset's `scenario` column points
 /// to the copy, so the dataset stays valid if the original moves). Returns its file name.
@@ -57,73 +32,77 @@ fn num(v: f64) -> String {
     format!("{v}")
 }
 
-/// The dataset CSV text for the points so far.
-pub fn dataset_csv(spec: &ValidateSpec, report: &ValidationReport, scenario_file: &str) -> String {
-    let mut w = csv::WriterBuilder::new().from_writer(Vec::new());
-    w.write_record(DATASET_COLUMNS).expect("in-memory csv");
-    for p in &report.points {
-        let s = &p.setting;
-        let m = &p.measured;
-        let mut stated = vec![
-            "pattern",
-            "block_size",
-            "iodepth",
-            "images",
-            "jobs_per_image",
-            "iops",
-            "bandwidth",
-            "latency_mean",
-        ];
-        if s.read_percent.is_some() {
-            stated.push("read_percent");
-        }
-        let mut inferred = String::new();
-        let exact_p99 = [m.read.p99_method, m.write.p99_method]
-            .iter()
-            .all(|x| *x != PercentileMethod::MixtureUpperBound);
-        if m.latency_p99_secs.is_some() {
-            if exact_p99 {
-                stated.push("latency_p99");
-            } else {
-                inferred = "latency_p99: upper bound of the jobs' mixture from their fio percentile tables".into();
-            }
-        }
-        let rec: Vec<String> = vec![
-            p.run_id.clone(),
-            spec.system_id.clone(),
-            "absolute".into(),
-            scenario_file.to_string(),
-            s.pattern.as_fio().into(),
-            s.block_size_bytes.to_string(),
-            s.iodepth.to_string(),
-            s.images.to_string(),
-            "1".into(),
-            String::new(),
-            s.read_percent.map(|r| r.to_string()).unwrap_or_default(),
-            String::new(),
-            String::new(),
-            num(m.total_iops),
-            num(m.total_bytes_per_sec),
-            num(m.latency_mean_secs),
-            m.latency_p99_secs.map(num).unwrap_or_default(),
-            String::new(),
-            String::new(),
-            String::new(),
-            p.raw_fio_json.clone(),
-            stated.join(";"),
-            inferred,
-            format!(
-                "measured by cephplan validate, fio {} rbd engine, {} s runtime, {} s ramp; latency_mean = fio lat_ns mean (submission to completion), latency_p99 = fio clat_ns p99 of the busier direction; seconds and bytes/s as plain numbers",
-                m.fio_version, report.runtime_secs, report.ramp_time_secs
-            ),
-        ];
-        w.write_record(&rec).expect("in-memory csv");
+/// A completed point as a measured run of the dataset format (`data`), which `calibrate`
+/// reads. `scenario_file` is relative to the dataset CSV (both sit in the output directory).
+pub fn measured_run(
+    spec: &ValidateSpec,
+    report: &ValidationReport,
+    p: &PointResult,
+    scenario_file: &str,
+) -> MeasuredRun {
+    let s = &p.setting;
+    let m = &p.measured;
+    let mut stated: BTreeSet<String> = [
+        "pattern",
+        "block_size",
+        "iodepth",
+        "images",
+        "jobs_per_image",
+        "iops",
+        "bandwidth",
+        "latency_mean",
+    ]
+    .into_iter()
+    .map(String::from)
+    .collect();
+    if s.read_percent.is_some() {
+        stated.insert("read_percent".into());
     }
-    let body = String::from_utf8(w.into_inner().expect("in-memory csv")).expect("utf-8");
-    format!(
-        "# {GENERATED_MARKER} validate run {} (measured-run dataset, schema_version = 1)\n{body}",
-        report.run_id
-    )
+    let mut inferred = String::new();
+    let mixture =
+        [m.read.p99_method, m.write.p99_method].contains(&PercentileMethod::MixtureUpperBound);
+    if m.latency_p99_secs.is_some() {
+        if mixture {
+            inferred =
+                "latency_p99: upper bound of the jobs' mixture from their fio percentile tables"
+                    .into();
+        } else {
+            stated.insert("latency_p99".into());
+        }
+    }
+    MeasuredRun {
+        run_id: p.run_id.clone(),
+        system_id: spec.system_id.clone(),
+        kind: RunKind::Absolute,
+        scenario: Some(PathBuf::from(scenario_file)),
+        scenario_resolved: None,
+        workload: WorkloadOverrides {
+            pattern: Pattern::parse(s.pattern.as_fio()),
+            block_size_bytes: Some(s.block_size_bytes),
+            iodepth: Some(s.iodepth),
+            images: Some(s.images),
+            jobs_per_image: Some(1),
+            concurrency: None,
+            read_percent: s.read_percent.map(f64::from),
+            ceph_release: None,
+            nodes: None,
+        },
+        measured: Measured {
+            iops: Some(m.total_iops),
+            bandwidth_bytes_per_sec: Some(m.total_bytes_per_sec),
+            latency_mean_secs: Some(m.latency_mean_secs),
+            latency_p99_secs: m.latency_p99_secs,
+            ratio: None,
+        },
+        source: p.raw_fio_json.clone(),
+        stated,
+        inferred,
+        assumptions: format!(
+            "measured by cephplan validate, {} rbd engine, {} s runtime, {} s ramp; latency_mean = fio lat_ns mean (submission to completion), latency_p99 = fio clat_ns p99 of the busier direction",
+            m.fio_version, report.runtime_secs, report.ramp_time_secs
+        ),
+        origin: None,
+    }
 }
 
 fn cells(m: &MetricComparison) -> [String; 6] {
@@ -202,10 +181,12 @@ pub(super) fn save(
     scenario_file: &str,
 ) -> Result<(), ValidateError> {
     let dir = &spec.out_dir;
-    write_atomic_owned(
-        &dir.join(&report.dataset_csv),
-        dataset_csv(spec, report, scenario_file).as_bytes(),
-    )?;
+    if let Some(p) = report.points.last() {
+        crate::data::append_runs(
+            &dir.join(&report.dataset_csv),
+            &[measured_run(spec, report, p, scenario_file)],
+        )?;
+    }
     write_atomic_owned(
         &dir.join(&report.comparison_csv),
         comparison_csv(report).as_bytes(),

@@ -1,0 +1,393 @@
+//! End-to-end against a real local Ceph cluster brought up by `lab::up` (1 mon, 1 mgr, 3
+//! BlueStore OSDs, pool size 1) and torn down by a guard even when a check fails. Skipped,
+//! loudly, only when the Ceph or fio binaries are absent (`scripts/test.sh` installs them).
+//!
+//! One test function runs the steps in order so that a single cluster serves them all
+//! (bring-up costs ~40 s on 2 cores); each step says what it checks.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use cephplan::fio::{
+    Executor, FioError, FioRunOutput, FioTarget, ProcessExecutor, RbdJob, RwPattern,
+};
+use cephplan::lab::{self, LabSpec};
+use cephplan::progress::{NoProgress, Progress};
+use cephplan::validate::{self, PointSetting, ValidateError, ValidateSpec, Vary};
+
+struct LabGuard(PathBuf);
+
+impl Drop for LabGuard {
+    fn drop(&mut self) {
+        if let Err(e) = lab::down(&self.0) {
+            eprintln!("lab teardown of {} failed: {e}", self.0.display());
+        }
+    }
+}
+
+fn rbd_ls(conf: &Path) -> Vec<String> {
+    let out = Command::new("rbd")
+        .env("CEPH_CONF", conf)
+        .args(["ls", "-p", lab::LAB_POOL, "--format", "json"])
+        .output()
+        .unwrap();
+    serde_json::from_slice(&out.stdout).unwrap_or_default()
+}
+
+fn spec(scenario: &Path, conf: &Path, out: &Path, vary: &str, pattern: RwPattern) -> ValidateSpec {
+    ValidateSpec {
+        scenario: scenario.to_path_buf(),
+        ceph_conf: conf.to_path_buf(),
+        pool: lab::LAB_POOL.into(),
+        clientname: "admin".into(),
+        clients: vec![],
+        base: PointSetting {
+            pattern,
+            block_size_bytes: 4096,
+            iodepth: 4,
+            images: 1,
+            read_percent: None,
+        },
+        vary: Some(Vary::parse(vary).unwrap()),
+        runtime_secs: 3,
+        ramp_time_secs: 0,
+        image_size_bytes: 64 << 20,
+        out_dir: out.to_path_buf(),
+        existing_image: None,
+        i_own_this_image: None,
+        run_id: validate::new_run_id() + "-" + &out.file_name().unwrap().to_string_lossy(),
+        system_id: "lab".into(),
+    }
+}
+
+/// Kills (by PID) the fio child of this test process one second into the `kill_on`-th
+/// run, like an operator or the OOM killer would.
+struct KillingExecutor {
+    inner: ProcessExecutor,
+    runs: AtomicUsize,
+    kill_on: usize,
+}
+
+fn fio_children() -> Vec<u32> {
+    let me = std::process::id();
+    let mut pids = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        // "pid (comm) state ppid ..."
+        let Some(rest) = stat.rsplit_once(") ") else {
+            continue;
+        };
+        let ppid: u32 = rest
+            .1
+            .split_whitespace()
+            .nth(1)
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(0);
+        if ppid == me && stat.contains("(fio)") {
+            pids.push(pid);
+        }
+    }
+    pids
+}
+
+impl Executor for KillingExecutor {
+    fn run(&self, job: &RbdJob, progress: &dyn Progress) -> Result<FioRunOutput, FioError> {
+        let n = self.runs.fetch_add(1, Ordering::SeqCst) + 1;
+        let killer = (n == self.kill_on).then(|| {
+            std::thread::spawn(|| {
+                std::thread::sleep(Duration::from_millis(1500));
+                for pid in fio_children() {
+                    let _ = Command::new("kill")
+                        .args(["-KILL", &pid.to_string()])
+                        .status();
+                }
+            })
+        });
+        let r = self.inner.run(job, progress);
+        if let Some(k) = killer {
+            k.join().unwrap();
+        }
+        r
+    }
+}
+
+#[test]
+fn lab_end_to_end() {
+    if let Err(e) = lab::check_packages() {
+        eprintln!("\n!!!!! SKIPPING lab_end_to_end: {e}\n");
+        return;
+    }
+    let root = tempfile::Builder::new()
+        .prefix("cephplan-e2e-")
+        .tempdir()
+        .unwrap();
+    let dir = root.path().join("lab");
+    // Unique per test binary run: ports PORT..PORT+199 derived from the PID.
+    let port = 20000 + (std::process::id() % 200) as u16 * 200;
+    let report = lab::up(
+        &LabSpec {
+            osds: 3,
+            osd_size_bytes: 4 << 30,
+            ..LabSpec::new(&dir, port)
+        },
+        &NoProgress,
+    )
+    .expect("lab up");
+    let _guard = LabGuard(report.dir.clone());
+    let conf = report.ceph_conf.clone();
+    let scenario = report.scenario.clone();
+    let scen = std::fs::read_to_string(&scenario).unwrap();
+    assert!(scen.contains("schema_version = 1") && scen.contains("kind = \"hdd\""));
+    let state = lab::read_state(&report.dir).unwrap();
+    assert_eq!(state.daemons.len(), 5, "mon, mgr, 3 OSDs recorded");
+
+    // 1. A short randread sweep (pre-fill, two points) completes and cleans up.
+    let out = root.path().join("sweep");
+    let s = spec(&scenario, &conf, &out, "iodepth=1,8", RwPattern::Randread);
+    let exec = ProcessExecutor::new(&conf, FioTarget::Local, root.path());
+    let rep = validate::run(&s, &exec, &validate::NoPredictor, &NoProgress).expect("sweep");
+    assert_eq!(rep.points.len(), 2);
+    for p in &rep.points {
+        assert!(p.measured.total_iops > 0.0, "measured IOPS > 0");
+        assert!(p.measured.latency_mean_secs > 0.0);
+        assert!(out.join(&p.raw_fio_json).is_file());
+    }
+    let csv = std::fs::read_to_string(out.join(&rep.dataset_csv)).unwrap();
+    assert_eq!(
+        csv.lines().filter(|l| !l.starts_with('#')).count(),
+        3,
+        "header + 2 rows"
+    );
+    assert!(out.join(&rep.comparison_csv).is_file() && out.join(&rep.report_json).is_file());
+    // The dataset is what `calibrate` reads: it must load through `data`.
+    let (runs, _warnings) =
+        cephplan::data::load_runs(&out.join(&rep.dataset_csv)).expect("dataset loads");
+    assert_eq!(runs.len(), 2);
+    assert!(
+        !rbd_ls(&conf)
+            .iter()
+            .any(|i| i.starts_with(validate::IMAGE_PREFIX)),
+        "validation images removed"
+    );
+
+    // 2. Writing to an image cephplan did not create is refused, and it survives.
+    let foreign = "someone-elses-image";
+    let st = Command::new("rbd")
+        .env("CEPH_CONF", &conf)
+        .args([
+            "create",
+            "--size",
+            "16M",
+            &format!("{}/{foreign}", lab::LAB_POOL),
+        ])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let mut s2 = spec(
+        &scenario,
+        &conf,
+        &root.path().join("foreign"),
+        "iodepth=1",
+        RwPattern::Randwrite,
+    );
+    s2.existing_image = Some(foreign.into());
+    let e = validate::run(&s2, &exec, &validate::NoPredictor, &NoProgress).unwrap_err();
+    assert!(matches!(e, ValidateError::ForeignImage { .. }), "{e}");
+    assert!(e.to_string().contains("--i-own-this-image"));
+    assert!(
+        rbd_ls(&conf).iter().any(|i| i == foreign),
+        "foreign image untouched"
+    );
+
+    // 3. A missing pool is a clear error.
+    let mut s3 = spec(
+        &scenario,
+        &conf,
+        &root.path().join("nopool"),
+        "iodepth=1",
+        RwPattern::Randwrite,
+    );
+    s3.pool = "nosuchpool".into();
+    let e = validate::run(&s3, &exec, &validate::NoPredictor, &NoProgress).unwrap_err();
+    assert!(matches!(e, ValidateError::PoolMissing { .. }), "{e}");
+
+    // 4. fio killed during the second point: the first point stays saved, images removed.
+    let out4 = root.path().join("killed");
+    let s4 = spec(
+        &scenario,
+        &conf,
+        &out4,
+        "iodepth=1,4,8",
+        RwPattern::Randwrite,
+    );
+    let killing = KillingExecutor {
+        inner: ProcessExecutor::new(&conf, FioTarget::Local, root.path()),
+        runs: AtomicUsize::new(0),
+        kill_on: 2,
+    };
+    let e = validate::run(&s4, &killing, &validate::NoPredictor, &NoProgress).unwrap_err();
+    match &e {
+        ValidateError::PointFailed { point, saved, .. } => {
+            assert_eq!((*point, *saved), (2, 1), "{e}")
+        }
+        other => panic!("expected PointFailed, got {other}"),
+    }
+    let csv = std::fs::read_to_string(out4.join(format!("validation-{}.csv", s4.run_id))).unwrap();
+    assert_eq!(
+        csv.lines().filter(|l| !l.starts_with('#')).count(),
+        2,
+        "header + 1 saved row"
+    );
+    assert!(!rbd_ls(&conf)
+        .iter()
+        .any(|i| i.starts_with(validate::IMAGE_PREFIX)));
+
+    // 5. Through fio's client/server mode: a fio server (CEPH_CONF in its environment,
+    // bound to 127.0.0.1) runs the job; results come back under client_stats.
+    let fio_port = port + 150;
+    let mut server = Command::new("fio")
+        .env("CEPH_CONF", &conf)
+        .arg(format!("--server=ip:127.0.0.1,{fio_port}"))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    let out5 = root.path().join("client");
+    let mut s5 = spec(&scenario, &conf, &out5, "iodepth=4", RwPattern::Randwrite);
+    s5.clients = vec![format!("127.0.0.1:{fio_port}")];
+    let cexec = ProcessExecutor::new(&conf, FioTarget::Clients(s5.clients.clone()), root.path());
+    let r5 = validate::run(&s5, &cexec, &validate::NoPredictor, &NoProgress);
+    let _ = server.kill(); // the server we started, by its PID
+    let _ = server.wait();
+    let r5 = r5.expect("client/server sweep");
+    assert_eq!(r5.points[0].measured.clients, 1);
+    assert!(r5.points[0].measured.total_iops > 0.0);
+
+    // 6. Cancellation (what Ctrl-C does) during the second point: fio is killed, the
+    // first point stays saved, the images are removed.
+    struct CancelAfterFirst(cephplan::progress::CancelToken);
+    impl Progress for CancelAfterFirst {
+        fn advance(&self, _n: u64) {
+            let t = self.0.clone();
+            std::thread::spawn(move || {
+                std::thread::sleep(Duration::from_millis(1000));
+                t.cancel();
+            });
+        }
+        fn is_cancelled(&self) -> bool {
+            self.0.is_cancelled()
+        }
+    }
+    let s6 = spec(
+        &scenario,
+        &conf,
+        &root.path().join("cancel"),
+        "iodepth=1,4",
+        RwPattern::Randwrite,
+    );
+    let e = validate::run(
+        &s6,
+        &exec,
+        &validate::NoPredictor,
+        &CancelAfterFirst(Default::default()),
+    )
+    .unwrap_err();
+    // The sweep has two points: had fio run the second to its end, `run` would have
+    // saved it and returned Ok. `Cancelled` with one saved point means fio was stopped
+    // mid-point.
+    assert!(
+        matches!(e, ValidateError::Cancelled { saved: 1, .. }),
+        "{e}"
+    );
+    assert!(!rbd_ls(&conf)
+        .iter()
+        .any(|i| i.starts_with(validate::IMAGE_PREFIX)));
+
+    // 7. An unreachable cluster is a timeout error, not a hang.
+    let bad_conf = root.path().join("unreachable.conf");
+    std::fs::write(
+        &bad_conf,
+        std::fs::read_to_string(&conf)
+            .unwrap()
+            .replace(&format!("127.0.0.1:{port}"), "127.0.0.1:1"),
+    )
+    .unwrap();
+    let s7 = spec(
+        &scenario,
+        &bad_conf,
+        &root.path().join("unreach"),
+        "iodepth=1",
+        RwPattern::Randwrite,
+    );
+    let t0 = std::time::Instant::now();
+    let e = validate::run(&s7, &exec, &validate::NoPredictor, &NoProgress).unwrap_err();
+    assert!(matches!(e, ValidateError::Unreachable { .. }), "{e}");
+    assert!(t0.elapsed() < Duration::from_secs(60));
+
+    // 8. An OSD dies (TERM to the PID lab recorded) during the second point: with pool
+    // size 1 its PGs stop serving, fio cannot finish, the run is stopped at its deadline
+    // (runtime + grace) and the error names the down OSD; point 1 stays saved. This breaks
+    // the cluster, so it runs last.
+    let osd = state
+        .daemons
+        .iter()
+        .find(|d| d.name == "osd.0")
+        .unwrap()
+        .pid;
+    let out8 = root.path().join("osd-dies");
+    let s8 = spec(&scenario, &conf, &out8, "iodepth=4,4", RwPattern::Randwrite);
+    let mut short = ProcessExecutor::new(&conf, FioTarget::Local, root.path());
+    short.grace = Duration::from_secs(15);
+    struct TermOsdOnSecond {
+        inner: ProcessExecutor,
+        runs: AtomicUsize,
+        osd_pid: u32,
+    }
+    impl Executor for TermOsdOnSecond {
+        fn run(&self, job: &RbdJob, progress: &dyn Progress) -> Result<FioRunOutput, FioError> {
+            if self.runs.fetch_add(1, Ordering::SeqCst) == 1 {
+                let pid = self.osd_pid;
+                std::thread::spawn(move || {
+                    std::thread::sleep(Duration::from_millis(1000));
+                    let _ = Command::new("kill")
+                        .args(["-TERM", &pid.to_string()])
+                        .status();
+                });
+            }
+            self.inner.run(job, progress)
+        }
+    }
+    let dying = TermOsdOnSecond {
+        inner: short,
+        runs: AtomicUsize::new(0),
+        osd_pid: osd,
+    };
+    let e = validate::run(&s8, &dying, &validate::NoPredictor, &NoProgress).unwrap_err();
+    // With an OSD down `rbd rm` would block, so the image is left and named.
+    match &e {
+        ValidateError::ImagesLeft {
+            outcome, images, ..
+        } => {
+            assert!(
+                outcome.contains("point 2 of 2")
+                    && outcome.contains("1 earlier point(s) are saved"),
+                "{e}"
+            );
+            assert_eq!(images.len(), 1, "{e}");
+        }
+        other => panic!("expected ImagesLeft after PointFailed, got {other}"),
+    }
+    assert!(e.to_string().contains("osd.0 down"), "{e}");
+    let csv = std::fs::read_to_string(out8.join(format!("validation-{}.csv", s8.run_id))).unwrap();
+    assert_eq!(
+        csv.lines().filter(|l| !l.starts_with('#')).count(),
+        2,
+        "header + 1 saved row"
+    );
+}
