@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+pub mod calibrate;
 pub mod output;
 pub mod solve;
 
@@ -26,10 +27,13 @@ pub struct Cli {
 pub enum Command {
     /// Solve a generic queueing network file (MVA, approximate MVA, bounds).
     Solve(solve::SolveArgs),
+    /// Fit the model to measured runs (calibration-data/*.csv) and write the fitted model.
+    Calibrate(calibrate::CalibrateArgs),
 }
 
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Solve(args) => solve::run(args),
+        Command::Calibrate(args) => calibrate::run(args),
     }
 }
