@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 pub mod calibrate;
+pub mod import;
 pub mod output;
 pub mod solve;
 
@@ -29,11 +30,15 @@ pub enum Command {
     Solve(solve::SolveArgs),
     /// Fit the model to measured runs (calibration-data/*.csv) and write the fitted model.
     Calibrate(calibrate::CalibrateArgs),
+    /// Import measured results into a calibration dataset.
+    #[command(subcommand)]
+    Import(import::ImportCommand),
 }
 
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Solve(args) => solve::run(args),
         Command::Calibrate(args) => calibrate::run(args),
+        Command::Import(cmd) => import::run(cmd),
     }
 }
