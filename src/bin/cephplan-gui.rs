@@ -1,3 +1,64 @@
 //! The cephplan desktop app (built with `--features gui`).
+//!
+//! `cephplan-gui [--page designer|prediction|compare|calibration|validation|network]
+//! [SCENARIO.toml]`. Without a display it exits with a message pointing to the `cephplan`
+//! command line, which offers the same computations.
 
-fn main() {}
+use std::process::ExitCode;
+
+use cephplan::gui::{self, LaunchOptions, Page};
+
+/// The example opened when no scenario is given and none was open before.
+const DEFAULT_SCENARIO: &str = "models/examples/seed-000-ampere-altra-max.toml";
+
+const USAGE: &str = "usage: cephplan-gui [--page designer|prediction|compare|calibration|validation|network] [SCENARIO.toml]";
+
+fn parse_args() -> Result<LaunchOptions, String> {
+    let mut opts = LaunchOptions::default();
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        match a.as_str() {
+            "--page" => {
+                let v = args.next().ok_or("--page needs a page name")?;
+                opts.page = Some(
+                    Page::from_slug(&v).ok_or_else(|| format!("unknown page \"{v}\"; {USAGE}"))?,
+                );
+            }
+            "-h" | "--help" => return Err(USAGE.into()),
+            s if s.starts_with('-') => return Err(format!("unknown option \"{s}\"; {USAGE}")),
+            s => opts.scenario = Some(s.into()),
+        }
+    }
+    if opts.scenario.is_none() && std::path::Path::new(DEFAULT_SCENARIO).exists() {
+        opts.scenario = Some(DEFAULT_SCENARIO.into());
+    }
+    Ok(opts)
+}
+
+fn main() -> ExitCode {
+    let opts = match parse_args() {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("{e}");
+            return ExitCode::from(2);
+        }
+    };
+    if !gui::display_available() {
+        eprintln!(
+            "cephplan-gui: no display (neither DISPLAY nor WAYLAND_DISPLAY is set), so the window \
+             cannot open. Use the `cephplan` command line instead (`cephplan --help`), or run \
+             under a display server (e.g. `xvfb-run cephplan-gui`)."
+        );
+        return ExitCode::from(2);
+    }
+    match gui::run(opts) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!(
+                "cephplan-gui: the window could not open: {e}. The `cephplan` command line \
+                 offers the same computations without a display."
+            );
+            ExitCode::from(2)
+        }
+    }
+}

@@ -7,8 +7,12 @@ use clap::{Parser, Subcommand};
 
 pub mod calibrate;
 pub mod import;
+pub mod lab;
 pub mod output;
 pub mod solve;
+pub mod simulate;
+pub mod progress;
+pub mod validate;
 
 /// Exit code for errors (bad input, I/O, failed external tools).
 pub const EXIT_ERROR: u8 = 2;
@@ -33,6 +37,12 @@ pub enum Command {
     /// Import measured results into a calibration dataset.
     #[command(subcommand)]
     Import(import::ImportCommand),
+    /// Discrete-event simulation: throughput, mean and tail latency with confidence intervals.
+    Simulate(simulate::SimulateArgs),
+    /// A throwaway local Ceph cluster for validation (`lab up`, `lab down`).
+    Lab(lab::LabArgs),
+    /// Predicted vs measured with fio's rbd engine on a real cluster.
+    Validate(Box<validate::ValidateArgs>),
 }
 
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
@@ -40,5 +50,8 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Solve(args) => solve::run(args),
         Command::Calibrate(args) => calibrate::run(args),
         Command::Import(cmd) => import::run(cmd),
+        Command::Simulate(a) => simulate::run(a),
+        Command::Lab(a) => lab::run(a),
+        Command::Validate(a) => validate::run(*a),
     }
 }

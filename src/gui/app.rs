@@ -1,0 +1,263 @@
+//! The app shell: persisted [`State`], page navigation, the app-wide [`Command`]s and the
+//! one place they are applied ([`App::apply`]).
+//!
+//! Everything a user would expect to find again after a restart (page, recent files,
+//! page inputs) lives in [`State`], which is serde with `#[serde(default)]` so that older
+//! saved states still load. Runtime-only data (jobs, results) lives in the pages behind
+//! `#[serde(skip)]`.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use super::pages::compare::{ComparePage, Variant};
+use super::pages::{designer::DesignerPage, network::NetworkPage, pending};
+
+/// The pages, in navigation order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Page {
+    #[default]
+    Designer,
+    Prediction,
+    Compare,
+    Calibration,
+    Validation,
+    Network,
+}
+
+impl Page {
+    pub const ALL: [Page; 6] = [
+        Page::Designer,
+        Page::Prediction,
+        Page::Compare,
+        Page::Calibration,
+        Page::Validation,
+        Page::Network,
+    ];
+
+    pub fn title(self) -> &'static str {
+        match self {
+            Page::Designer => "Cluster designer",
+            Page::Prediction => "Prediction",
+            Page::Compare => "Compare",
+            Page::Calibration => "Calibration",
+            Page::Validation => "Validation",
+            Page::Network => "Network",
+        }
+    }
+
+    /// The name used on the command line (`--page`) and in screenshots.
+    pub fn slug(self) -> &'static str {
+        match self {
+            Page::Designer => "designer",
+            Page::Prediction => "prediction",
+            Page::Compare => "compare",
+            Page::Calibration => "calibration",
+            Page::Validation => "validation",
+            Page::Network => "network",
+        }
+    }
+
+    pub fn from_slug(s: &str) -> Option<Page> {
+        Page::ALL.into_iter().find(|p| p.slug() == s)
+    }
+}
+
+/// How many recent files the app remembers.
+pub const MAX_RECENT: usize = 8;
+
+/// Everything that persists between launches.
+#[derive(Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct State {
+    pub page: Page,
+    /// Most recent first.
+    pub recent_files: Vec<PathBuf>,
+    pub designer: DesignerPage,
+    pub network: NetworkPage,
+    pub compare: ComparePage,
+}
+
+/// App-wide actions. Pages push them; [`App::apply`] executes them after the frame.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Command {
+    SetPage(Page),
+    /// Load a scenario file into the designer.
+    OpenScenario(PathBuf),
+    /// Remember a file in the recent list.
+    RememberFile(PathBuf),
+    /// File a network variant on the Compare page.
+    AddToCompare(Variant),
+    /// Show a line in the status bar.
+    Status(String),
+}
+
+pub struct App {
+    pub state: State,
+    commands: Vec<Command>,
+    status: String,
+}
+
+impl App {
+    pub fn new(state: State) -> Self {
+        Self {
+            state,
+            commands: Vec::new(),
+            status: String::new(),
+        }
+    }
+
+    /// Queues a command for the end of the frame.
+    pub fn push(&mut self, cmd: Command) {
+        self.commands.push(cmd);
+    }
+
+    pub fn status(&self) -> &str {
+        &self.status
+    }
+
+    /// Applies one command. The only place app-wide state changes.
+    pub fn apply(&mut self, cmd: Command) {
+        match cmd {
+            Command::SetPage(p) => self.state.page = p,
+            Command::OpenScenario(path) => match self.state.designer.open(&path) {
+                Ok(()) => {
+                    self.status = format!("opened {}", path.display());
+                    self.apply(Command::RememberFile(path));
+                }
+                Err(e) => self.status = e,
+            },
+            Command::RememberFile(path) => {
+                self.state.recent_files.retain(|p| p != &path);
+                self.state.recent_files.insert(0, path);
+                self.state.recent_files.truncate(MAX_RECENT);
+            }
+            Command::AddToCompare(v) => {
+                let name = v.name.clone();
+                self.status = match self.state.compare.add(v) {
+                    Ok(()) => format!("\"{name}\" added to Compare"),
+                    Err(e) => e,
+                };
+            }
+            Command::Status(s) => self.status = s,
+        }
+    }
+
+    fn apply_queued(&mut self) {
+        for cmd in std::mem::take(&mut self.commands) {
+            self.apply(cmd);
+        }
+    }
+
+    /// Draws the whole app into `ui` (the eframe root or a test harness).
+    pub fn ui_root(&mut self, ui: &mut egui::Ui) {
+        egui::Panel::top("nav").show(ui, |ui| {
+            ui.horizontal_wrapped(|ui| {
+                ui.strong("cephplan");
+                ui.separator();
+                for p in Page::ALL {
+                    if ui
+                        .selectable_label(self.state.page == p, p.title())
+                        .clicked()
+                    {
+                        self.commands.push(Command::SetPage(p));
+                    }
+                }
+            });
+        });
+        egui::Panel::bottom("status").show(ui, |ui| {
+            ui.horizontal(|ui| {
+                ui.label(if self.status.is_empty() {
+                    "ready"
+                } else {
+                    &self.status
+                });
+            });
+        });
+        egui::CentralPanel::default().show(ui, |ui| {
+            let cmds = &mut self.commands;
+            match self.state.page {
+                Page::Designer => self.state.designer.ui(ui, &self.state.recent_files, cmds),
+                Page::Network => self.state.network.ui(ui, cmds),
+                Page::Prediction => {
+                    pending::ui(ui, "Prediction", "predict::predict() and predict::sweep()")
+                }
+                Page::Compare => self.state.compare.ui(ui),
+                Page::Calibration => {
+                    pending::ui(ui, "Calibration", "data::load_runs() and calibrate")
+                }
+                Page::Validation => pending::ui(ui, "Validation", "lab and validate"),
+            }
+        });
+        self.apply_queued();
+    }
+}
+
+impl eframe::App for App {
+    fn ui(&mut self, ui: &mut egui::Ui, _frame: &mut eframe::Frame) {
+        self.ui_root(ui);
+    }
+
+    fn save(&mut self, storage: &mut dyn eframe::Storage) {
+        match serde_json::to_string(&self.state) {
+            Ok(s) => storage.set_string(eframe::APP_KEY, s),
+            Err(e) => self.status = format!("could not save the window state: {e}"),
+        }
+    }
+}
+
+/// Reads the state saved by [`eframe::App::save`]; a missing or unreadable state gives
+/// the defaults (an old format must not stop the app from starting).
+pub fn load_state(storage: Option<&dyn eframe::Storage>) -> State {
+    storage
+        .and_then(|s| s.get_string(eframe::APP_KEY))
+        .and_then(|s| serde_json::from_str(&s).ok())
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn page_slugs_round_trip() {
+        for p in Page::ALL {
+            assert_eq!(Page::from_slug(p.slug()), Some(p));
+        }
+        assert_eq!(Page::from_slug("nope"), None);
+    }
+
+    #[test]
+    fn state_survives_json_and_tolerates_missing_fields() {
+        let mut s = State {
+            page: Page::Network,
+            ..State::default()
+        };
+        s.recent_files.push("a.toml".into());
+        let back: State = serde_json::from_str(&serde_json::to_string(&s).unwrap()).unwrap();
+        assert_eq!(back.page, Page::Network);
+        assert_eq!(back.recent_files, vec![PathBuf::from("a.toml")]);
+        let partial: State = serde_json::from_str(r#"{"page":"compare"}"#).unwrap();
+        assert_eq!(partial.page, Page::Compare);
+    }
+
+    #[test]
+    fn recent_files_are_unique_most_recent_first_and_bounded() {
+        let mut app = App::new(State::default());
+        for i in 0..(MAX_RECENT + 3) {
+            app.apply(Command::RememberFile(format!("{i}.toml").into()));
+        }
+        app.apply(Command::RememberFile("3.toml".into()));
+        assert_eq!(app.state.recent_files.len(), MAX_RECENT);
+        assert_eq!(app.state.recent_files[0], PathBuf::from("3.toml"));
+        assert_eq!(
+            app.state
+                .recent_files
+                .iter()
+                .filter(|p| p.as_os_str() == "3.toml")
+                .count(),
+            1
+        );
+    }
+}

@@ -1,0 +1,55 @@
+//! The cephplan desktop app (feature `gui`): egui pages over the same library calls the
+//! CLI makes, so both show the same numbers.
+//!
+//! Layout: [`app`] holds the persisted state, navigation and app-wide commands; [`job`]
+//! runs library work on worker threads with progress and cancellation so the window never
+//! freezes; [`plot`] draws curves and bars; [`pages`] has one module per page. Not here:
+//! any modelling (the library computes, the app displays).
+
+pub mod app;
+pub mod job;
+pub mod pages;
+pub mod plot;
+
+pub use app::{App, Command, Page, State};
+
+/// Launch options of the desktop binary.
+#[derive(Debug, Clone, Default)]
+pub struct LaunchOptions {
+    /// Page to show first (overrides the saved one).
+    pub page: Option<Page>,
+    /// Scenario to open first (overrides the saved text).
+    pub scenario: Option<std::path::PathBuf>,
+}
+
+/// True when a display server is reachable through the environment (X11 or Wayland).
+pub fn display_available() -> bool {
+    ["DISPLAY", "WAYLAND_DISPLAY"]
+        .iter()
+        .any(|v| std::env::var_os(v).is_some_and(|s| !s.is_empty()))
+}
+
+/// Opens the window and runs until it is closed.
+pub fn run(opts: LaunchOptions) -> eframe::Result<()> {
+    let native = eframe::NativeOptions {
+        viewport: egui::ViewportBuilder::default()
+            .with_title("cephplan")
+            .with_inner_size([1280.0, 800.0]),
+        renderer: eframe::Renderer::Glow,
+        ..Default::default()
+    };
+    eframe::run_native(
+        "cephplan",
+        native,
+        Box::new(move |cc| {
+            let mut app = App::new(app::load_state(cc.storage));
+            if let Some(p) = &opts.scenario {
+                app.apply(Command::OpenScenario(p.clone()));
+            }
+            if let Some(page) = opts.page {
+                app.apply(Command::SetPage(page));
+            }
+            Ok(Box::new(app))
+        }),
+    )
+}

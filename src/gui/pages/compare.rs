@@ -1,0 +1,270 @@
+//! Compare page: two to four network variants side by side — a table of throughput,
+//! response time and bottleneck at each variant's population, and their latency-vs-
+//! throughput and throughput-vs-population curves overlaid. Variants are added from the
+//! Network page ("Add to Compare"); all are solved together on a worker thread.
+//!
+//! Not here: the solving itself (`network::sweep` → `solve`).
+
+use serde::{Deserialize, Serialize};
+
+use super::network::{sweep, NetworkInputs, NetworkSweep};
+use crate::gui::job::{Job, JobOutcome, Recompute};
+use crate::gui::plot::{self, Series};
+use crate::progress::Progress;
+
+/// Most variants shown at once (more would make the overlaid plots unreadable).
+pub const MAX_VARIANTS: usize = 4;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(default)]
+pub struct Variant {
+    pub name: String,
+    pub inputs: NetworkInputs,
+}
+
+type CompareResult = Result<Vec<NetworkSweep>, String>;
+
+#[derive(Default)]
+struct Runtime {
+    recompute: Recompute<CompareResult>,
+    results: Vec<NetworkSweep>,
+    error: Option<String>,
+    started: bool,
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(default)]
+pub struct ComparePage {
+    pub variants: Vec<Variant>,
+    pub latency_target_ms: f64,
+    #[serde(skip)]
+    rt: Runtime,
+}
+
+impl Default for ComparePage {
+    fn default() -> Self {
+        Self {
+            variants: Vec::new(),
+            latency_target_ms: 4.0,
+            rt: Runtime::default(),
+        }
+    }
+}
+
+/// Forwards only cancellation, so that per-variant sweeps do not reset the overall bar.
+struct CancelOnly<'a>(&'a dyn Progress);
+
+impl Progress for CancelOnly<'_> {
+    fn is_cancelled(&self) -> bool {
+        self.0.is_cancelled()
+    }
+}
+
+/// Solves every variant's curve, one after the other.
+pub fn solve_all(variants: Vec<Variant>, progress: &dyn Progress) -> CompareResult {
+    progress.start(variants.len() as u64, "variants");
+    let mut out = Vec::with_capacity(variants.len());
+    for v in variants {
+        progress.message(&format!("solving {}", v.name));
+        let net = v
+            .inputs
+            .at_population()
+            .map_err(|e| format!("{}: {e}", v.name))?;
+        out.push(sweep(net, &CancelOnly(progress))?);
+        progress.advance(1);
+    }
+    progress.finish();
+    Ok(out)
+}
+
+impl ComparePage {
+    /// Adds a variant, replacing one of the same name. Refuses a fifth.
+    pub fn add(&mut self, v: Variant) -> Result<(), String> {
+        if let Some(old) = self.variants.iter_mut().find(|o| o.name == v.name) {
+            *old = v;
+        } else if self.variants.len() >= MAX_VARIANTS {
+            return Err(format!(
+                "Compare holds at most {MAX_VARIANTS} variants; remove one first"
+            ));
+        } else {
+            self.variants.push(v);
+        }
+        self.rt.recompute.request_now();
+        Ok(())
+    }
+
+    pub fn results(&self) -> &[NetworkSweep] {
+        &self.rt.results
+    }
+
+    pub fn error(&self) -> Option<&str> {
+        self.rt.error.as_deref()
+    }
+
+    pub fn is_busy(&self) -> bool {
+        self.rt.recompute.is_busy()
+    }
+
+    pub fn ui(&mut self, ui: &mut egui::Ui) {
+        let now = ui.input(|i| i.time);
+        if !self.rt.started {
+            self.rt.started = true;
+            self.rt.recompute.request_now();
+        }
+        let variants = self.variants.clone();
+        match self.rt.recompute.tick(ui.ctx(), now, |ctx| {
+            Job::spawn("comparing", ctx, move |p| solve_all(variants, p))
+        }) {
+            Some(JobOutcome::Done(Ok(r))) => {
+                self.rt.results = r;
+                self.rt.error = None;
+            }
+            Some(JobOutcome::Done(Err(e))) => self.rt.error = Some(e),
+            Some(JobOutcome::Panicked(m)) => self.rt.error = Some(format!("solver failed: {m}")),
+            None => {}
+        }
+        ui.heading("Compare");
+        if self.variants.is_empty() {
+            ui.label(format!(
+                "No variants yet: on the Network page, name the current network and press \
+                 \"Add to Compare\" (up to {MAX_VARIANTS})."
+            ));
+            return;
+        }
+        if let Some(job) = self.rt.recompute.job() {
+            job.progress_ui(ui);
+        }
+        if let Some(e) = &self.rt.error {
+            ui.colored_label(ui.visuals().error_fg_color, e);
+        }
+        let mut remove = None;
+        let stale = self.rt.results.len() != self.variants.len();
+        egui::Grid::new("compare-table")
+            .striped(true)
+            .num_columns(7)
+            .show(ui, |ui| {
+                for h in [
+                    "variant",
+                    "stations",
+                    "population",
+                    "throughput (/s)",
+                    "mean response (ms)",
+                    "bottleneck",
+                    "",
+                ] {
+                    ui.strong(h);
+                }
+                ui.end_row();
+                for (i, v) in self.variants.iter().enumerate() {
+                    ui.label(&v.name);
+                    ui.label(v.inputs.stations.len().to_string());
+                    ui.label(v.inputs.population.to_string());
+                    match self.rt.results.get(i).filter(|_| !stale) {
+                        Some(r) => {
+                            let c = &r.at_population.classes[0];
+                            ui.label(plot::si(c.throughput_per_sec));
+                            ui.label(format!("{:.3}", c.response_time_secs * 1e3));
+                            let b = r.bounds.bottleneck.as_deref().and_then(|name| {
+                                r.at_population.stations.iter().find(|s| s.name == name)
+                            });
+                            ui.label(b.map_or(String::new(), |b| {
+                                format!("{} ({:.0} %)", b.name, b.utilization * 100.0)
+                            }));
+                        }
+                        None => {
+                            for _ in 0..3 {
+                                ui.label("…");
+                            }
+                        }
+                    }
+                    if ui.button(format!("remove {}", v.name)).clicked() {
+                        remove = Some(i);
+                    }
+                    ui.end_row();
+                }
+            });
+        if let Some(i) = remove {
+            self.variants.remove(i);
+            self.rt.results.clear();
+            self.rt.recompute.request_now();
+        }
+        if stale {
+            return;
+        }
+        let names = self.variants.iter().map(|v| v.name.clone());
+        let hockey: Vec<Series> = names
+            .clone()
+            .zip(&self.rt.results)
+            .map(|(n, r)| Series::new(n, r.curve.iter().map(|c| [c.1, c.2 * 1e3]).collect()))
+            .collect();
+        let scaling: Vec<Series> = names
+            .zip(&self.rt.results)
+            .map(|(n, r)| Series::new(n, r.curve.iter().map(|c| [f64::from(c.0), c.1]).collect()))
+            .collect();
+        let h = (ui.available_height() - 10.0).max(200.0);
+        ui.columns(2, |cols| {
+            let target = (self.latency_target_ms > 0.0).then_some(self.latency_target_ms);
+            plot::hockey_stick_ui(
+                &mut cols[0],
+                "compare-hockey",
+                &hockey,
+                &[],
+                target,
+                None,
+                h,
+            );
+            plot::curves_ui(
+                &mut cols[1],
+                "compare-scaling",
+                "population (jobs in flight)",
+                "throughput (/s)",
+                &scaling,
+                h,
+            );
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::progress::NoProgress;
+
+    fn variant(name: &str, disk_ms: f64) -> Variant {
+        let mut inputs = NetworkInputs::default();
+        inputs.stations[1].demand_ms = disk_ms;
+        Variant {
+            name: name.into(),
+            inputs,
+        }
+    }
+
+    #[test]
+    fn at_most_four_variants_and_same_name_replaces() {
+        let mut page = ComparePage::default();
+        for i in 0..MAX_VARIANTS {
+            page.add(variant(&format!("v{i}"), 0.2)).unwrap();
+        }
+        assert!(page.add(variant("v9", 0.2)).is_err());
+        page.add(variant("v0", 0.5)).unwrap();
+        assert_eq!(page.variants.len(), MAX_VARIANTS);
+        assert_eq!(page.variants[0].inputs.stations[1].demand_ms, 0.5);
+    }
+
+    /// A slower bottleneck lowers the throughput ceiling 1 / D_max (asymptotic bound,
+    /// Lazowska et al., QSP 1984, ch. 5): 0.2 ms → 5000/s, 0.5 ms → 2000/s.
+    #[test]
+    fn solve_all_keeps_variant_order() {
+        let r = solve_all(
+            vec![variant("fast", 0.2), variant("slow", 0.5)],
+            &NoProgress,
+        )
+        .unwrap();
+        let x: Vec<f64> = r
+            .iter()
+            .map(|s| s.at_population.classes[0].throughput_per_sec)
+            .collect();
+        assert!(x[0] <= 5000.0 * (1.0 + 1e-9) && x[0] > 2000.0);
+        assert!(x[1] <= 2000.0 * (1.0 + 1e-9));
+    }
+}

@@ -1,0 +1,7 @@
+//! One module per page. Each page owns its persisted inputs (serde) and its runtime-only
+//! jobs and results (`#[serde(skip)]`), and draws itself with a `ui` method.
+
+pub mod compare;
+pub mod designer;
+pub mod network;
+pub mod pending;

@@ -1,0 +1,212 @@
+//! Interaction tests of the desktop app with egui_kittest (no display or GPU needed):
+//! navigation, editing inputs and seeing the solution change, opening and saving a
+//! scenario, starting and cancelling a background job.
+
+use std::time::{Duration, Instant};
+
+use cephplan::gui::{App, Page, State};
+use egui_kittest::kittest::Queryable;
+use egui_kittest::Harness;
+use predicates::prelude::*;
+
+fn harness(state: State) -> Harness<'static, App> {
+    Harness::builder()
+        .with_size(egui::vec2(1280.0, 800.0))
+        // Background jobs wake the UI from their threads, so settling can take a few
+        // more frames than kittest's default of 4.
+        .with_max_steps(200)
+        .build_ui_state(|ui, app: &mut App| app.ui_root(ui), App::new(state))
+}
+
+/// Steps the UI (background jobs keep running) until `done` holds or 20 s pass.
+fn run_until(h: &mut Harness<'static, App>, what: &str, done: impl Fn(&App) -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        h.step();
+        if done(h.state()) {
+            return;
+        }
+        assert!(Instant::now() < deadline, "timed out waiting for: {what}");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+fn network_state() -> State {
+    State {
+        page: Page::Network,
+        ..State::default()
+    }
+}
+
+#[test]
+fn navigation_switches_pages() {
+    let mut h = harness(State::default());
+    h.run();
+    assert_eq!(h.state().state.page, Page::Designer);
+    h.get_by_label("Network").click();
+    h.run_steps(2);
+    assert_eq!(h.state().state.page, Page::Network);
+    h.get_by_label("Compare").click();
+    h.run_steps(2);
+    assert_eq!(h.state().state.page, Page::Compare);
+}
+
+#[test]
+fn network_page_solves_and_resolves_after_an_edit() {
+    let mut h = harness(network_state());
+    run_until(&mut h, "first solution", |a| {
+        a.state.network.result().is_some() && !a.state.network.is_busy()
+    });
+    let before = h.state().state.network.result().unwrap().clone();
+    // Default inputs: disk 0.2 ms is the bottleneck, so X ≤ 1 / 0.2 ms = 5000/s
+    // (asymptotic bound, Lazowska et al., QSP 1984, ch. 5).
+    let x_before = before.at_population.classes[0].throughput_per_sec;
+    assert!(x_before <= 5000.0 * (1.0 + 1e-9));
+
+    // A third station with the default 1 ms demand becomes the bottleneck: X ≤ 1000/s.
+    h.get_by_label("add station").click();
+    run_until(&mut h, "solution after adding a station", |a| {
+        a.state.network.result().is_some_and(|r| r != &before) && !a.state.network.is_busy()
+    });
+    let after = h.state().state.network.result().unwrap();
+    assert_eq!(after.at_population.stations.len(), 3);
+    let x_after = after.at_population.classes[0].throughput_per_sec;
+    assert!(x_after <= 1000.0 * (1.0 + 1e-9), "{x_after}");
+    assert!(x_after < x_before);
+}
+
+#[test]
+fn invalid_edit_is_flagged_inline() {
+    let mut state = network_state();
+    state.network.inputs.stations[1].name = "cpu".into();
+    let mut h = harness(state);
+    // The first solve runs on the stored (invalid) inputs and reports the reason.
+    run_until(&mut h, "validation message", |a| {
+        a.state.network.error().is_some() && !a.state.network.is_busy()
+    });
+    assert!(h
+        .state()
+        .state
+        .network
+        .error()
+        .unwrap()
+        .contains("appears twice"));
+}
+
+#[test]
+fn a_long_solve_can_be_cancelled_and_the_window_stays_live() {
+    let mut state = network_state();
+    // Large population and a many-server station make the exact multi-server recursion
+    // slow enough (seconds) to press Cancel while it runs.
+    state.network.inputs.population = 4096;
+    state.network.inputs.stations[0].servers = 4096;
+    let mut h = harness(state);
+    run_until(&mut h, "job running", |a| {
+        a.state.network.is_busy() && a.state.network.result().is_none()
+    });
+    h.step();
+    // The UI keeps answering while the worker runs.
+    h.get_by_label("Cancel").click();
+    run_until(&mut h, "job cancelled", |a| !a.state.network.is_busy());
+    assert_eq!(h.state().state.network.error(), Some("cancelled"));
+    assert!(h.state().state.network.result().is_none());
+}
+
+#[test]
+fn designer_opens_the_example_and_refuses_to_overwrite_it() {
+    let example = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/models/examples/seed-000-ampere-altra-max.toml"
+    );
+    let mut state = State::default();
+    state.designer.open_path = example.into();
+    let mut h = harness(state);
+    h.run();
+    h.get_by_label("Open").click();
+    h.run();
+    let app = h.state();
+    assert!(app.state.designer.text.contains("[cluster]"));
+    assert_eq!(app.state.designer.parse_error(), None);
+    assert_eq!(app.state.recent_files[0].to_str(), Some(example));
+
+    // Saving onto the shipped example is refused and the file is unchanged.
+    let original = std::fs::read_to_string(example).unwrap();
+    h.state_mut().state.designer.save_path = example.into();
+    h.get_by_label("Save").click();
+    h.run();
+    assert!(h.state().status().contains("refusing to overwrite"));
+    assert_eq!(std::fs::read_to_string(example).unwrap(), original);
+
+    // Saving elsewhere works and is remembered.
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("mine.toml");
+    h.state_mut().state.designer.save_path = out.display().to_string();
+    h.get_by_label("Save").click();
+    h.run();
+    assert!(std::fs::read_to_string(&out)
+        .unwrap()
+        .starts_with("# generated by cephplan"));
+    assert_eq!(h.state().state.recent_files[0], out);
+}
+
+#[test]
+fn compare_page_solves_variants_added_from_the_network_page() {
+    let mut h = harness(network_state());
+    h.run();
+    h.get_by_label("Add to Compare").click();
+    h.run();
+    assert!(h.state().status().contains("added to Compare"));
+    // Second variant: one more station (default 1 ms demand), added through the UI.
+    h.get_by_label("add station").click();
+    h.run_steps(8);
+    assert_eq!(h.state().state.network.variant_name, "variant 2");
+    h.get_by_label("Add to Compare").click();
+    h.run();
+    h.get_by_label("Compare").click();
+    run_until(&mut h, "both variants solved", |a| {
+        a.state.compare.results().len() == 2 && !a.state.compare.is_busy()
+    });
+    let app = h.state();
+    assert_eq!(app.state.compare.variants[1].name, "variant 2");
+    let x: Vec<f64> = app
+        .state
+        .compare
+        .results()
+        .iter()
+        .map(|r| r.at_population.classes[0].throughput_per_sec)
+        .collect();
+    // Bottlenecks 0.2 ms and 1 ms: X ≤ 5000/s and X ≤ 1000/s (asymptotic bounds,
+    // Lazowska et al., QSP 1984, ch. 5).
+    assert!(x[0] > 1000.0 && x[0] <= 5000.0 * (1.0 + 1e-9), "{x:?}");
+    assert!(x[1] <= 1000.0 * (1.0 + 1e-9), "{x:?}");
+    h.get_by_label("remove variant 2").click();
+    h.run();
+    assert_eq!(h.state().state.compare.variants.len(), 1);
+}
+
+#[test]
+fn without_a_display_the_app_points_to_the_cli() {
+    assert_cmd::Command::cargo_bin("cephplan-gui")
+        .unwrap()
+        .env_remove("DISPLAY")
+        .env_remove("WAYLAND_DISPLAY")
+        .assert()
+        .code(2)
+        .stderr(
+            predicates::str::contains("no display")
+                .and(predicates::str::contains("`cephplan` command line")),
+        );
+}
+
+#[test]
+fn unknown_page_is_rejected_with_the_list_of_pages() {
+    assert_cmd::Command::cargo_bin("cephplan-gui")
+        .unwrap()
+        .args(["--page", "nope"])
+        .assert()
+        .code(2)
+        .stderr(
+            predicates::str::contains("unknown page \"nope\"")
+                .and(predicates::str::contains("designer|prediction|compare")),
+        );
+}
