@@ -6,15 +6,14 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::Args;
-use indicatif::{ProgressBar, ProgressStyle};
 
 use super::output::{table, Format};
+use super::progress::BarProgress;
 use cephplan::calibrate::ceph::{
     calibrate, data_files, prepare_runs, CalibrateOptions, CalibrationReport,
 };
 use cephplan::data::load_runs;
 use cephplan::model::ModelParams;
-use cephplan::progress::Progress;
 use cephplan::spec::Catalogue;
 
 #[derive(Debug, Args)]
@@ -49,25 +48,6 @@ pub struct CalibrateArgs {
     pub format: Format,
 }
 
-struct Bar(ProgressBar);
-
-impl Progress for Bar {
-    fn start(&self, total: u64, what: &str) {
-        self.0.set_length(total);
-        self.0.set_position(0);
-        self.0.set_prefix(what.to_string());
-    }
-    fn advance(&self, n: u64) {
-        self.0.inc(n);
-    }
-    fn message(&self, msg: &str) {
-        self.0.set_message(msg.to_string());
-    }
-    fn finish(&self) {
-        self.0.finish_and_clear();
-    }
-}
-
 pub fn run(args: CalibrateArgs) -> anyhow::Result<ExitCode> {
     let cat = match &args.catalogue {
         Some(p) => Catalogue::load(p)?,
@@ -97,11 +77,7 @@ pub fn run(args: CalibrateArgs) -> anyhow::Result<ExitCode> {
         exclude: args.exclude.clone(),
         ..CalibrateOptions::default()
     };
-    let bar = ProgressBar::new(0).with_style(
-        ProgressStyle::with_template("{prefix} [{bar:30}] {pos}/{len} {msg}")
-            .expect("static template")
-            .progress_chars("=> "),
-    );
+    let bar = BarProgress::new();
     let (report, mut model) = calibrate(
         &prepared,
         not_modelled,
@@ -109,7 +85,7 @@ pub fn run(args: CalibrateArgs) -> anyhow::Result<ExitCode> {
         &prior,
         &files,
         &opts,
-        &Bar(bar),
+        &bar,
     )?;
     model.name = args
         .out
