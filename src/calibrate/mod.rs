@@ -2,10 +2,16 @@
 //!
 //! - [`lm`]: generic Levenberg-Marquardt behind the [`lm::FitProblem`] trait, standard
 //!   errors from `s² (JᵀJ)⁻¹`, Student-t intervals.
+//! - [`ceph`]: the Ceph model fitted to measured runs: residuals, priors, leave-one-out,
+//!   per-system errors beside the USL baseline, the fitted model file.
 //! - [`usl`]: the Universal Scalability Law baseline fitted per measured series.
 //!
 //! Not here: reading datasets (see `data`), building or solving queueing networks (see
 //! `qn`, `solve`), printing.
 
+pub mod ceph;
 pub mod lm;
 pub mod usl;
+
+#[cfg(test)]
+mod tests;

@@ -5,6 +5,8 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+pub mod calibrate;
+pub mod import;
 pub mod lab;
 pub mod output;
 pub mod predict;
@@ -39,6 +41,11 @@ pub enum Command {
     Size(size::SizeArgs),
     /// Solve a generic queueing network file (MVA, approximate MVA, bounds).
     Solve(solve::SolveArgs),
+    /// Fit the model to measured runs (calibration-data/*.csv) and write the fitted model.
+    Calibrate(calibrate::CalibrateArgs),
+    /// Import measured results into a calibration dataset.
+    #[command(subcommand)]
+    Import(import::ImportCommand),
     /// Discrete-event simulation: throughput, mean and tail latency with confidence intervals.
     Simulate(simulate::SimulateArgs),
     /// A throwaway local Ceph cluster for validation (`lab up`, `lab down`).
@@ -53,6 +60,8 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Sweep(a) => sweep::run(a).map(|_| ExitCode::SUCCESS),
         Command::Size(a) => size::run(a).map(|ok| ExitCode::from(if ok { 0 } else { 1 })),
         Command::Solve(args) => solve::run(args),
+        Command::Calibrate(args) => calibrate::run(args),
+        Command::Import(cmd) => import::run(cmd),
         Command::Simulate(a) => simulate::run(a),
         Command::Lab(a) => lab::run(a),
         Command::Validate(a) => validate::run(*a),

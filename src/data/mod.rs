@@ -25,6 +25,8 @@ use serde::{Deserialize, Serialize};
 use crate::io::{write_atomic_owned, WriteError, GENERATED_MARKER};
 use crate::units::{parse_bytes, parse_duration_secs};
 
+pub mod import;
+
 #[cfg(test)]
 mod tests;
 
@@ -850,6 +852,9 @@ pub fn append_runs(path: &Path, new: &[MeasuredRun]) -> Result<(), DataError> {
         }
         runs.push(r.clone());
     }
-    write_atomic_owned(path, to_csv(&runs).as_bytes())?;
+    let text = to_csv(&runs);
+    // Validate what will be written (units, Little's law) before touching the file.
+    parse_csv(path, &text)?;
+    write_atomic_owned(path, text.as_bytes())?;
     Ok(())
 }

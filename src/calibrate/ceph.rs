@@ -1,0 +1,798 @@
+//! Fitting the Ceph model ([`ModelParams`] through `qn::ceph` and `solve`) to measured runs.
+//!
+//! Each absolute run is prepared once: its scenario file is loaded, the row's workload
+//! cells override the scenario's (`pattern`, `block_size`, `iodepth`, `images`,
+//! `jobs_per_image`, `read_percent`, `ceph_release`, `nodes`), and it is validated. A
+//! prediction builds the network and solves it exactly (single-class MVA); IOPS is the
+//! chain throughput, mean latency its response time, bandwidth IOPS × block size.
+//!
+//! Residuals, per run: relative error of IOPS and of mean latency when measured, or of
+//! bandwidth for sequential rows (`pred/meas − 1`), divided by the assumed measurement
+//! noise [`MEASUREMENT_NOISE_REL`]. The covariance is `(JᵀJ)⁻¹`, inflated by `s²` when
+//! the residual variance exceeds the noise (the model misfits), never deflated. Ratio rows (seed 003) have no scenario
+//! and are listed as not modelled. The chosen parameters are fitted as `ln(value)`, which
+//! keeps them positive and makes steps relative; each also gets a prior residual
+//! `(ln v − ln v_prior) / w` from `models/prior.toml`, with the stated width
+//! `w = ln(upper/lower) / 4` (the prior's bounds span ±2 standard deviations), so that
+//! parameters the data cannot separate (e.g. OSD CPU cost against a release factor that
+//! is only seen on one system) stay near the prior and their standard errors say so.
+//!
+//! Not here: the model's equations (`qn::ceph`), the generic minimiser (`lm`), printing.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::lm::{fit, FitOptions, FitProblem, Termination};
+use super::usl::{fit_usl, UslReport};
+use crate::data::{MeasuredRun, Pattern as DataPattern, RunKind};
+use crate::model::{names, Covariance, FittedOn, ModelParams, Param};
+use crate::progress::Progress;
+use crate::solve::{solve, Method, SolveOptions};
+use crate::spec::{Catalogue, Pattern, Scenario, ScenarioSpec};
+use crate::units::Bytes;
+
+/// Relative standard deviation assumed for a measured figure: domain.md, "±5-10 %
+/// between repeats is normal"; the lower end is taken. Data residuals are divided by it so
+/// that they and the prior residuals are on the same (standard-deviation) scale.
+pub const MEASUREMENT_NOISE_REL: f64 = 0.05;
+
+/// Version of the calibration report format.
+pub const REPORT_SCHEMA_VERSION: u32 = 1;
+
+/// Errors that stop a calibration before fitting (bad inputs). Numerical outcomes are
+/// in the report.
+#[derive(Debug, thiserror::Error)]
+pub enum CalibrateError {
+    #[error("run {run_id} ({origin}): scenario {path}: {message}")]
+    Scenario {
+        run_id: String,
+        origin: String,
+        path: PathBuf,
+        message: String,
+    },
+    #[error("parameter \"{name}\" to fit is not in the model; the model has: {known}")]
+    UnknownParameter { name: String, known: String },
+    #[error("no absolute runs with a scenario to fit; check the --data paths")]
+    NoRuns,
+    #[error("run {run_id}: the model cannot be evaluated at the starting parameters: {message}")]
+    Model { run_id: String, message: String },
+}
+
+/// A run ready for prediction.
+#[derive(Debug, Clone)]
+pub struct PreparedRun {
+    pub run: MeasuredRun,
+    pub scenario: Scenario,
+}
+
+/// What the model predicts for one run.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Predicted {
+    pub iops: f64,
+    pub bandwidth_bytes_per_sec: f64,
+    pub latency_mean_secs: f64,
+}
+
+fn map_pattern(p: DataPattern) -> Pattern {
+    match p {
+        DataPattern::Randread => Pattern::Randread,
+        DataPattern::Randwrite => Pattern::Randwrite,
+        DataPattern::Randrw => Pattern::Randrw,
+        DataPattern::Read => Pattern::Read,
+        DataPattern::Write => Pattern::Write,
+    }
+}
+
+/// Applies a row's workload cells to a scenario spec.
+pub fn apply_overrides(spec: &mut ScenarioSpec, run: &MeasuredRun) {
+    let w = &run.workload;
+    if let Some(p) = w.pattern {
+        spec.workload.pattern = map_pattern(p);
+        if p != DataPattern::Randrw {
+            spec.workload.read_percent = None;
+        }
+    }
+    if let Some(b) = w.block_size_bytes {
+        spec.workload.block_size = Bytes(b);
+    }
+    if let Some(v) = w.iodepth {
+        spec.workload.iodepth = v;
+    }
+    if let Some(v) = w.images {
+        spec.workload.images = v;
+    }
+    if let Some(v) = w.jobs_per_image {
+        spec.workload.jobs_per_image = v;
+    }
+    if let Some(v) = w.read_percent {
+        spec.workload.read_percent = Some(v);
+    }
+    if let Some(v) = &w.ceph_release {
+        spec.cluster.ceph_release = v.clone();
+    }
+    if let Some(v) = w.nodes {
+        spec.cluster.nodes = v;
+    }
+}
+
+/// Loads and validates the scenario of every absolute run; ratio rows and rows without a
+/// scenario are returned separately with the reason.
+pub fn prepare_runs(
+    runs: &[MeasuredRun],
+    cat: &Catalogue,
+) -> Result<(Vec<PreparedRun>, Vec<NotModelled>), CalibrateError> {
+    let mut cache: BTreeMap<PathBuf, ScenarioSpec> = BTreeMap::new();
+    let mut out = Vec::new();
+    let mut skipped = Vec::new();
+    for r in runs {
+        let origin = r
+            .origin
+            .as_ref()
+            .map(|(p, l)| format!("{}:{}", p.display(), l))
+            .unwrap_or_default();
+        let path = match (&r.kind, &r.scenario_resolved) {
+            (RunKind::Ratio, _) => {
+                skipped.push(NotModelled {
+                    run_id: r.run_id.clone(),
+                    system_id: r.system_id.clone(),
+                    reason:
+                        "ratio row without scenario files for both systems: recorded, not fitted"
+                            .into(),
+                });
+                continue;
+            }
+            (_, None) => {
+                skipped.push(NotModelled {
+                    run_id: r.run_id.clone(),
+                    system_id: r.system_id.clone(),
+                    reason: "no scenario file".into(),
+                });
+                continue;
+            }
+            (_, Some(p)) => p.clone(),
+        };
+        let err = |message: String| CalibrateError::Scenario {
+            run_id: r.run_id.clone(),
+            origin: origin.clone(),
+            path: path.clone(),
+            message,
+        };
+        let mut spec = match cache.get(&path) {
+            Some(s) => s.clone(),
+            None => {
+                let text = std::fs::read_to_string(&path).map_err(|e| err(e.to_string()))?;
+                let s = ScenarioSpec::parse(&text, &path.display().to_string())
+                    .map_err(|e| err(e.to_string()))?;
+                cache.insert(path.clone(), s.clone());
+                s
+            }
+        };
+        apply_overrides(&mut spec, r);
+        let scenario = spec.validate(cat).map_err(|e| {
+            err(format!(
+                "{e} (after applying the row's workload cells; check them)"
+            ))
+        })?;
+        out.push(PreparedRun {
+            run: r.clone(),
+            scenario,
+        });
+    }
+    Ok((out, skipped))
+}
+
+/// The solver calibration uses: Bard-Schweitzer approximate MVA (multi-server stations
+/// by Seidmann's decomposition). Exact MVA takes 0.04-7.5 s per seed scenario in a debug
+/// build against 0.1-0.4 ms for Schweitzer, and a fit needs thousands of solutions; on
+/// the seed scenarios the two agree within 0.2 % in throughput (see the tests).
+pub fn calibration_solve_options() -> SolveOptions {
+    SolveOptions {
+        method: Some(Method::Schweitzer),
+        tolerance: 1e-10,
+        ..SolveOptions::default()
+    }
+}
+
+/// Predicts one scenario under a parameter set (mean values).
+pub fn predict_scenario(s: &Scenario, p: &ModelParams) -> Result<Predicted, String> {
+    let net = crate::qn::ceph::build(s, p).map_err(|e| e.to_string())?;
+    let sol = solve(&net.network, &calibration_solve_options()).map_err(|e| e.to_string())?;
+    let c = &sol.classes[0];
+    let iops = c.throughput_per_sec;
+    if !(iops.is_finite() && iops > 0.0 && c.response_time_secs.is_finite()) {
+        return Err(format!("the solver returned throughput {iops}"));
+    }
+    Ok(Predicted {
+        iops,
+        bandwidth_bytes_per_sec: iops * s.block_size_bytes as f64,
+        latency_mean_secs: c.response_time_secs,
+    })
+}
+
+/// Which figure a residual compares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Metric {
+    Iops,
+    Bandwidth,
+    LatencyMean,
+}
+
+/// The measured figures a run is fitted on: sequential rows by bandwidth, others by IOPS,
+/// plus mean latency when measured.
+pub fn targets(run: &MeasuredRun, block_size_bytes: u64) -> Vec<(Metric, f64)> {
+    let m = &run.measured;
+    let seq = run.workload.pattern.is_some_and(DataPattern::is_sequential);
+    let mut t = Vec::new();
+    match (m.iops, m.bandwidth_bytes_per_sec) {
+        (_, Some(bw)) if seq => t.push((Metric::Bandwidth, bw)),
+        (Some(i), _) => t.push((Metric::Iops, i)),
+        (None, Some(bw)) => t.push((Metric::Iops, bw / block_size_bytes as f64)),
+        (None, None) => {}
+    }
+    if let Some(l) = m.latency_mean_secs {
+        t.push((Metric::LatencyMean, l));
+    }
+    t
+}
+
+fn value_of(p: &Predicted, m: Metric) -> f64 {
+    match m {
+        Metric::Iops => p.iops,
+        Metric::Bandwidth => p.bandwidth_bytes_per_sec,
+        Metric::LatencyMean => p.latency_mean_secs,
+    }
+}
+
+/// The least-squares problem over `ln` of the chosen parameters.
+pub struct CephProblem<'a> {
+    pub runs: Vec<&'a PreparedRun>,
+    pub base: ModelParams,
+    pub fit_names: Vec<String>,
+    /// `(ln prior value, width)` per fitted parameter.
+    pub priors: Vec<(f64, f64)>,
+}
+
+impl CephProblem<'_> {
+    /// The model with `x` (log values) applied, clamped to each parameter's bounds.
+    pub fn params_at(&self, x: &[f64]) -> ModelParams {
+        let mut p = self.base.clone();
+        for (name, v) in self.fit_names.iter().zip(x) {
+            let q = p.param.get_mut(name).expect("checked when built");
+            q.value = v.exp().clamp(q.lower, q.upper);
+        }
+        p
+    }
+}
+
+impl FitProblem for CephProblem<'_> {
+    fn parameter_names(&self) -> Vec<String> {
+        self.fit_names.iter().map(|n| format!("ln({n})")).collect()
+    }
+    fn residual_count(&self) -> usize {
+        self.runs
+            .iter()
+            .map(|r| targets(&r.run, r.scenario.block_size_bytes).len())
+            .sum::<usize>()
+            + self.priors.len()
+    }
+    fn residuals(&self, x: &[f64]) -> Option<Vec<f64>> {
+        let p = self.params_at(x);
+        let mut out = Vec::with_capacity(self.residual_count());
+        for r in &self.runs {
+            let pred = predict_scenario(&r.scenario, &p).ok()?;
+            for (m, meas) in targets(&r.run, r.scenario.block_size_bytes) {
+                out.push((value_of(&pred, m) / meas - 1.0) / MEASUREMENT_NOISE_REL);
+            }
+        }
+        for (xi, (mu, w)) in x.iter().zip(&self.priors) {
+            out.push((xi - mu) / w);
+        }
+        Some(out)
+    }
+}
+
+/// Options of a calibration.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CalibrateOptions {
+    /// Parameters to fit; empty = [`default_fit_names`].
+    pub fit: Vec<String>,
+    pub lm: FitOptions,
+    /// Refit without each run to measure out-of-sample error.
+    pub leave_one_out: bool,
+    /// Also fit the USL baseline per series.
+    pub usl: bool,
+    /// Run ids or system ids to leave out of the fit (listed in the report with the reason).
+    pub exclude: Vec<String>,
+}
+
+impl Default for CalibrateOptions {
+    fn default() -> Self {
+        Self {
+            fit: Vec::new(),
+            lm: FitOptions::default(),
+            leave_one_out: true,
+            usl: true,
+            exclude: Vec::new(),
+        }
+    }
+}
+
+/// The parameters the seed data can inform: OSD CPU per read and write op, CPU per byte
+/// (64k rows), the aarch64 efficiency (seed 000), network efficiency (sequential rows),
+/// fixed software latencies, the WAL share of device writes (seed 001's Optane WAL), and one release factor per release present in the runs
+/// other than the reference release (factor 1.0 by definition, the model's
+/// `release_factor.*` entry that equals 1.0 and has "reference" in its source).
+pub fn default_fit_names(base: &ModelParams, runs: &[PreparedRun]) -> Vec<String> {
+    let mut n: BTreeSet<String> = [
+        names::OSD_CPU_READ,
+        names::OSD_CPU_WRITE,
+        names::CPU_PER_BYTE,
+        names::NET_EFF,
+        names::FIXED_READ,
+        names::FIXED_WRITE,
+        names::WAL_SHARE,
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    for r in runs {
+        for arch in [r.scenario.node_cpu.arch, r.scenario.client_cpu.arch] {
+            if arch.as_str() != "x86_64" {
+                n.insert(format!("{}{}", names::ARCH_PREFIX, arch.as_str()));
+            }
+        }
+        let key = release_key(base, &r.scenario.ceph_release);
+        if !is_reference(base, &key) {
+            n.insert(key);
+        }
+    }
+    n.into_iter().collect()
+}
+
+/// The `release_factor.*` key the model uses for a release, or the exact key to add.
+fn release_key(base: &ModelParams, release: &str) -> String {
+    let parts: Vec<&str> = release.trim().split('.').collect();
+    for k in (1..=parts.len()).rev() {
+        let key = format!("{}{}", names::RELEASE_PREFIX, parts[..k].join("."));
+        if base.param.contains_key(&key) {
+            return key;
+        }
+    }
+    format!("{}{}", names::RELEASE_PREFIX, release.trim())
+}
+
+fn is_reference(base: &ModelParams, key: &str) -> bool {
+    base.param
+        .get(key)
+        .is_some_and(|p| p.value == 1.0 && p.source.contains("reference"))
+}
+
+/// Adds the parameters a fit needs that the model lacks (per-release and per-architecture
+/// factors), starting at 1.0 with the same bounds as other factors.
+fn ensure_params(base: &mut ModelParams, fit: &[String]) {
+    for name in fit {
+        if base.param.contains_key(name) {
+            continue;
+        }
+        let (unit, lower, upper) = if name.starts_with(names::RELEASE_PREFIX) {
+            ("CPU efficiency ratio", 0.05, 20.0)
+        } else {
+            ("ratio to x86_64 per GHz·core", 0.1, 4.0)
+        };
+        base.param.insert(
+            name.clone(),
+            Param {
+                value: 1.0,
+                unit: unit.into(),
+                source: "neutral start 1.0 (added by calibration; prior width ln(upper/lower)/4)"
+                    .into(),
+                lower,
+                upper,
+                std_error: None,
+            },
+        );
+    }
+}
+
+/// Measured against predicted for one run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunComparison {
+    pub run_id: String,
+    pub system_id: String,
+    pub metric: Metric,
+    pub measured: f64,
+    pub predicted: f64,
+    pub error_pct: f64,
+    /// Prediction of the fit without this run (leave-one-out).
+    pub predicted_loo: Option<f64>,
+    pub error_pct_loo: Option<f64>,
+}
+
+/// Error summary per measured system.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SystemSummary {
+    pub system_id: String,
+    pub runs: usize,
+    pub mape_in_sample: Option<f64>,
+    pub mape_loo: Option<f64>,
+    /// USL baseline errors over the same system's series (where identifiable).
+    pub usl_mape_in_sample: Option<f64>,
+    pub usl_mape_loo: Option<f64>,
+}
+
+/// A fitted parameter in its own unit.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ParameterEstimate {
+    pub name: String,
+    pub unit: String,
+    pub prior: f64,
+    pub value: f64,
+    /// Delta-method standard error in the parameter's unit (`value × se(ln value)`).
+    pub std_error: Option<f64>,
+    /// 95 % interval, `exp(ln value ± t·se)` (asymmetric in the unit).
+    pub interval_low: Option<f64>,
+    pub interval_high: Option<f64>,
+    /// True when the value sits on a bound of the model file.
+    pub at_bound: bool,
+}
+
+/// A run left out of the fit.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NotModelled {
+    pub run_id: String,
+    pub system_id: String,
+    pub reason: String,
+}
+
+/// Everything a calibration produced.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CalibrationReport {
+    pub schema_version: u32,
+    /// Dataset files with their FNV-1a 64-bit content hashes.
+    pub datasets: Vec<DatasetFile>,
+    pub parameters: Vec<ParameterEstimate>,
+    /// Covariance of `ln` of the fitted parameters, in `parameters` order.
+    pub covariance_ln: Option<Vec<Vec<f64>>>,
+    pub termination: Termination,
+    pub degrees_of_freedom: usize,
+    pub runs: Vec<RunComparison>,
+    pub mape_in_sample: Option<f64>,
+    pub mape_loo: Option<f64>,
+    /// Largest absolute in-sample error of an IOPS/bandwidth figure, %.
+    pub max_abs_throughput_error_pct: Option<f64>,
+    pub systems: Vec<SystemSummary>,
+    pub usl: Option<UslReport>,
+    pub not_modelled: Vec<NotModelled>,
+    pub warnings: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DatasetFile {
+    pub path: String,
+    pub fnv1a64: String,
+}
+
+/// FNV-1a 64-bit hash (identifies the exact dataset bytes a model was fitted on; not a
+/// cryptographic checksum).
+pub fn fnv1a64(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325_u64, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}
+
+/// Describes dataset files for the report and the model file.
+pub fn dataset_files(paths: &[PathBuf]) -> Vec<DatasetFile> {
+    let mut v: Vec<DatasetFile> = paths
+        .iter()
+        .map(|p| DatasetFile {
+            path: p.display().to_string(),
+            fnv1a64: std::fs::read(p)
+                .map(|b| format!("{:016x}", fnv1a64(&b)))
+                .unwrap_or_else(|e| format!("unreadable: {e}")),
+        })
+        .collect();
+    v.sort_by(|a, b| a.path.cmp(&b.path));
+    v
+}
+
+fn mape(v: impl Iterator<Item = f64>) -> Option<f64> {
+    let v: Vec<f64> = v.map(f64::abs).collect();
+    (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+}
+
+/// Fits `base`'s chosen parameters to the runs and evaluates the fit.
+/// Returns the report and the fitted model (a copy of `base` with fitted values, standard
+/// errors, covariance and provenance).
+pub fn calibrate(
+    prepared: &[PreparedRun],
+    not_modelled: Vec<NotModelled>,
+    base: &ModelParams,
+    prior: &ModelParams,
+    datasets: &[PathBuf],
+    opts: &CalibrateOptions,
+    progress: &dyn Progress,
+) -> Result<(CalibrationReport, ModelParams), CalibrateError> {
+    let mut not_modelled = not_modelled;
+    let prepared: Vec<PreparedRun> = prepared
+        .iter()
+        .filter(|r| {
+            let hit = opts
+                .exclude
+                .iter()
+                .any(|e| *e == r.run.run_id || *e == r.run.system_id);
+            if hit {
+                not_modelled.push(NotModelled {
+                    run_id: r.run.run_id.clone(),
+                    system_id: r.run.system_id.clone(),
+                    reason: "excluded by the caller (--exclude)".into(),
+                });
+            }
+            !hit
+        })
+        .cloned()
+        .collect();
+    let prepared = &prepared[..];
+    if prepared.is_empty() {
+        return Err(CalibrateError::NoRuns);
+    }
+    let mut base = base.clone();
+    let fit_names = if opts.fit.is_empty() {
+        default_fit_names(&base, prepared)
+    } else {
+        opts.fit.clone()
+    };
+    ensure_params(&mut base, &fit_names);
+    for n in &fit_names {
+        if !base.param.contains_key(n) {
+            return Err(CalibrateError::UnknownParameter {
+                name: n.clone(),
+                known: base.names().join(", "),
+            });
+        }
+    }
+    let priors: Vec<(f64, f64)> = fit_names
+        .iter()
+        .map(|n| {
+            let q = &base.param[n];
+            let v = prior.get(n).unwrap_or(q.value).max(q.lower.max(1e-300));
+            let lo = q.lower.max(v * 1e-6);
+            (v.ln(), (q.upper / lo).ln() / 4.0)
+        })
+        .collect();
+    let x0: Vec<f64> = fit_names
+        .iter()
+        .map(|n| base.param[n].value.max(1e-300).ln())
+        .collect();
+    for r in prepared {
+        predict_scenario(&r.scenario, &base).map_err(|message| CalibrateError::Model {
+            run_id: r.run.run_id.clone(),
+            message,
+        })?;
+    }
+    let all: Vec<&PreparedRun> = prepared.iter().collect();
+    let loo_count = if opts.leave_one_out {
+        prepared.len()
+    } else {
+        0
+    };
+    progress.start(1 + loo_count as u64, "calibrating");
+    let problem = CephProblem {
+        runs: all.clone(),
+        base: base.clone(),
+        fit_names: fit_names.clone(),
+        priors: priors.clone(),
+    };
+    progress.message("fitting all runs");
+    let outcome = fit(&problem, &x0, &opts.lm, progress);
+    progress.advance(1);
+    let x = outcome.values();
+    let fitted = problem.params_at(&x);
+    // lm scales (JᵀJ)⁻¹ by s² = SSR/dof. Residuals here are in noise units, so the
+    // covariance is (JᵀJ)⁻¹ when the model fits to within the assumed noise (s² ≤ 1) and
+    // is inflated by s² when it does not (Birge ratio): the misfit widens the intervals.
+    let s2 = outcome.residual_std.map_or(1.0, |s| s * s);
+    let inflate = if s2 > 0.0 { s2.max(1.0) / s2 } else { 1.0 };
+    let cov_ln: Option<Vec<Vec<f64>>> = outcome.covariance.as_ref().map(|c| {
+        c.iter()
+            .map(|r| r.iter().map(|v| v * inflate).collect())
+            .collect()
+    });
+
+    // Per-run comparisons.
+    let mut runs = Vec::new();
+    let mut warnings = Vec::new();
+    for r in prepared {
+        let pred = predict_scenario(&r.scenario, &fitted);
+        for (m, meas) in targets(&r.run, r.scenario.block_size_bytes) {
+            let predicted = pred.as_ref().map(|p| value_of(p, m)).unwrap_or(f64::NAN);
+            runs.push(RunComparison {
+                run_id: r.run.run_id.clone(),
+                system_id: r.run.system_id.clone(),
+                metric: m,
+                measured: meas,
+                predicted,
+                error_pct: 100.0 * (predicted / meas - 1.0),
+                predicted_loo: None,
+                error_pct_loo: None,
+            });
+        }
+        if let Err(e) = pred {
+            warnings.push(format!("run {}: {e}", r.run.run_id));
+        }
+    }
+
+    // Leave-one-out: refit without run i (warm start at the full fit), predict run i.
+    if opts.leave_one_out {
+        for (i, r) in prepared.iter().enumerate() {
+            if progress.is_cancelled() {
+                warnings.push("leave-one-out cancelled; mape_loo covers the runs done".into());
+                break;
+            }
+            progress.message(&format!("leave-one-out: without {}", r.run.run_id));
+            let rest: Vec<&PreparedRun> = all
+                .iter()
+                .enumerate()
+                .filter(|(j, _)| *j != i)
+                .map(|(_, r)| *r)
+                .collect();
+            let p = CephProblem {
+                runs: rest,
+                base: base.clone(),
+                fit_names: fit_names.clone(),
+                priors: priors.clone(),
+            };
+            let o = fit(&p, &x, &opts.lm, progress);
+            let params = p.params_at(&o.values());
+            if let Ok(pred) = predict_scenario(&r.scenario, &params) {
+                for c in runs.iter_mut().filter(|c| c.run_id == r.run.run_id) {
+                    let v = value_of(&pred, c.metric);
+                    c.predicted_loo = Some(v);
+                    c.error_pct_loo = Some(100.0 * (v / c.measured - 1.0));
+                }
+            }
+            progress.advance(1);
+        }
+    }
+
+    let usl = opts.usl.then(|| {
+        fit_usl(
+            &prepared.iter().map(|r| r.run.clone()).collect::<Vec<_>>(),
+            &opts.lm,
+            progress,
+        )
+    });
+
+    let is_tp = |c: &&RunComparison| c.metric != Metric::LatencyMean;
+    let mut systems = Vec::new();
+    let ids: BTreeSet<&str> = runs.iter().map(|c| c.system_id.as_str()).collect();
+    for id in ids {
+        let mine = || runs.iter().filter(move |c| c.system_id == id);
+        let usl_series = usl
+            .iter()
+            .flat_map(|u| u.series.iter())
+            .filter(|s| s.system_id == id);
+        let usl_runs: Vec<_> = usl_series.flat_map(|s| s.runs.iter()).collect();
+        systems.push(SystemSummary {
+            system_id: id.to_string(),
+            runs: mine()
+                .map(|c| c.run_id.as_str())
+                .collect::<BTreeSet<_>>()
+                .len(),
+            mape_in_sample: mape(mine().filter(is_tp).map(|c| c.error_pct)),
+            mape_loo: mape(mine().filter(is_tp).filter_map(|c| c.error_pct_loo)),
+            usl_mape_in_sample: mape(usl_runs.iter().map(|r| r.error_pct)),
+            usl_mape_loo: mape(usl_runs.iter().filter_map(|r| r.error_pct_loo)),
+        });
+    }
+
+    let t = outcome
+        .parameters
+        .first()
+        .and_then(|p| Some((p.interval_high? - p.value) / p.std_error?));
+    let se_ln: Vec<Option<f64>> = (0..fit_names.len())
+        .map(|k| cov_ln.as_ref().map(|c| c[k][k].sqrt()))
+        .collect();
+    let parameters: Vec<ParameterEstimate> = fit_names
+        .iter()
+        .zip(&outcome.parameters)
+        .zip(&priors)
+        .zip(&se_ln)
+        .map(|(((name, lp), (mu, _)), se)| {
+            let q = &fitted.param[name];
+            ParameterEstimate {
+                name: name.clone(),
+                unit: q.unit.clone(),
+                prior: mu.exp(),
+                value: q.value,
+                std_error: se.map(|s| s * q.value),
+                interval_low: se.zip(t).map(|(s, t)| (lp.value - t * s).exp()),
+                interval_high: se.zip(t).map(|(s, t)| (lp.value + t * s).exp()),
+                at_bound: q.value <= q.lower || q.value >= q.upper,
+            }
+        })
+        .collect();
+    for p in parameters.iter().filter(|p| p.at_bound) {
+        warnings.push(format!(
+            "{} = {} sits on a bound of the model file: the data push it beyond its physical range, a sign the model misses an effect",
+            p.name, p.value
+        ));
+    }
+
+    let files = dataset_files(datasets);
+    let mut model = fitted.clone();
+    for (p, est) in parameters.iter().enumerate() {
+        let q = model.param.get_mut(&est.name).expect("fitted");
+        q.std_error = est.std_error;
+        q.source = format!(
+            "fitted by cephplan calibrate to {} runs (prior {}, {})",
+            prepared.len(),
+            est.prior,
+            if outcome.parameters[p].std_error.is_some() {
+                "identified"
+            } else {
+                "not identified: no standard error"
+            }
+        );
+    }
+    model.covariance = cov_ln.as_ref().map(|c| Covariance {
+        names: fit_names.clone(),
+        matrix: (0..fit_names.len())
+            .map(|i| {
+                (0..fit_names.len())
+                    .map(|j| c[i][j] * parameters[i].value * parameters[j].value)
+                    .collect()
+            })
+            .collect(),
+    });
+    model.generator = format!("{} (cephplan calibrate)", crate::io::GENERATED_MARKER);
+    model.fitted_on = Some(FittedOn {
+        datasets: files
+            .iter()
+            .map(|f| format!("{} fnv1a64={}", f.path, f.fnv1a64))
+            .collect(),
+        runs: prepared.len() as u32,
+        note: format!(
+            "Levenberg-Marquardt on ln(parameters), relative residuals of IOPS/bandwidth and mean latency, priors from models/prior.toml with width ln(upper/lower)/4; {}; in-sample MAPE {}",
+            outcome.termination.reason,
+            mape(runs.iter().filter(is_tp).map(|c| c.error_pct))
+                .map_or("n/a".into(), |m| format!("{m:.1} %"))
+        ),
+    });
+
+    progress.finish();
+    let report = CalibrationReport {
+        schema_version: REPORT_SCHEMA_VERSION,
+        datasets: files,
+        covariance_ln: cov_ln,
+        termination: outcome.termination.clone(),
+        degrees_of_freedom: outcome.degrees_of_freedom,
+        mape_in_sample: mape(runs.iter().filter(is_tp).map(|c| c.error_pct)),
+        mape_loo: mape(runs.iter().filter(is_tp).filter_map(|c| c.error_pct_loo)),
+        max_abs_throughput_error_pct: runs
+            .iter()
+            .filter(is_tp)
+            .map(|c| c.error_pct.abs())
+            .fold(None, |m: Option<f64>, e| Some(m.map_or(e, |m| m.max(e)))),
+        parameters,
+        runs,
+        systems,
+        usl,
+        not_modelled,
+        warnings,
+    };
+    Ok((report, model))
+}
+
+/// Convenience: the CSV files behind `--data` paths (for provenance).
+pub fn data_files(paths: &[PathBuf]) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = paths
+        .iter()
+        .flat_map(|p| crate::data::csv_files(Path::new(p)).unwrap_or_default())
+        .collect();
+    v.sort();
+    v.dedup();
+    v
+}

@@ -1,0 +1,228 @@
+//! `cephplan calibrate`: fit the Ceph model to measured runs and write the fitted model
+//! file; prints the library's [`CalibrationReport`] as tables or JSON.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::Args;
+
+use super::output::{table, Format};
+use super::progress::BarProgress;
+use cephplan::calibrate::ceph::{
+    calibrate, data_files, prepare_runs, CalibrateOptions, CalibrationReport,
+};
+use cephplan::data::load_runs;
+use cephplan::model::ModelParams;
+use cephplan::spec::Catalogue;
+
+#[derive(Debug, Args)]
+pub struct CalibrateArgs {
+    /// Measured runs: CSV files or directories of CSV files (calibration-data/README.md).
+    #[arg(long, value_name = "PATH", num_args = 1.., required = true)]
+    pub data: Vec<PathBuf>,
+    /// Prior model (values and bounds the priors are centred on); default: the built-in
+    /// models/prior.toml.
+    #[arg(long, value_name = "FILE")]
+    pub prior: Option<PathBuf>,
+    /// Starting model (its non-fitted parameters are kept); default: the prior.
+    #[arg(long, value_name = "FILE")]
+    pub start: Option<PathBuf>,
+    /// Hardware catalogue; default: the built-in models/catalogue.toml.
+    #[arg(long, value_name = "FILE")]
+    pub catalogue: Option<PathBuf>,
+    /// Where to write the fitted model (TOML).
+    #[arg(long, value_name = "FILE")]
+    pub out: PathBuf,
+    /// Parameters to fit, comma-separated; default: what the data can inform (see the
+    /// report's parameter table).
+    #[arg(long, value_delimiter = ',')]
+    pub fit: Vec<String>,
+    /// Run ids or system ids to leave out of the fit (repeatable).
+    #[arg(long, value_name = "ID")]
+    pub exclude: Vec<String>,
+    /// Skip leave-one-out cross-validation (faster; no out-of-sample error).
+    #[arg(long)]
+    pub no_loo: bool,
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+}
+
+pub fn run(args: CalibrateArgs) -> anyhow::Result<ExitCode> {
+    let cat = match &args.catalogue {
+        Some(p) => Catalogue::load(p)?,
+        None => Catalogue::builtin(),
+    };
+    let prior = match &args.prior {
+        Some(p) => ModelParams::load(p)?,
+        None => ModelParams::prior(),
+    };
+    let start = match &args.start {
+        Some(p) => ModelParams::load(p)?,
+        None => prior.clone(),
+    };
+    let mut runs = Vec::new();
+    for p in &args.data {
+        let (r, warnings) = load_runs(p).with_context(|| format!("loading {}", p.display()))?;
+        for w in warnings {
+            eprintln!("warning: {w}");
+        }
+        runs.extend(r);
+    }
+    let (prepared, not_modelled) = prepare_runs(&runs, &cat)?;
+    let files = data_files(&args.data);
+    let opts = CalibrateOptions {
+        fit: args.fit.clone(),
+        leave_one_out: !args.no_loo,
+        exclude: args.exclude.clone(),
+        ..CalibrateOptions::default()
+    };
+    let bar = BarProgress::new();
+    let (report, mut model) = calibrate(
+        &prepared,
+        not_modelled,
+        &start,
+        &prior,
+        &files,
+        &opts,
+        &bar,
+    )?;
+    model.name = args
+        .out
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "fitted".into());
+    model.description = format!(
+        "Fitted by `cephplan calibrate` to {} measured runs; see fitted_on.",
+        report
+            .runs
+            .iter()
+            .map(|r| &r.run_id)
+            .collect::<std::collections::BTreeSet<_>>()
+            .len()
+    );
+    cephplan::io::write_atomic_owned(&args.out, model.to_toml().as_bytes())?;
+    match args.format {
+        Format::Json => println!("{}", serde_json::to_string_pretty(&report)?),
+        Format::Table | Format::Csv => print!("{}", render(&report)),
+    }
+    eprintln!("wrote {}", args.out.display());
+    Ok(ExitCode::SUCCESS)
+}
+
+fn opt(v: Option<f64>, f: impl Fn(f64) -> String) -> String {
+    v.map(f).unwrap_or_else(|| "-".into())
+}
+
+fn render(r: &CalibrationReport) -> String {
+    let mut out = String::new();
+    out.push_str(&format!(
+        "fit: {} ({} evaluations), {} degrees of freedom\n\n",
+        r.termination.reason, r.termination.evaluations, r.degrees_of_freedom
+    ));
+    let rows: Vec<Vec<String>> = r
+        .parameters
+        .iter()
+        .map(|p| {
+            vec![
+                p.name.clone(),
+                format!("{:.4e}", p.prior),
+                format!("{:.4e}", p.value),
+                opt(p.std_error, |v| format!("{v:.2e}")),
+                opt(p.interval_low, |v| format!("{v:.3e}")),
+                opt(p.interval_high, |v| format!("{v:.3e}")),
+                if p.at_bound {
+                    "at bound".into()
+                } else {
+                    String::new()
+                },
+                p.unit.clone(),
+            ]
+        })
+        .collect();
+    out.push_str(&table(
+        &[
+            "parameter",
+            "prior",
+            "value",
+            "std error",
+            "95% low",
+            "95% high",
+            "",
+            "unit",
+        ],
+        &rows,
+    ));
+    out.push('\n');
+    let rows: Vec<Vec<String>> = r
+        .runs
+        .iter()
+        .map(|c| {
+            vec![
+                c.run_id.clone(),
+                format!("{:?}", c.metric).to_lowercase(),
+                format!("{:.4e}", c.measured),
+                format!("{:.4e}", c.predicted),
+                format!("{:+.1}", c.error_pct),
+                opt(c.error_pct_loo, |v| format!("{v:+.1}")),
+            ]
+        })
+        .collect();
+    out.push_str(&table(
+        &[
+            "run",
+            "metric",
+            "measured",
+            "predicted",
+            "error %",
+            "LOO error %",
+        ],
+        &rows,
+    ));
+    out.push('\n');
+    let rows: Vec<Vec<String>> = r
+        .systems
+        .iter()
+        .map(|s| {
+            vec![
+                s.system_id.clone(),
+                s.runs.to_string(),
+                opt(s.mape_in_sample, |v| format!("{v:.1}")),
+                opt(s.mape_loo, |v| format!("{v:.1}")),
+                opt(s.usl_mape_in_sample, |v| format!("{v:.1}")),
+                opt(s.usl_mape_loo, |v| format!("{v:.1}")),
+            ]
+        })
+        .collect();
+    out.push_str(&table(
+        &[
+            "system",
+            "runs",
+            "MAPE %",
+            "LOO MAPE %",
+            "USL MAPE %",
+            "USL LOO MAPE %",
+        ],
+        &rows,
+    ));
+    out.push_str(&format!(
+        "\nall systems: MAPE {} %, LOO MAPE {} % (IOPS/bandwidth figures)\n",
+        opt(r.mape_in_sample, |v| format!("{v:.1}")),
+        opt(r.mape_loo, |v| format!("{v:.1}"))
+    ));
+    if let Some(u) = &r.usl {
+        for s in u.series.iter().filter(|s| s.fit.is_none()) {
+            out.push_str(&format!("USL {} {}: {}\n", s.system_id, s.pattern, s.note));
+        }
+    }
+    for n in &r.not_modelled {
+        out.push_str(&format!(
+            "not fitted: {} ({}): {}\n",
+            n.run_id, n.system_id, n.reason
+        ));
+    }
+    for w in &r.warnings {
+        out.push_str(&format!("warning: {w}\n"));
+    }
+    out
+}

@@ -1,0 +1,113 @@
+//! `cephplan import fio` and `cephplan calibrate` end to end: real fio JSON fixtures
+//! (tests/fixtures/fio/README.md says how each was recorded) and bad inputs that must be
+//! refused with the file, line/row and field named.
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use cephplan::data::{load_runs, Pattern};
+use cephplan::fio::json::{read_fio_file, EngineCheck};
+use predicates::str::contains;
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name)
+}
+
+fn cephplan() -> Command {
+    Command::cargo_bin("cephplan").unwrap()
+}
+
+fn import(json: &str, csv: &Path) -> assert_cmd::assert::Assert {
+    cephplan()
+        .args(["import", "fio"])
+        .arg(fixture(&format!("fio/{json}")))
+        .arg("--scenario")
+        .arg(fixture("seed-000.toml"))
+        .arg("--out")
+        .arg(csv)
+        .assert()
+}
+
+#[test]
+fn import_plain_multi_job_and_client_server_results() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("lab.csv");
+    for json in ["single-randwrite.json", "multi-randwrite.json", "clientserver-randwrite.json"] {
+        import(json, &csv).success();
+    }
+    let (runs, _warnings) = load_runs(&csv).unwrap();
+    assert_eq!(runs.len(), 3);
+    for (run, json) in runs.iter().zip(["single-randwrite", "multi-randwrite", "clientserver-randwrite"]) {
+        let s = read_fio_file(&fixture(&format!("fio/{json}.json")), EngineCheck::RequireRbd)
+            .unwrap()
+            .summary();
+        assert_eq!(run.run_id, json);
+        assert_eq!(run.measured.iops, Some(s.total_iops));
+        assert_eq!(run.measured.latency_mean_secs, Some(s.latency_mean_secs));
+        assert_eq!(run.workload.pattern, Some(Pattern::Randwrite));
+        assert_eq!(run.workload.block_size_bytes, Some(4096));
+        assert!(run.scenario_resolved.as_ref().unwrap().is_file());
+    }
+    // single: one image at iodepth 16; multi.fio: two jobs on fx1 and fx2 at iodepth 8.
+    assert_eq!((runs[0].workload.images, runs[0].workload.iodepth), (Some(1), Some(16)));
+    assert_eq!((runs[1].workload.images, runs[1].workload.iodepth), (Some(2), Some(8)));
+    // Importing the same result twice is refused (duplicate run id), nothing written.
+    let before = std::fs::read_to_string(&csv).unwrap();
+    import("single-randwrite.json", &csv).failure().stderr(contains("already used"));
+    assert_eq!(std::fs::read_to_string(&csv).unwrap(), before);
+}
+
+#[test]
+fn import_refuses_another_engine_and_truncated_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("lab.csv");
+    import("other-engine-psync.json", &csv)
+        .code(2)
+        .stderr(contains("psync"))
+        .stderr(contains("--ioengine=rbd"));
+    let text = std::fs::read_to_string(fixture("fio/single-randwrite.json")).unwrap();
+    let cut = dir.path().join("cut.json");
+    std::fs::write(&cut, &text[..text.len() / 2]).unwrap();
+    cephplan()
+        .args(["import", "fio"])
+        .arg(&cut)
+        .arg("--scenario")
+        .arg(fixture("seed-000.toml"))
+        .arg("--out")
+        .arg(&csv)
+        .assert()
+        .code(2)
+        .stderr(contains("truncated"))
+        .stderr(contains("line"));
+    assert!(!csv.exists());
+}
+
+#[test]
+fn calibrate_names_row_and_field_of_bad_data() {
+    let dir = tempfile::tempdir().unwrap();
+    let header = "run_id,system_id,kind,scenario,pattern,block_size,iodepth,images,jobs_per_image,concurrency,read_percent,ceph_release,nodes,iops,bandwidth,latency_mean,latency_p99,ratio,ratio_metric,ratio_reference,source,stated,inferred,assumptions";
+    let scen = fixture("seed-000.toml");
+    let row = format!("r1,s,absolute,{},randwrite,4k,16,48,1,,,,,230000,,3.5 millis,,,,,test,,,", scen.display());
+    let bad = dir.path().join("bad.csv");
+    std::fs::write(&bad, format!("{header}\n{row}\n")).unwrap();
+    cephplan()
+        .args(["calibrate", "--data"])
+        .arg(&bad)
+        .arg("--out")
+        .arg(dir.path().join("m.toml"))
+        .assert()
+        .code(2)
+        .stderr(contains("line 2"))
+        .stderr(contains("latency_mean"));
+    let missing = dir.path().join("missing.csv");
+    std::fs::write(&missing, format!("{}\n", header.replace(",iops", ""))).unwrap();
+    cephplan()
+        .args(["calibrate", "--data"])
+        .arg(&missing)
+        .arg("--out")
+        .arg(dir.path().join("m.toml"))
+        .assert()
+        .code(2)
+        .stderr(contains("missing column \"iops\""));
+    assert!(!dir.path().join("m.toml").exists());
+}
