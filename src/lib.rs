@@ -27,10 +27,18 @@
 //! builder that maps a Ceph cluster onto stations and classes). The solvers and the
 //! simulator see only a generic [`qn::Network`].
 
+pub mod fio;
+pub mod calibrate;
+pub mod data;
 #[cfg(feature = "gui")]
 pub mod gui;
 pub mod io;
+pub mod model;
+pub mod lab;
 pub mod progress;
 pub mod qn;
+pub mod sim;
 pub mod solve;
+pub mod spec;
 pub mod units;
+pub mod validate;

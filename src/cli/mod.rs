@@ -5,7 +5,12 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+pub mod lab;
 pub mod output;
+pub mod solve;
+pub mod simulate;
+pub mod progress;
+pub mod validate;
 
 /// Exit code for errors (bad input, I/O, failed external tools).
 pub const EXIT_ERROR: u8 = 2;
@@ -22,8 +27,22 @@ pub struct Cli {
 }
 
 #[derive(Debug, Subcommand)]
-pub enum Command {}
+pub enum Command {
+    /// Solve a generic queueing network file (MVA, approximate MVA, bounds).
+    Solve(solve::SolveArgs),
+    /// Discrete-event simulation: throughput, mean and tail latency with confidence intervals.
+    Simulate(simulate::SimulateArgs),
+    /// A throwaway local Ceph cluster for validation (`lab up`, `lab down`).
+    Lab(lab::LabArgs),
+    /// Predicted vs measured with fio's rbd engine on a real cluster.
+    Validate(Box<validate::ValidateArgs>),
+}
 
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
-    match cli.command {}
+    match cli.command {
+        Command::Solve(args) => solve::run(args),
+        Command::Simulate(a) => simulate::run(a),
+        Command::Lab(a) => lab::run(a),
+        Command::Validate(a) => validate::run(*a),
+    }
 }

@@ -1,1 +1,419 @@
-//! placeholder
+//! The one builder that maps a validated Ceph [`Scenario`] and a [`ModelParams`] onto a
+//! generic closed queueing [`Network`]. Solvers and the simulator see only the network.
+//!
+//! Not here: solving (`solve`), the report (`predict`), or parsing (`spec`).
+//!
+//! # The model (what users must be able to trust)
+//!
+//! **One closed chain.** fio keeps `iodepth` I/Os outstanding per job, so the benchmark is a
+//! closed network with population `N = images × jobs_per_image × iodepth` and no think
+//! time. A read/write mix is one chain whose demand at every station is the mix-weighted
+//! average `D = p·D_read + (1−p)·D_write` (`p` = read share); the per-type demand vectors
+//! are kept in [`CephNetwork`] so that `predict` can compute read and write latency
+//! separately from the solved per-station stretch factors (arrival theorem: a read and a
+//! write arriving at station k see the same queue, so `R_type = Σ_k D^path_type,k ·
+//! stretch_k` with `stretch_k = residence_k / demand_k`; the mix-weighted mean of the two
+//! equals the chain's response time exactly).
+//!
+//! **Stations** (every one has multiplicity `m` — identical copies sharing the load — and
+//! is never copied):
+//!
+//! | station | m | servers per copy | demand per I/O |
+//! |---|---|---|---|
+//! | `client_cpu` | client nodes | effective client cores | `(client_cpu + bs·cpu_per_byte) / (GHz·arch)` |
+//! | `client_nic_tx` / `_rx` | client nodes | 1 | bytes·8 / (NIC·net_eff) |
+//! | `osd_public_rx` / `_tx` | OSD nodes | 1 | bytes·8 / (public·net_eff) |
+//! | `osd_cluster_tx` / `_rx` | OSD nodes | 1 | replication bytes·8 / (cluster·net_eff); absent when no cluster network is given, the traffic then goes on the public stations |
+//! | `osd_cpu` | OSD nodes | `min(effective cores, OSDs per node × osd_shard_threads)` | `ops·(op_cost + bytes·cpu_per_byte) / (GHz·arch·release)` |
+//! | `data_device` | nodes × data devices | 1 | `ops · max(1/IOPS_4k, bytes/bandwidth)` |
+//! | `data_device_latency` | delay | – | `ops · max(0, latency − 1/IOPS_4k)` |
+//! | `wal_device`, `wal_device_latency` | nodes × WAL devices | 1 | as for data devices, with the WAL share of the writes |
+//! | `software_latency` | delay | – | `fixed_latency_read_secs` / `fixed_latency_write_secs` |
+//!
+//! Effective cores = `cores × sockets × (1 + smt_gain·(threads_per_core − 1))`. A queue
+//! needs a whole number of servers, so the server count is the effective core count
+//! rounded (≥ 1) and the demand is scaled by `servers / effective` so that the capacity
+//! `servers / demand` is exact. The per-OSD concurrency limit ("one OSD stops scaling past
+//! ~14-16 threads") caps the cores an OSD node can use; it is not a separate station
+//! because the shard threads hold the same CPU time that the CPU station already counts
+//! (a second station would count that time twice in the response time).
+//!
+//! A device is split into a single-server queue that carries its throughput limit
+//! (service time `max(1/IOPS_4k, bytes/bandwidth)`) and a delay that carries the rest of
+//! its spec-sheet latency, so an idle device answers in exactly its spec latency and a busy
+//! one saturates at its spec IOPS. (A c-server queue with `c = IOPS × latency` would give
+//! the same saturation point but, for NVMe with a DRAM write cache, makes idle writes as
+//! slow as reads.)
+//!
+//! **Reads** (replicated, or EC reads that fit one 4 KiB chunk): `bs` from the primary's
+//! public NIC to the client NIC, one OSD op on the primary's CPU, one device read.
+//!
+//! **Replicated writes, size r**: `bs` client → primary on the public network; the primary
+//! sends `(r−1)·bs` to the replicas on the cluster network (its one NIC serialises the
+//! copies, so all of it is on the path); each replica receives `bs` in parallel (demand
+//! `(r−1)·bs`, path `bs`). CPU: r OSD write ops (demand), of which the primary's and one
+//! replica's are on the path (`min(r,2)` ops). Devices: every replica writes
+//! `write_amplification` device ops of `bs` (BlueStore data + RocksDB WAL); with a WAL
+//! device, the share `wal_share` of them goes there. The client waits for the slowest
+//! replica: path = one replica's device work ([`Demand::forked`]).
+//!
+//! **Erasure coding k+m** (stripe unit 4 KiB, Ceph's `osd_pool_erasure_code_stripe_unit`
+//! default): a write of `bs` writes `chunk = ⌈bs / (k·4 KiB)⌉ · 4 KiB` on each of the k+m
+//! shards (device bytes `bs·(k+m)/k` for full stripes); the primary sends k+m−1 chunks on
+//! the cluster network. A write that does not cover whole stripes does a read-modify-write:
+//! (assumption) it first reads the k data chunks of the stripe (k device reads of 4 KiB,
+//! k−1 of them sent to the primary), on the path one read. A read of `bs` touches
+//! `t = min(k, ⌈bs/4 KiB⌉)` data shards; the primary gathers `(t−1)/t · bs` over the
+//! cluster network.
+//!
+//! Not modelled (stated so users can judge): message headers and acks on the wire, PG
+//! lock contention, RocksDB compaction, scrubbing, recovery, client-side caching, uneven
+//! CRUSH placement (load is assumed spread evenly over OSDs and nodes), and sequential
+//! patterns, which are modelled like random ones of the same size.
+
+use serde::{Deserialize, Serialize};
+
+use super::{Class, Demand, Network, NetworkError, Station, StationKind};
+use crate::model::{names, ModelError, ModelParams};
+use crate::spec::{CpuEntry, DriveEntry, Protection, Scenario};
+
+/// Ceph's default erasure-code stripe unit (`osd_pool_erasure_code_stripe_unit`), bytes.
+pub const EC_STRIPE_UNIT_BYTES: f64 = 4096.0;
+
+/// The network built for a scenario, with what prediction needs beyond it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CephNetwork {
+    /// One class ("io"), population = I/Os in flight.
+    pub network: Network,
+    /// Per-station demand of one read, in station order.
+    pub read: Vec<Demand>,
+    /// Per-station demand of one write, in station order.
+    pub write: Vec<Demand>,
+    /// Share of I/Os that are reads (0..1).
+    pub read_fraction: f64,
+    /// Bytes moved per I/O (the block size).
+    pub bytes_per_io: f64,
+    /// Modelling caveats for the report (e.g. no release factor).
+    pub warnings: Vec<String>,
+}
+
+/// Errors building the network: a parameter the builder needs is missing or the result is
+/// not a valid network.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum BuildError {
+    #[error(transparent)]
+    Model(#[from] ModelError),
+    #[error("the Ceph network is invalid: {0}; this is a cephplan bug or a degenerate model parameter (check the model file)")]
+    Network(#[from] NetworkError),
+}
+
+/// Per-station accumulator for one I/O type.
+struct Acc {
+    demand: Vec<f64>,
+    path: Vec<f64>,
+}
+
+impl Acc {
+    fn new(k: usize) -> Self {
+        Self {
+            demand: vec![0.0; k],
+            path: vec![0.0; k],
+        }
+    }
+    /// Adds `secs` of demand of which `path` is on the critical path.
+    fn add(&mut self, st: usize, secs: f64, path: f64) {
+        self.demand[st] += secs;
+        self.path[st] += path;
+    }
+    fn demands(&self) -> Vec<Demand> {
+        self.demand
+            .iter()
+            .zip(&self.path)
+            .map(|(&d, &p)| Demand::forked(d, p.min(d)))
+            .collect()
+    }
+}
+
+/// Station indices, fixed per scenario.
+struct Ids {
+    client_cpu: usize,
+    client_tx: usize,
+    client_rx: usize,
+    pub_rx: usize,
+    pub_tx: usize,
+    cl_tx: usize,
+    cl_rx: usize,
+    osd_cpu: usize,
+    data: usize,
+    data_lat: usize,
+    wal: Option<(usize, usize)>,
+    soft: usize,
+}
+
+/// Effective core count and the (rounded) server count for a CPU.
+fn cores(cpu: &CpuEntry, sockets: u32, smt_gain: f64) -> f64 {
+    f64::from(cpu.cores)
+        * f64::from(sockets)
+        * (1.0 + smt_gain * f64::from(cpu.threads_per_core.saturating_sub(1)))
+}
+
+fn servers_for(effective: f64) -> u32 {
+    effective.round().max(1.0) as u32
+}
+
+fn device_service_secs(d: &DriveEntry, write: bool, bytes: f64, iops_override: Option<f64>) -> f64 {
+    let (iops, bw) = if write {
+        (
+            iops_override.unwrap_or(d.write_4k_iops),
+            d.write_bytes_per_sec,
+        )
+    } else {
+        (d.read_4k_iops, d.read_bytes_per_sec)
+    };
+    (1.0 / iops).max(bytes / bw)
+}
+
+fn device_delay_secs(d: &DriveEntry, write: bool, iops_override: Option<f64>) -> f64 {
+    let (iops, lat) = if write {
+        (iops_override.unwrap_or(d.write_4k_iops), d.write_latency.0)
+    } else {
+        (d.read_4k_iops, d.read_latency.0)
+    };
+    (lat - 1.0 / iops).max(0.0)
+}
+
+/// Builds the closed network of a scenario under a parameter set.
+pub fn build(s: &Scenario, p: &ModelParams) -> Result<CephNetwork, BuildError> {
+    let mut warnings = Vec::new();
+    let osd_read = p.require(names::OSD_CPU_READ)?;
+    let osd_write = p.require(names::OSD_CPU_WRITE)?;
+    let per_byte = p.require(names::CPU_PER_BYTE)?;
+    let client_gc = p.require(names::CLIENT_CPU)?;
+    let smt = p.require(names::SMT_GAIN)?;
+    let wa = p.require(names::WRITE_AMP)?;
+    let wal_share = p.require(names::WAL_SHARE)?;
+    let shard_threads = p.require(names::SHARD_THREADS)?;
+    let net_eff = p.require(names::NET_EFF)?;
+    let fixed_r = p.require(names::FIXED_READ)?;
+    let fixed_w = p.require(names::FIXED_WRITE)?;
+    let (release, w) = p.release_factor(&s.ceph_release);
+    warnings.extend(w);
+    let osd_arch = p.arch_efficiency(s.node_cpu.arch.as_str())?;
+    let client_arch = p.arch_efficiency(s.client_cpu.arch.as_str())?;
+
+    // CPU speed in gigacycles per second per core, and the server scaling.
+    let osd_eff_cores =
+        cores(&s.node_cpu, s.sockets, smt).min(f64::from(s.osds_per_node()) * shard_threads);
+    let osd_servers = servers_for(osd_eff_cores);
+    let osd_scale = f64::from(osd_servers) / osd_eff_cores;
+    let osd_speed = s.node_cpu.ghz * osd_arch * release;
+    let osd_cpu_secs = |ops: f64, bytes: f64, op_cost: f64| {
+        (ops * op_cost + bytes * per_byte) / osd_speed * osd_scale
+    };
+    let cl_eff_cores = cores(&s.client_cpu, s.client_sockets, smt);
+    let cl_servers = servers_for(cl_eff_cores);
+    let cl_scale = f64::from(cl_servers) / cl_eff_cores;
+    let client_cpu_secs =
+        |bytes: f64| (client_gc + bytes * per_byte) / (s.client_cpu.ghz * client_arch) * cl_scale;
+
+    let bs = s.block_size_bytes as f64;
+    let wire = |bytes: f64, bits_per_sec: f64| bytes * 8.0 / (bits_per_sec * net_eff);
+    let cluster_rate = s.cluster_bits_per_sec.unwrap_or(s.public_bits_per_sec);
+
+    // Stations.
+    let mut stations: Vec<Station> = Vec::new();
+    let mut add = |name: &str, kind: StationKind, servers: u32, m: u32| {
+        stations.push(Station {
+            name: name.to_string(),
+            kind,
+            servers,
+            multiplicity: m,
+            demands: Vec::new(),
+        });
+        stations.len() - 1
+    };
+    use StationKind::{Delay, Queue};
+    let client_cpu = add("client_cpu", Queue, cl_servers, s.client_nodes);
+    let client_tx = add("client_nic_tx", Queue, 1, s.client_nodes);
+    let client_rx = add("client_nic_rx", Queue, 1, s.client_nodes);
+    let pub_rx = add("osd_public_rx", Queue, 1, s.nodes);
+    let pub_tx = add("osd_public_tx", Queue, 1, s.nodes);
+    let (cl_tx, cl_rx) = if s.cluster_bits_per_sec.is_some() {
+        (
+            add("osd_cluster_tx", Queue, 1, s.nodes),
+            add("osd_cluster_rx", Queue, 1, s.nodes),
+        )
+    } else {
+        (pub_tx, pub_rx)
+    };
+    let osd_cpu = add("osd_cpu", Queue, osd_servers, s.nodes);
+    let data_count = s.data.count_per_node * s.nodes;
+    let data = add("data_device", Queue, 1, data_count);
+    let data_lat = add("data_device_latency", Delay, 1, 1);
+    let wal = s.wal.as_ref().map(|w| {
+        (
+            add("wal_device", Queue, 1, w.count_per_node * s.nodes),
+            add("wal_device_latency", Delay, 1, 1),
+        )
+    });
+    let soft = add("software_latency", Delay, 1, 1);
+    let ids = Ids {
+        client_cpu,
+        client_tx,
+        client_rx,
+        pub_rx,
+        pub_tx,
+        cl_tx,
+        cl_rx,
+        osd_cpu,
+        data,
+        data_lat,
+        wal,
+        soft,
+    };
+    let k = stations.len();
+    let dd = &s.data.drive;
+    let mut rd = Acc::new(k);
+    let mut wr = Acc::new(k);
+
+    // Client side and public network: the same for every protection scheme.
+    let c = client_cpu_secs(bs);
+    rd.add(ids.client_cpu, c, c);
+    wr.add(ids.client_cpu, c, c);
+    let t = wire(bs, s.client_nic_bits_per_sec);
+    rd.add(ids.client_rx, t, t);
+    wr.add(ids.client_tx, t, t);
+    let t = wire(bs, s.public_bits_per_sec);
+    rd.add(ids.pub_tx, t, t);
+    wr.add(ids.pub_rx, t, t);
+    rd.add(ids.soft, fixed_r, fixed_r);
+    wr.add(ids.soft, fixed_w, fixed_w);
+
+    // Device writes per OSD write of `bytes`: data-device ops and WAL ops.
+    let (data_ops, wal_ops) = match &s.wal {
+        Some(_) => (wa * (1.0 - wal_share), wa * wal_share),
+        None => (wa, 0.0),
+    };
+    let wal_drive = s.wal.as_ref().map(|w| &w.drive);
+    // Adds `copies` parallel OSD writes of `bytes` each (path: one of them).
+    let device_writes = |acc: &mut Acc, copies: f64, bytes: f64| {
+        let svc = data_ops * device_service_secs(dd, true, bytes, None);
+        let lat = data_ops * device_delay_secs(dd, true, None);
+        acc.add(ids.data, copies * svc, svc);
+        acc.add(ids.data_lat, copies * lat, lat);
+        if let (Some((wq, wl)), Some(wd)) = (ids.wal, wal_drive) {
+            let sync = wd.sync_write_4k_iops;
+            let svc = wal_ops * device_service_secs(wd, true, bytes, sync);
+            let lat = wal_ops * device_delay_secs(wd, true, sync);
+            acc.add(wq, copies * svc, svc);
+            acc.add(wl, copies * lat, lat);
+        }
+    };
+    // Adds `count` parallel device reads of `bytes` each (path: one of them).
+    let device_reads = |acc: &mut Acc, count: f64, bytes: f64| {
+        let svc = device_service_secs(dd, false, bytes, None);
+        let lat = device_delay_secs(dd, false, None);
+        acc.add(ids.data, count * svc, svc);
+        acc.add(ids.data_lat, count * lat, lat);
+    };
+
+    match s.protection {
+        Protection::Replicated { size } => {
+            let r = f64::from(size);
+            // Read: one op on the primary.
+            let cpu = osd_cpu_secs(1.0, bs, osd_read);
+            rd.add(ids.osd_cpu, cpu, cpu);
+            device_reads(&mut rd, 1.0, bs);
+            // Write: r ops, primary + one replica on the path.
+            let one = osd_cpu_secs(1.0, bs, osd_write);
+            wr.add(ids.osd_cpu, r * one, r.min(2.0) * one);
+            let repl = wire((r - 1.0) * bs, cluster_rate);
+            wr.add(ids.cl_tx, repl, repl);
+            let one_copy = if size > 1 {
+                wire(bs, cluster_rate)
+            } else {
+                0.0
+            };
+            wr.add(ids.cl_rx, repl, one_copy);
+            device_writes(&mut wr, r, bs);
+        }
+        Protection::Erasure { k: ek, m: em } => {
+            let (kf, n) = (f64::from(ek), f64::from(ek + em));
+            let stripe = kf * EC_STRIPE_UNIT_BYTES;
+            // Read: t data shards of bs/t each; the primary gathers t−1 of them.
+            let touched = kf.min((bs / EC_STRIPE_UNIT_BYTES).ceil()).max(1.0);
+            let shard = bs / touched;
+            let cpu_all = osd_cpu_secs(touched, bs, osd_read);
+            let cpu_one = osd_cpu_secs(1.0, shard, osd_read);
+            // The primary's own op plus one remote shard op are on the path.
+            rd.add(ids.osd_cpu, cpu_all, cpu_one * touched.min(2.0));
+            let gather = wire((touched - 1.0) * shard, cluster_rate);
+            rd.add(
+                ids.cl_tx,
+                gather,
+                if touched > 1.0 {
+                    wire(shard, cluster_rate)
+                } else {
+                    0.0
+                },
+            );
+            rd.add(ids.cl_rx, gather, gather);
+            device_reads(&mut rd, touched, shard);
+            // Write: a chunk on each of the k+m shards.
+            let stripes = (bs / stripe).ceil();
+            let chunk = stripes * EC_STRIPE_UNIT_BYTES;
+            // Encoding touches bs·(k+m)/k bytes at the primary, on the path.
+            let encode = osd_cpu_secs(0.0, bs * n / kf, 0.0);
+            let one = osd_cpu_secs(1.0, chunk, osd_write);
+            wr.add(ids.osd_cpu, n * one + encode, 2.0 * one + encode);
+            let send = wire((n - 1.0) * chunk, cluster_rate);
+            wr.add(ids.cl_tx, send, send);
+            wr.add(ids.cl_rx, send, wire(chunk, cluster_rate));
+            device_writes(&mut wr, n, chunk);
+            if (bs % stripe) != 0.0 {
+                // Read-modify-write: read the k data chunks of the partial stripe first.
+                let cpu_all = osd_cpu_secs(kf, kf * EC_STRIPE_UNIT_BYTES, osd_read);
+                let cpu_one = osd_cpu_secs(1.0, EC_STRIPE_UNIT_BYTES, osd_read);
+                wr.add(ids.osd_cpu, cpu_all, 2.0 * cpu_one);
+                let back = wire((kf - 1.0) * EC_STRIPE_UNIT_BYTES, cluster_rate);
+                let one_back = if ek > 1 {
+                    wire(EC_STRIPE_UNIT_BYTES, cluster_rate)
+                } else {
+                    0.0
+                };
+                wr.add(ids.cl_tx, back, one_back);
+                wr.add(ids.cl_rx, back, back);
+                device_reads(&mut wr, kf, EC_STRIPE_UNIT_BYTES);
+            }
+        }
+    }
+
+    let read = rd.demands();
+    let write = wr.demands();
+    let pr = s.read_fraction;
+    for (i, st) in stations.iter_mut().enumerate() {
+        st.demands = vec![Demand::forked(
+            pr * read[i].secs + (1.0 - pr) * write[i].secs,
+            pr * read[i].path_secs + (1.0 - pr) * write[i].path_secs,
+        )];
+    }
+    let network = Network::new(
+        stations,
+        vec![Class {
+            name: "io".into(),
+            population: s.population(),
+            think_time_secs: 0.0,
+        }],
+    )?;
+    Ok(CephNetwork {
+        network,
+        read,
+        write,
+        read_fraction: pr,
+        bytes_per_io: bs,
+        warnings,
+    })
+}
+
+#[cfg(test)]
+mod tests;

@@ -224,7 +224,6 @@ pub fn parse_network(text: &str, origin: &str) -> Result<Network, NetworkFileErr
         let servers = count(&s.servers, "station.servers")?;
         let multiplicity = count(&s.multiplicity, "station.multiplicity")?;
         let mut demands = vec![Demand::new(0.0); classes.len()];
-        let mut path_given = vec![false; classes.len()];
         for (field, map) in [("demand", &s.demand), ("path_demand", &s.path_demand)] {
             for (class, secs) in map {
                 let Some(&ci) = class_index.get(class.get_ref()) else {
@@ -242,11 +241,10 @@ pub fn parse_network(text: &str, origin: &str) -> Result<Network, NetworkFileErr
                     demands[ci] = Demand::new(secs.0);
                 } else {
                     demands[ci].path_secs = secs.0;
-                    path_given[ci] = true;
                 }
             }
         }
-        for (class, _) in &s.path_demand {
+        for class in s.path_demand.keys() {
             let ci = class_index[class.get_ref()];
             if demands[ci].path_secs > demands[ci].secs {
                 return Err(invalid(

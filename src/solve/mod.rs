@@ -7,6 +7,8 @@
 //! a [`Solution`]; numerical outcomes such as non-convergence of an iterative method are
 //! data in [`Convergence`], not errors.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 
 use crate::qn::{Network, StationKind};
@@ -302,6 +304,104 @@ impl Flat {
             stations,
             convergence,
             notes,
+        }
+    }
+}
+
+/// A class in a [`SolveReport`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClassReport {
+    pub population: u32,
+    pub think_time_secs: f64,
+    pub throughput_per_sec: f64,
+    pub response_time_secs: f64,
+}
+
+/// A station in a [`SolveReport`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StationReport {
+    pub kind: crate::qn::StationKind,
+    pub servers: u32,
+    pub multiplicity: u32,
+    /// Per-server utilisation of one copy, 0..1.
+    pub utilization: f64,
+    /// Mean jobs at one copy.
+    pub queue_length: f64,
+    /// Mean jobs at all copies together.
+    pub queue_length_total: f64,
+    /// Per class name.
+    pub per_class: BTreeMap<String, StationClassSolution>,
+}
+
+/// A solution keyed by names, with the asymptotic bounds: the JSON contract of
+/// `cephplan solve` (`classes.<name>.throughput_per_sec`, `stations.<name>.utilization`,
+/// …).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SolveReport {
+    pub method: Method,
+    /// True when the method is exact for the network as given.
+    pub exact: bool,
+    pub convergence: Option<Convergence>,
+    pub notes: Vec<String>,
+    pub classes: BTreeMap<String, ClassReport>,
+    pub stations: BTreeMap<String, StationReport>,
+    pub bounds: BTreeMap<String, bounds::ClassBounds>,
+}
+
+impl SolveReport {
+    pub fn new(net: &Network, sol: &Solution) -> Self {
+        let classes = net
+            .classes
+            .iter()
+            .zip(&sol.classes)
+            .map(|(c, s)| {
+                (
+                    c.name.clone(),
+                    ClassReport {
+                        population: c.population,
+                        think_time_secs: c.think_time_secs,
+                        throughput_per_sec: s.throughput_per_sec,
+                        response_time_secs: s.response_time_secs,
+                    },
+                )
+            })
+            .collect();
+        let stations = net
+            .stations
+            .iter()
+            .zip(&sol.stations)
+            .map(|(st, s)| {
+                (
+                    st.name.clone(),
+                    StationReport {
+                        kind: st.kind,
+                        servers: st.servers,
+                        multiplicity: st.multiplicity,
+                        utilization: s.utilization,
+                        queue_length: s.queue_length,
+                        queue_length_total: s.queue_length_total,
+                        per_class: net
+                            .classes
+                            .iter()
+                            .zip(&s.per_class)
+                            .map(|(c, pc)| (c.name.clone(), pc.clone()))
+                            .collect(),
+                    },
+                )
+            })
+            .collect();
+        let bounds = bounds::bounds(net)
+            .into_iter()
+            .map(|b| (b.name.clone(), b))
+            .collect();
+        SolveReport {
+            method: sol.method,
+            exact: sol.method.is_exact(),
+            convergence: sol.convergence.clone(),
+            notes: sol.notes.clone(),
+            classes,
+            stations,
+            bounds,
         }
     }
 }

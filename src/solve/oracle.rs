@@ -150,3 +150,48 @@ pub(crate) fn machine_repairman(n: u32, z: f64, c: u32, d: f64) -> (f64, f64) {
         .sum();
     ((f64::from(n) - l) / z, l)
 }
+
+/// Throughput only, by the same log-space convolution but in O(N·c) per copy: for a copy
+/// with `c` servers `f(j) = f(j−1)·d/c` for `j > c`, so the tail of the convolution sum
+/// `T(n) = Σ_{j≥c} f(j)·g(n−j)` obeys `T(n) = f(c)·g(n−c) + (d/c)·T(n−1)` (all terms
+/// positive). Fast enough (minutes) for the 630-OSD network once, offline.
+pub(crate) fn convolution_throughput(net: &Network) -> f64 {
+    assert_eq!(net.classes.len(), 1);
+    let n = net.classes[0].population as usize;
+    let z = net.classes[0].think_time_secs;
+    let mut g = ln_factor(z, None, n);
+    for s in &net.stations {
+        let d = s.demands[0].secs / f64::from(s.multiplicity);
+        if d == 0.0 {
+            continue;
+        }
+        let c = match s.kind {
+            StationKind::Queue => s.servers as usize,
+            // A delay is a station with as many servers as jobs.
+            StationKind::Delay => n + 1,
+        };
+        let f = ln_factor(d, (c <= n).then_some(c as u32), n);
+        let ln_ratio = (d / c as f64).ln();
+        for _ in 0..s.multiplicity {
+            let mut h = vec![f64::NEG_INFINITY; n + 1];
+            let mut tail = f64::NEG_INFINITY;
+            for k in 0..=n {
+                let mut acc = f64::NEG_INFINITY;
+                for j in 0..c.min(k + 1) {
+                    acc = ln_add(acc, f[j] + g[k - j]);
+                }
+                if k >= c {
+                    tail = ln_add(f[c] + g[k - c], ln_ratio + tail);
+                    acc = ln_add(acc, tail);
+                }
+                h[k] = acc;
+            }
+            g = h;
+        }
+    }
+    if n == 0 {
+        0.0
+    } else {
+        (g[n - 1] - g[n]).exp()
+    }
+}

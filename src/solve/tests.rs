@@ -315,3 +315,186 @@ fn self_complement_error_shrinks_with_multiplicity() {
         check_invariants(&net, &sc, 1e-12);
     }
 }
+
+#[test]
+fn fast_convolution_oracle_agrees_with_plain_one() {
+    let net = Network::new(
+        vec![
+            station("cpu", StationKind::Queue, 8, 2, &[0.004]),
+            station("disk", StationKind::Queue, 1, 3, &[0.006]),
+            station("wire", StationKind::Delay, 1, 1, &[0.001]),
+        ],
+        vec![class("io", 120, 0.002)],
+    )
+    .unwrap();
+    let a = convolution(&net).throughput_per_sec;
+    let b = super::oracle::convolution_throughput(&net);
+    assert!(rel(a, b) < 1e-12, "{a} vs {b}");
+}
+
+/// The 63-node / 630-OSD network (models/networks/ceph_63_nodes.toml) against the exact
+/// convolution oracle. Slow (minutes in release): run with
+/// `cargo test --release --lib ceph_63_nodes_against_convolution -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn ceph_63_nodes_against_convolution() {
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/models/networks/ceph_63_nodes.toml"
+    ))
+    .unwrap();
+    let net = crate::qn::file::parse_network(&text, "ceph_63_nodes.toml").unwrap();
+    let sol = single::solve_exact(&net);
+    let exact = super::oracle::convolution_throughput(&net);
+    let x = sol.classes[0].throughput_per_sec;
+    eprintln!(
+        "{:?}: X = {x}, convolution X = {exact}, relative error {:.3e}",
+        sol.method,
+        rel(x, exact)
+    );
+}
+
+fn three_class_net(scale: u32) -> Network {
+    let st = |name: &str, kind, servers, m, d: [f64; 3]| Station {
+        name: name.into(),
+        kind,
+        servers,
+        multiplicity: m,
+        demands: d.iter().map(|&s| Demand::new(s)).collect(),
+    };
+    Network::new(
+        vec![
+            st("cpu", StationKind::Queue, 1, 1, [0.010, 0.004, 0.002]),
+            st("osd", StationKind::Queue, 1, 3, [0.030, 0.012, 0.009]),
+            st("net", StationKind::Queue, 1, 1, [0.002, 0.006, 0.001]),
+            st("wire", StationKind::Delay, 1, 1, [0.001, 0.001, 0.003]),
+        ],
+        vec![
+            class("read", 3 * scale, 0.02),
+            class("write", 2 * scale, 0.0),
+            class("scrub", scale, 0.1),
+        ],
+    )
+    .unwrap()
+}
+
+#[test]
+fn multi_class_exact_with_one_class_equals_single_class() {
+    let net = Network::new(
+        vec![
+            station("cpu", StationKind::Queue, 1, 2, &[0.004]),
+            station("disk", StationKind::Queue, 1, 1, &[0.006]),
+            station("wire", StationKind::Delay, 1, 1, &[0.001]),
+        ],
+        vec![class("io", 40, 0.01)],
+    )
+    .unwrap();
+    let a = single::solve_exact(&net);
+    let b = mva::solve_exact_multi(&net, 1000).unwrap();
+    assert_eq!(b.method, Method::ExactMultiClass);
+    assert!(
+        rel(
+            a.classes[0].throughput_per_sec,
+            b.classes[0].throughput_per_sec
+        ) < 1e-13
+    );
+    for (x, y) in a.stations.iter().zip(&b.stations) {
+        assert!(rel(x.queue_length, y.queue_length) < 1e-12);
+    }
+    check_invariants(&net, &b, 1e-12);
+}
+
+#[test]
+fn approximate_methods_within_stated_tolerance_of_exact() {
+    // Stated accuracy (measured on these networks): Schweitzer within 5%, Linearizer
+    // within 1% of exact multi-class MVA in throughput, at small and larger populations.
+    let opts = SolveOptions {
+        tolerance: 1e-12,
+        ..SolveOptions::default()
+    };
+    for scale in [1, 4, 10] {
+        let net = three_class_net(scale);
+        let exact = mva::solve_exact_multi(&net, 10_000_000).unwrap();
+        check_invariants(&net, &exact, 1e-12);
+        for (sol, bound) in [
+            (approx::schweitzer(&net, &opts), 0.05),
+            (approx::linearizer(&net, &opts), 0.01),
+        ] {
+            let conv = sol.convergence.as_ref().unwrap();
+            assert!(conv.converged, "{conv:?}");
+            check_invariants(&net, &sol, 1e-9);
+            for (a, e) in sol.classes.iter().zip(&exact.classes) {
+                let err = rel(a.throughput_per_sec, e.throughput_per_sec);
+                assert!(
+                    err < bound,
+                    "{:?} scale {scale} {}: {err}",
+                    sol.method,
+                    a.name
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn non_convergence_is_data_not_error() {
+    let opts = SolveOptions {
+        max_iterations: 2,
+        tolerance: 1e-15,
+        ..SolveOptions::default()
+    };
+    let sol = solve(
+        &three_class_net(10),
+        &SolveOptions {
+            method: Some(Method::Schweitzer),
+            ..opts
+        },
+    )
+    .unwrap();
+    let c = sol.convergence.unwrap();
+    assert!(!c.converged && c.iterations == 2 && c.max_relative_change > 1e-15);
+}
+
+#[test]
+fn dispatch_picks_exact_then_linearizer() {
+    let net = three_class_net(4);
+    let opts = SolveOptions::default();
+    assert_eq!(solve(&net, &opts).unwrap().method, Method::ExactMultiClass);
+    let small = SolveOptions {
+        max_exact_lattice: 10,
+        ..opts.clone()
+    };
+    assert_eq!(solve(&net, &small).unwrap().method, Method::Linearizer);
+    let forced = SolveOptions {
+        method: Some(Method::ExactMultiClass),
+        ..small
+    };
+    assert!(matches!(
+        solve(&net, &forced),
+        Err(SolveError::LatticeTooLarge {
+            lattice: 585,
+            limit: 10
+        })
+    ));
+    let single_forced = SolveOptions {
+        method: Some(Method::ExactSingleClass),
+        ..opts
+    };
+    assert!(matches!(
+        solve(&net, &single_forced),
+        Err(SolveError::Unsupported { .. })
+    ));
+}
+
+#[test]
+fn multiclass_with_multiserver_is_labelled_seidmann() {
+    let net = Network::new(
+        vec![station("cpu", StationKind::Queue, 4, 1, &[0.01, 0.02])],
+        vec![class("a", 3, 0.0), class("b", 2, 0.0)],
+    )
+    .unwrap();
+    let sol = mva::solve_exact_multi(&net, 1000).unwrap();
+    assert_eq!(sol.method, Method::SeidmannMultiClass);
+    assert!(sol.notes[0].contains("cpu"));
+    check_invariants(&net, &sol, 1e-12);
+}

@@ -1,0 +1,94 @@
+//! `cephplan lab up|down`: a throwaway local Ceph cluster (see the library's `lab`).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Subcommand};
+
+use cephplan::lab;
+
+#[derive(Debug, Args)]
+pub struct LabArgs {
+    #[command(subcommand)]
+    pub action: LabAction,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum LabAction {
+    /// Start mon + mgr + BlueStore OSDs on sparse files under DIR, bound to 127.0.0.1.
+    Up {
+        /// All state (data, logs, keyrings, ceph.conf, lab.json) goes here; must be new or empty.
+        #[arg(long, default_value = "cephplan-lab")]
+        dir: PathBuf,
+        #[arg(long, default_value_t = 3)]
+        osds: u32,
+        /// Pool size: 1 or 3.
+        #[arg(long, default_value_t = 1)]
+        replicas: u32,
+        /// Monitor port; daemons use PORT+1..=PORT+199.
+        #[arg(long, default_value_t = 6789)]
+        port: u16,
+    },
+    /// Stop the daemons recorded in DIR/lab.json and remove DIR.
+    Down {
+        #[arg(long, default_value = "cephplan-lab")]
+        dir: PathBuf,
+    },
+}
+
+pub fn run(args: LabArgs) -> anyhow::Result<ExitCode> {
+    match args.action {
+        LabAction::Up {
+            dir,
+            osds,
+            replicas,
+            port,
+        } => {
+            let mut spec = lab::LabSpec::new(&dir, port);
+            spec.osds = osds;
+            spec.replicas = replicas;
+            let progress = crate::cli::progress::BarProgress::new();
+            let rep = lab::up(&spec, &progress)?;
+            println!(
+                "lab up in {:.0} s: Ceph {}, {} daemons, pool \"{}\" (size {replicas})",
+                rep.elapsed_secs,
+                rep.ceph_version,
+                rep.daemons.len(),
+                rep.pool
+            );
+            let rows: Vec<Vec<String>> = rep
+                .daemons
+                .iter()
+                .map(|d| vec![d.name.clone(), d.pid.to_string()])
+                .collect();
+            print!("{}", crate::cli::output::table(&["daemon", "pid"], &rows));
+            println!("scenario describing this host: {}", rep.scenario.display());
+            println!(
+                "point clients at it:\n  export CEPH_CONF={}",
+                rep.ceph_conf.display()
+            );
+            println!(
+                "  cephplan validate --scenario {} --ceph-conf {} --pool {}",
+                rep.scenario.display(),
+                rep.ceph_conf.display(),
+                rep.pool
+            );
+            println!(
+                "stop it with: cephplan lab down --dir {}",
+                rep.dir.display()
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        LabAction::Down { dir } => {
+            let rep = lab::down(&dir)?;
+            println!(
+                "lab down: {} daemons stopped ({} needed KILL), {} already gone; removed {}",
+                rep.stopped.len(),
+                rep.killed.len(),
+                rep.not_running.len(),
+                rep.dir.display()
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}

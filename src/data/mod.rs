@@ -1,0 +1,855 @@
+//! Measured runs: the calibration datasets (`calibration-data/*.csv`) with their provenance.
+//!
+//! One CSV row is one measured benchmark run: which system (a scenario file, relative to
+//! the CSV) under which workload (cells that override the scenario's `[workload]`), what
+//! was measured (IOPS, bandwidth, mean and p99 latency, or a ratio between two systems),
+//! and where every figure came from (`source`, `stated`, `inferred`, `assumptions`). The
+//! format is documented in `calibration-data/README.md`; [`COLUMNS`] is its header.
+//!
+//! This module reads, validates and writes that format. It is not for fitting (see
+//! `calibrate`) nor for fio's JSON (see `fio`); it knows nothing of the Ceph model.
+//!
+//! Validation policy: a row that cannot be read (missing or unknown column, unit typo,
+//! negative or non-finite figure, Little's-law violation beyond
+//! [`LITTLE_ERROR_FRACTION`]) is an error naming the file, line, column and the fix; the
+//! whole load fails, so a partially bad file never silently loses rows. Doubtful but
+//! usable rows (Little's law off by more than [`LITTLE_WARN_FRACTION`], or not checkable)
+//! are kept and listed as [`DataWarning`]s.
+
+use std::collections::BTreeSet;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::io::{write_atomic_owned, WriteError, GENERATED_MARKER};
+use crate::units::{parse_bytes, parse_duration_secs};
+
+#[cfg(test)]
+mod tests;
+
+/// Version of the CSV format, written in the header comment of generated files.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// Little's law `N = IOPS × mean latency`: a relative mismatch above this is an error
+/// (wrong unit, wrong queue depth or a typo; the row cannot be trusted as written).
+pub const LITTLE_ERROR_FRACTION: f64 = 0.25;
+/// A relative mismatch above this (but within [`LITTLE_ERROR_FRACTION`]) is a warning:
+/// ramp-up, client-side queueing or an inferred queue depth can explain it.
+pub const LITTLE_WARN_FRACTION: f64 = 0.10;
+
+/// The CSV header, in the order files are written. Every column must be present when a
+/// file is read (cells may be empty where the column is optional).
+pub const COLUMNS: &[&str] = &[
+    "run_id",
+    "system_id",
+    "kind",
+    "scenario",
+    "pattern",
+    "block_size",
+    "iodepth",
+    "images",
+    "jobs_per_image",
+    "concurrency",
+    "read_percent",
+    "ceph_release",
+    "nodes",
+    "iops",
+    "bandwidth",
+    "latency_mean",
+    "latency_p99",
+    "ratio",
+    "ratio_metric",
+    "ratio_reference",
+    "source",
+    "stated",
+    "inferred",
+    "assumptions",
+];
+
+/// Workload columns and the measured figures: the names `stated` may list.
+const STATABLE: &[&str] = &[
+    "pattern",
+    "block_size",
+    "iodepth",
+    "images",
+    "jobs_per_image",
+    "concurrency",
+    "read_percent",
+    "ceph_release",
+    "nodes",
+    "iops",
+    "bandwidth",
+    "latency_mean",
+    "latency_p99",
+    "ratio",
+];
+
+/// Absolute measurements, or a ratio between two systems (relative data such as seed 003).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunKind {
+    Absolute,
+    Ratio,
+}
+
+/// fio's `rw` patterns that cephplan models.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Pattern {
+    Randread,
+    Randwrite,
+    Randrw,
+    Read,
+    Write,
+}
+
+impl Pattern {
+    pub const ALL: [Pattern; 5] = [
+        Pattern::Randread,
+        Pattern::Randwrite,
+        Pattern::Randrw,
+        Pattern::Read,
+        Pattern::Write,
+    ];
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Pattern::Randread => "randread",
+            Pattern::Randwrite => "randwrite",
+            Pattern::Randrw => "randrw",
+            Pattern::Read => "read",
+            Pattern::Write => "write",
+        }
+    }
+    /// True for the sequential patterns, whose natural figure is bandwidth.
+    pub fn is_sequential(self) -> bool {
+        matches!(self, Pattern::Read | Pattern::Write)
+    }
+    pub fn parse(s: &str) -> Option<Pattern> {
+        Pattern::ALL.into_iter().find(|p| p.as_str() == s)
+    }
+}
+
+impl fmt::Display for Pattern {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Workload cells of a row. `None` = take the value from the scenario file.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct WorkloadOverrides {
+    pub pattern: Option<Pattern>,
+    pub block_size_bytes: Option<u64>,
+    pub iodepth: Option<u32>,
+    pub images: Option<u32>,
+    pub jobs_per_image: Option<u32>,
+    /// Total operations in flight when the load generator is not fio-per-image (e.g.
+    /// `rados bench -t`); when set it is the population N for Little's law.
+    pub concurrency: Option<u32>,
+    pub read_percent: Option<f64>,
+    pub ceph_release: Option<String>,
+    /// OSD node count.
+    pub nodes: Option<u32>,
+}
+
+impl WorkloadOverrides {
+    /// I/Os in flight (`concurrency`, else images × jobs × iodepth) when the row says.
+    pub fn in_flight(&self) -> Option<f64> {
+        if let Some(c) = self.concurrency {
+            return Some(c as f64);
+        }
+        Some(self.images? as f64 * self.jobs_per_image? as f64 * self.iodepth? as f64)
+    }
+}
+
+/// Which figure a ratio row compares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RatioMetric {
+    Iops,
+    Bandwidth,
+    LatencyMean,
+}
+
+impl RatioMetric {
+    fn parse(s: &str) -> Option<Self> {
+        match s {
+            "iops" => Some(Self::Iops),
+            "bandwidth" => Some(Self::Bandwidth),
+            "latency_mean" => Some(Self::LatencyMean),
+            _ => None,
+        }
+    }
+    fn as_str(self) -> &'static str {
+        match self {
+            Self::Iops => "iops",
+            Self::Bandwidth => "bandwidth",
+            Self::LatencyMean => "latency_mean",
+        }
+    }
+}
+
+/// `metric(this run's system) / metric(reference system)` under the same workload.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RatioMeasurement {
+    pub value: f64,
+    pub metric: RatioMetric,
+    /// What the denominator is: a scenario path (relative to the CSV) or, when the source
+    /// names no reproducible system, a description.
+    pub reference: String,
+}
+
+/// What was measured. Absolute rows carry at least IOPS or bandwidth; ratio rows carry a
+/// [`RatioMeasurement`].
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Measured {
+    pub iops: Option<f64>,
+    pub bandwidth_bytes_per_sec: Option<f64>,
+    pub latency_mean_secs: Option<f64>,
+    pub latency_p99_secs: Option<f64>,
+    pub ratio: Option<RatioMeasurement>,
+}
+
+/// One measured benchmark run with its provenance.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MeasuredRun {
+    pub run_id: String,
+    /// Runs on the same hardware share a system id (used for per-system cross-validation).
+    pub system_id: String,
+    pub kind: RunKind,
+    /// Scenario file as written in the CSV (relative to the CSV's directory).
+    pub scenario: Option<PathBuf>,
+    /// `scenario` resolved against the CSV's directory (not written back).
+    #[serde(skip)]
+    pub scenario_resolved: Option<PathBuf>,
+    pub workload: WorkloadOverrides,
+    pub measured: Measured,
+    /// Seed file name, fio JSON path, or other citation.
+    pub source: String,
+    /// Columns whose values the source states (the rest are inferred or assumed).
+    pub stated: BTreeSet<String>,
+    /// How the non-stated values were obtained, e.g. "iodepth 16 from Little's law".
+    pub inferred: String,
+    pub assumptions: String,
+    /// The file and line the run was read from (not written back).
+    #[serde(skip)]
+    pub origin: Option<(PathBuf, u64)>,
+}
+
+/// A usable row with a doubt worth showing.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DataWarning {
+    pub file: PathBuf,
+    pub line: u64,
+    pub run_id: String,
+    pub message: String,
+}
+
+impl fmt::Display for DataWarning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}:{} (run {}): {}",
+            self.file.display(),
+            self.line,
+            self.run_id,
+            self.message
+        )
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum DataError {
+    #[error("cannot read {path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path}: no CSV files found; pass a .csv file or a directory containing some")]
+    NoFiles { path: PathBuf },
+    #[error("{path}: line {line}: {message}")]
+    Csv {
+        path: PathBuf,
+        line: u64,
+        message: String,
+    },
+    #[error("{path}: missing column \"{column}\" in the header; every file needs all of: {}", COLUMNS.join(","))]
+    MissingColumn { path: PathBuf, column: String },
+    #[error("{path}: unknown column \"{column}\" in the header{}; the columns are: {}", suggest(column), COLUMNS.join(","))]
+    UnknownColumn { path: PathBuf, column: String },
+    #[error("{path}: line {line}, column \"{column}\": {message}")]
+    Field {
+        path: PathBuf,
+        line: u64,
+        column: String,
+        message: String,
+    },
+    #[error("{path}: line {line}: run id \"{run_id}\" already used at {first}; run ids must be unique across the dataset")]
+    DuplicateRun {
+        path: PathBuf,
+        line: u64,
+        run_id: String,
+        first: String,
+    },
+    #[error(transparent)]
+    Write(#[from] WriteError),
+}
+
+fn suggest(column: &str) -> String {
+    let best = COLUMNS
+        .iter()
+        .map(|c| (edit_distance(c, column), *c))
+        .min()
+        .filter(|(d, _)| *d <= 3);
+    match best {
+        Some((_, c)) => format!(" (did you mean \"{c}\"?)"),
+        None => String::new(),
+    }
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let sub = prev[j] + usize::from(ca != *cb);
+            cur.push(sub.min(prev[j + 1] + 1).min(cur[j] + 1));
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+const RATE_HINT: &str = "write bytes per second as a number, or with a unit: \"21949MB/s\" (decimal, 1 MB/s = 1e6 B/s, as vendors and Ceph write), \"4.2GB/s\", \"512MiB/s\" (binary, as fio writes)";
+
+/// Parses a byte rate: a bare number is bytes/s; `kB/s MB/s GB/s` are decimal,
+/// `KiB/s MiB/s GiB/s` binary.
+pub fn parse_bytes_per_sec(s: &str) -> Result<f64, String> {
+    let s = s.trim();
+    let split = s
+        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == 'e' || c == 'E' || c == '-'))
+        .unwrap_or(s.len());
+    let n: f64 = s[..split]
+        .parse()
+        .map_err(|_| format!("\"{s}\" is not a byte rate: {RATE_HINT}"))?;
+    let mult = match s[split..].trim() {
+        "" | "B/s" => 1.0,
+        "kB/s" | "KB/s" => 1e3,
+        "MB/s" => 1e6,
+        "GB/s" => 1e9,
+        "KiB/s" => 1024.0,
+        "MiB/s" => 1024.0 * 1024.0,
+        "GiB/s" => 1024.0_f64.powi(3),
+        u => return Err(format!("unknown unit \"{u}\" in \"{s}\": {RATE_HINT}")),
+    };
+    Ok(n * mult)
+}
+
+/// Loads a CSV file, or every `*.csv` in a directory (sorted by name, not recursive), and
+/// validates every row. Run ids must be unique across everything loaded.
+pub fn load_runs(path: &Path) -> Result<(Vec<MeasuredRun>, Vec<DataWarning>), DataError> {
+    let files = csv_files(path)?;
+    let mut runs: Vec<MeasuredRun> = Vec::new();
+    let mut warnings = Vec::new();
+    for f in files {
+        let text = std::fs::read_to_string(&f).map_err(|source| DataError::Io {
+            path: f.clone(),
+            source,
+        })?;
+        let (r, w) = parse_csv(&f, &text)?;
+        for run in r {
+            if let Some(first) = runs.iter().find(|x| x.run_id == run.run_id) {
+                let (p, l) = run.origin.clone().unwrap_or_default();
+                let (fp, fl) = first.origin.clone().unwrap_or_default();
+                return Err(DataError::DuplicateRun {
+                    path: p,
+                    line: l,
+                    run_id: run.run_id,
+                    first: format!("{}:{}", fp.display(), fl),
+                });
+            }
+            runs.push(run);
+        }
+        warnings.extend(w);
+    }
+    Ok((runs, warnings))
+}
+
+/// The CSV files `path` names: itself, or the `*.csv` in it, sorted.
+pub fn csv_files(path: &Path) -> Result<Vec<PathBuf>, DataError> {
+    let io = |source| DataError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let meta = std::fs::metadata(path).map_err(io)?;
+    if meta.is_file() {
+        return Ok(vec![path.to_path_buf()]);
+    }
+    let mut files = Vec::new();
+    for e in std::fs::read_dir(path).map_err(io)? {
+        let p = e.map_err(io)?.path();
+        if p.is_file() && p.extension().is_some_and(|x| x == "csv") {
+            files.push(p);
+        }
+    }
+    files.sort();
+    if files.is_empty() {
+        return Err(DataError::NoFiles {
+            path: path.to_path_buf(),
+        });
+    }
+    Ok(files)
+}
+
+/// Parses one CSV text (`path` is used for messages and to resolve scenario paths).
+/// Lines starting with `#` are comments.
+pub fn parse_csv(
+    path: &Path,
+    text: &str,
+) -> Result<(Vec<MeasuredRun>, Vec<DataWarning>), DataError> {
+    let mut rdr = csv::ReaderBuilder::new()
+        .comment(Some(b'#'))
+        .trim(csv::Trim::All)
+        .from_reader(text.as_bytes());
+    let headers = rdr
+        .headers()
+        .map_err(|e| DataError::Csv {
+            path: path.to_path_buf(),
+            line: e.position().map_or(0, |p| p.line()),
+            message: e.to_string(),
+        })?
+        .clone();
+    let names: Vec<&str> = headers.iter().collect();
+    if let Some(unknown) = names.iter().find(|h| !COLUMNS.contains(h)) {
+        return Err(DataError::UnknownColumn {
+            path: path.to_path_buf(),
+            column: unknown.to_string(),
+        });
+    }
+    for c in COLUMNS {
+        if !names.contains(c) {
+            return Err(DataError::MissingColumn {
+                path: path.to_path_buf(),
+                column: c.to_string(),
+            });
+        }
+    }
+    let idx = |c: &str| names.iter().position(|h| *h == c).expect("checked above");
+    let cols: Vec<usize> = COLUMNS.iter().map(|c| idx(c)).collect();
+    let base = path.parent().unwrap_or(Path::new("")).to_path_buf();
+    let mut runs = Vec::new();
+    let mut warnings = Vec::new();
+    for rec in rdr.records() {
+        let rec = rec.map_err(|e| DataError::Csv {
+            path: path.to_path_buf(),
+            line: e.position().map_or(0, |p| p.line()),
+            message: format!("{e}; every row needs {} cells", COLUMNS.len()),
+        })?;
+        let line = rec.position().map_or(0, |p| p.line());
+        let cell = |c: &str| -> &str {
+            let i = COLUMNS.iter().position(|x| *x == c).expect("known column");
+            rec.get(cols[i]).unwrap_or("")
+        };
+        let row = RowReader {
+            path,
+            line,
+            cell: &cell,
+        };
+        let run = row.run(&base)?;
+        if let Some(w) = check_little(&run).map_err(|message| DataError::Field {
+            path: path.to_path_buf(),
+            line,
+            column: "latency_mean".into(),
+            message,
+        })? {
+            warnings.push(DataWarning {
+                file: path.to_path_buf(),
+                line,
+                run_id: run.run_id.clone(),
+                message: w,
+            });
+        }
+        runs.push(run);
+    }
+    Ok((runs, warnings))
+}
+
+struct RowReader<'a> {
+    path: &'a Path,
+    line: u64,
+    cell: &'a dyn Fn(&str) -> &'a str,
+}
+
+impl RowReader<'_> {
+    fn err(&self, column: &str, message: impl Into<String>) -> DataError {
+        DataError::Field {
+            path: self.path.to_path_buf(),
+            line: self.line,
+            column: column.to_string(),
+            message: message.into(),
+        }
+    }
+    fn opt(&self, c: &str) -> Option<&str> {
+        Some((self.cell)(c)).filter(|s| !s.is_empty())
+    }
+    fn count(&self, c: &str) -> Result<Option<u32>, DataError> {
+        self.opt(c)
+            .map(|s| {
+                s.parse::<u32>()
+                    .ok()
+                    .filter(|n| *n > 0)
+                    .ok_or_else(|| self.err(c, format!("\"{s}\" is not a positive whole number")))
+            })
+            .transpose()
+    }
+    fn positive(&self, c: &str, v: f64, raw: &str) -> Result<f64, DataError> {
+        if v.is_finite() && v > 0.0 {
+            Ok(v)
+        } else {
+            Err(self.err(
+                c,
+                format!("\"{raw}\" must be a finite number greater than zero"),
+            ))
+        }
+    }
+    fn number(&self, c: &str) -> Result<Option<f64>, DataError> {
+        self.opt(c)
+            .map(|s| {
+                let v: f64 = s.parse().map_err(|_| {
+                    self.err(
+                        c,
+                        format!(
+                            "\"{s}\" is not a plain number (no units or thousands separators here)"
+                        ),
+                    )
+                })?;
+                self.positive(c, v, s)
+            })
+            .transpose()
+    }
+    fn duration(&self, c: &str) -> Result<Option<f64>, DataError> {
+        self.opt(c)
+            .map(|s| {
+                let v = parse_duration_secs(s).map_err(|e| self.err(c, e.to_string()))?;
+                self.positive(c, v, s)
+            })
+            .transpose()
+    }
+
+    fn run(&self, base: &Path) -> Result<MeasuredRun, DataError> {
+        let run_id = self
+            .opt("run_id")
+            .ok_or_else(|| self.err("run_id", "every row needs a run id"))?
+            .to_string();
+        let system_id = self
+            .opt("system_id")
+            .ok_or_else(|| self.err("system_id", "every row needs a system id"))?
+            .to_string();
+        let kind = match self.opt("kind") {
+            Some("absolute") => RunKind::Absolute,
+            Some("ratio") => RunKind::Ratio,
+            other => {
+                return Err(self.err(
+                    "kind",
+                    format!(
+                        "\"{}\" is not a kind; write \"absolute\" or \"ratio\"",
+                        other.unwrap_or("")
+                    ),
+                ))
+            }
+        };
+        let scenario = self.opt("scenario").map(PathBuf::from);
+        let pattern = self
+            .opt("pattern")
+            .map(|s| {
+                Pattern::parse(s).ok_or_else(|| {
+                    self.err(
+                        "pattern",
+                        format!(
+                            "\"{s}\" is not a pattern; write one of {}",
+                            Pattern::ALL.map(Pattern::as_str).join(", ")
+                        ),
+                    )
+                })
+            })
+            .transpose()?;
+        let block_size_bytes = self
+            .opt("block_size")
+            .map(|s| match parse_bytes(s) {
+                Ok(0) => Err(self.err("block_size", "the block size must be positive")),
+                Ok(b) => Ok(b),
+                Err(e) => Err(self.err("block_size", e.to_string())),
+            })
+            .transpose()?;
+        let read_percent = self
+            .opt("read_percent")
+            .map(|s| {
+                s.parse::<f64>()
+                    .ok()
+                    .filter(|v| (0.0..=100.0).contains(v))
+                    .ok_or_else(|| {
+                        self.err("read_percent", format!("\"{s}\" must be a number 0..100"))
+                    })
+            })
+            .transpose()?;
+        let workload = WorkloadOverrides {
+            pattern,
+            block_size_bytes,
+            iodepth: self.count("iodepth")?,
+            images: self.count("images")?,
+            jobs_per_image: self.count("jobs_per_image")?,
+            concurrency: self.count("concurrency")?,
+            read_percent,
+            ceph_release: self.opt("ceph_release").map(str::to_string),
+            nodes: self.count("nodes")?,
+        };
+        let bandwidth_bytes_per_sec = self
+            .opt("bandwidth")
+            .map(|s| {
+                let v = parse_bytes_per_sec(s).map_err(|m| self.err("bandwidth", m))?;
+                self.positive("bandwidth", v, s)
+            })
+            .transpose()?;
+        let ratio = match (self.opt("ratio"), self.opt("ratio_metric")) {
+            (None, None) => None,
+            (Some(_), None) => {
+                return Err(self.err(
+                    "ratio_metric",
+                    "a ratio needs its metric: iops, bandwidth or latency_mean",
+                ))
+            }
+            (None, Some(_)) => {
+                return Err(self.err("ratio", "ratio_metric is set but the ratio is empty"))
+            }
+            (Some(_), Some(m)) => Some(RatioMeasurement {
+                value: self.number("ratio")?.expect("non-empty"),
+                metric: RatioMetric::parse(m).ok_or_else(|| {
+                    self.err(
+                        "ratio_metric",
+                        format!("\"{m}\" is not a metric; write iops, bandwidth or latency_mean"),
+                    )
+                })?,
+                reference: self
+                    .opt("ratio_reference")
+                    .ok_or_else(|| {
+                        self.err(
+                            "ratio_reference",
+                            "a ratio needs its reference (the denominator's scenario or description)",
+                        )
+                    })?
+                    .to_string(),
+            }),
+        };
+        let measured = Measured {
+            iops: self.number("iops")?,
+            bandwidth_bytes_per_sec,
+            latency_mean_secs: self.duration("latency_mean")?,
+            latency_p99_secs: self.duration("latency_p99")?,
+            ratio,
+        };
+        match kind {
+            RunKind::Absolute => {
+                if measured.iops.is_none() && measured.bandwidth_bytes_per_sec.is_none() {
+                    return Err(
+                        self.err("iops", "an absolute run needs iops or bandwidth (or both)")
+                    );
+                }
+                if measured.ratio.is_some() {
+                    return Err(self.err(
+                        "ratio",
+                        "an absolute run has no ratio; set kind = ratio or clear the ratio cells",
+                    ));
+                }
+                if scenario.is_none() {
+                    return Err(self.err(
+                        "scenario",
+                        "an absolute run needs the scenario file of the measured system",
+                    ));
+                }
+            }
+            RunKind::Ratio => {
+                if measured.ratio.is_none() {
+                    return Err(self.err("ratio", "a ratio run needs ratio and ratio_metric"));
+                }
+            }
+        }
+        if let (Some(m), Some(p)) = (measured.latency_mean_secs, measured.latency_p99_secs) {
+            if p < m {
+                return Err(self.err(
+                    "latency_p99",
+                    format!("p99 {p} s is below the mean {m} s; check the units"),
+                ));
+            }
+        }
+        let source = self
+            .opt("source")
+            .ok_or_else(|| {
+                self.err(
+                    "source",
+                    "every row must cite its source (seed file, fio JSON path)",
+                )
+            })?
+            .to_string();
+        let mut stated = BTreeSet::new();
+        for s in self.opt("stated").unwrap_or("").split(';') {
+            let s = s.trim();
+            if s.is_empty() {
+                continue;
+            }
+            if !STATABLE.contains(&s) {
+                return Err(self.err(
+                    "stated",
+                    format!(
+                        "\"{s}\" is not a column that can be stated; list among {} separated by ';'",
+                        STATABLE.join(", ")
+                    ),
+                ));
+            }
+            if self.opt(s).is_none() {
+                return Err(self.err(
+                    "stated",
+                    format!("\"{s}\" is listed as stated but its cell is empty"),
+                ));
+            }
+            stated.insert(s.to_string());
+        }
+        Ok(MeasuredRun {
+            run_id,
+            system_id,
+            kind,
+            scenario_resolved: scenario.as_ref().map(|s| base.join(s)),
+            scenario,
+            workload,
+            measured,
+            source,
+            stated,
+            inferred: self.opt("inferred").unwrap_or("").to_string(),
+            assumptions: self.opt("assumptions").unwrap_or("").to_string(),
+            origin: Some((self.path.to_path_buf(), self.line)),
+        })
+    }
+}
+
+/// Little's law check: `Err` beyond [`LITTLE_ERROR_FRACTION`], a warning beyond
+/// [`LITTLE_WARN_FRACTION`] or when the row lacks what the check needs.
+fn check_little(run: &MeasuredRun) -> Result<Option<String>, String> {
+    let (Some(lat), Some(n)) = (run.measured.latency_mean_secs, run.workload.in_flight()) else {
+        return Ok(None);
+    };
+    let iops = match (
+        run.measured.iops,
+        run.measured.bandwidth_bytes_per_sec,
+        run.workload.block_size_bytes,
+    ) {
+        (Some(i), _, _) => i,
+        (None, Some(bw), Some(bs)) => bw / bs as f64,
+        _ => {
+            return Ok(Some(
+                "Little's law not checked: neither iops nor bandwidth with block_size".into(),
+            ))
+        }
+    };
+    let little = iops * lat;
+    let dev = (little - n).abs() / n;
+    let msg = format!(
+        "Little's law: iops × latency_mean = {iops} × {lat} s = {little:.1} I/Os in flight, but the row's workload puts {n} in flight ({:.0} % off)",
+        dev * 100.0
+    );
+    if dev > LITTLE_ERROR_FRACTION {
+        Err(format!(
+            "{msg}; beyond the {:.0} % tolerance: check the latency unit, the queue depth and the image/job counts",
+            LITTLE_ERROR_FRACTION * 100.0
+        ))
+    } else if dev > LITTLE_WARN_FRACTION {
+        Ok(Some(msg))
+    } else {
+        Ok(None)
+    }
+}
+
+fn fmt_opt<T: ToString>(v: &Option<T>) -> String {
+    v.as_ref().map(T::to_string).unwrap_or_default()
+}
+
+/// Renders runs as CSV text (header comment with the marker and schema version first).
+pub fn to_csv(runs: &[MeasuredRun]) -> String {
+    let mut w = csv::WriterBuilder::new().from_writer(Vec::new());
+    w.write_record(COLUMNS).expect("in-memory write");
+    for r in runs {
+        let wl = &r.workload;
+        let m = &r.measured;
+        let rec: Vec<String> = vec![
+            r.run_id.clone(),
+            r.system_id.clone(),
+            match r.kind {
+                RunKind::Absolute => "absolute".into(),
+                RunKind::Ratio => "ratio".into(),
+            },
+            r.scenario
+                .as_ref()
+                .map(|p| p.display().to_string())
+                .unwrap_or_default(),
+            fmt_opt(&wl.pattern),
+            fmt_opt(&wl.block_size_bytes),
+            fmt_opt(&wl.iodepth),
+            fmt_opt(&wl.images),
+            fmt_opt(&wl.jobs_per_image),
+            fmt_opt(&wl.concurrency),
+            fmt_opt(&wl.read_percent),
+            fmt_opt(&wl.ceph_release),
+            fmt_opt(&wl.nodes),
+            fmt_opt(&m.iops),
+            fmt_opt(&m.bandwidth_bytes_per_sec),
+            fmt_opt(&m.latency_mean_secs),
+            fmt_opt(&m.latency_p99_secs),
+            fmt_opt(&m.ratio.as_ref().map(|r| r.value)),
+            fmt_opt(&m.ratio.as_ref().map(|r| r.metric.as_str())),
+            fmt_opt(&m.ratio.as_ref().map(|r| r.reference.clone())),
+            r.source.clone(),
+            r.stated.iter().cloned().collect::<Vec<_>>().join(";"),
+            r.inferred.clone(),
+            r.assumptions.clone(),
+        ];
+        w.write_record(&rec).expect("in-memory write");
+    }
+    let body = String::from_utf8(w.into_inner().expect("in-memory")).expect("utf-8 in, utf-8 out");
+    format!(
+        "# {GENERATED_MARKER}; measured runs, schema_version = {SCHEMA_VERSION}; format: calibration-data/README.md\n{body}"
+    )
+}
+
+/// Appends `new` to the CSV file at `path` (creating it), rewriting the whole file
+/// atomically. Existing rows are re-read and written back unchanged in meaning; a run id
+/// already present is an error (nothing is written). Refuses to touch a file cephplan
+/// did not create (hand-curated seed files stay raw).
+pub fn append_runs(path: &Path, new: &[MeasuredRun]) -> Result<(), DataError> {
+    let mut runs = if path.exists() {
+        let text = std::fs::read_to_string(path).map_err(|source| DataError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        parse_csv(path, &text)?.0
+    } else {
+        Vec::new()
+    };
+    for r in new {
+        if let Some(first) = runs.iter().find(|x| x.run_id == r.run_id) {
+            return Err(DataError::DuplicateRun {
+                path: path.to_path_buf(),
+                line: 0,
+                run_id: r.run_id.clone(),
+                first: first
+                    .origin
+                    .as_ref()
+                    .map(|(p, l)| format!("{}:{}", p.display(), l))
+                    .unwrap_or_else(|| "this batch".into()),
+            });
+        }
+        runs.push(r.clone());
+    }
+    write_atomic_owned(path, to_csv(&runs).as_bytes())?;
+    Ok(())
+}

@@ -1,0 +1,212 @@
+use super::*;
+
+const HEADER: &str = "run_id,system_id,kind,scenario,pattern,block_size,iodepth,images,jobs_per_image,concurrency,read_percent,ceph_release,nodes,iops,bandwidth,latency_mean,latency_p99,ratio,ratio_metric,ratio_reference,source,stated,inferred,assumptions";
+
+// The row is seed 000's write headline: 230k IOPS at 3.5 ms, 48 images at QD 16 (the
+// queue depth inferred by Little's law: 768 in flight vs 230,000 × 3.5 ms = 805, 5 % off).
+const GOOD: &str = "s000-w,seed-000,absolute,../models/examples/seed-000-ampere-altra-max.toml,randwrite,4k,16,48,1,,,19.2.0,3,230000,,3.5ms,,,,,000.txt,iops;latency_mean;images,iodepth from Little's law,4k assumed";
+
+fn parse(body: &str) -> Result<(Vec<MeasuredRun>, Vec<DataWarning>), DataError> {
+    parse_csv(Path::new("data/x.csv"), &format!("{HEADER}\n{body}\n"))
+}
+
+fn field_err(body: &str) -> (u64, String, String) {
+    match parse(body).unwrap_err() {
+        DataError::Field {
+            line,
+            column,
+            message,
+            ..
+        } => (line, column, message),
+        e => panic!("expected a field error, got {e}"),
+    }
+}
+
+#[test]
+fn good_row_parses_with_units_and_resolved_scenario() {
+    let (runs, warnings) = parse(GOOD).unwrap();
+    assert!(warnings.is_empty(), "{warnings:?}");
+    let r = &runs[0];
+    assert_eq!(r.workload.block_size_bytes, Some(4096));
+    assert_eq!(r.measured.latency_mean_secs, Some(0.0035));
+    assert_eq!(r.workload.in_flight(), Some(768.0));
+    assert_eq!(
+        r.scenario_resolved.as_deref(),
+        Some(Path::new(
+            "data/../models/examples/seed-000-ampere-altra-max.toml"
+        ))
+    );
+    assert_eq!(r.origin.as_ref().unwrap().1, 2);
+    assert!(r.stated.contains("images") && !r.stated.contains("iodepth"));
+}
+
+#[test]
+fn missing_column_is_named() {
+    let header = HEADER.replace(",latency_p99", "");
+    let body = GOOD.replacen(",,,,,000.txt", ",,,,000.txt", 1);
+    let e = parse_csv(Path::new("x.csv"), &format!("{header}\n{body}\n")).unwrap_err();
+    assert!(
+        matches!(&e, DataError::MissingColumn { column, .. } if column == "latency_p99"),
+        "{e}"
+    );
+}
+
+#[test]
+fn misspelt_column_gets_a_suggestion() {
+    let header = HEADER.replace("latency_mean", "latency_maen");
+    let e = parse_csv(Path::new("x.csv"), &format!("{header}\n{GOOD}\n")).unwrap_err();
+    assert!(
+        e.to_string().contains("did you mean \"latency_mean\""),
+        "{e}"
+    );
+}
+
+#[test]
+fn unit_typo_names_line_and_column() {
+    let (line, column, msg) = field_err(&GOOD.replace("3.5ms", "3.5msec"));
+    assert_eq!((line, column.as_str()), (2, "latency_mean"));
+    assert!(msg.contains("3.5msec") && msg.contains("ms"), "{msg}");
+    let (_, column, msg) = field_err(
+        &GOOD
+            .replace("230000,,", "230000,900MBps,")
+            .replace("3.5ms", ""),
+    );
+    assert_eq!(column, "bandwidth");
+    assert!(msg.contains("MB/s"), "{msg}");
+}
+
+#[test]
+fn negative_iops_is_an_error() {
+    let (line, column, msg) = field_err(&GOOD.replace("230000", "-230000"));
+    assert_eq!((line, column.as_str()), (2, "iops"));
+    assert!(msg.contains("greater than zero"), "{msg}");
+}
+
+#[test]
+fn littles_law_error_and_warning() {
+    // 230k × 35 ms = 8050 in flight vs 768: a unit slip, far beyond 25 %.
+    let (line, column, msg) = field_err(&GOOD.replace("3.5ms", "35ms"));
+    assert_eq!((line, column.as_str()), (2, "latency_mean"));
+    assert!(msg.contains("Little's law"), "{msg}");
+    // 230k × 4.0 ms = 920 vs 768: 20 % off, kept with a warning.
+    let (runs, warnings) = parse(&GOOD.replace("3.5ms", "4.0ms")).unwrap();
+    assert_eq!(runs.len(), 1);
+    assert_eq!(warnings.len(), 1);
+    assert_eq!(warnings[0].line, 2);
+    assert!(
+        warnings[0].message.contains("20 %"),
+        "{}",
+        warnings[0].message
+    );
+}
+
+#[test]
+fn bad_row_in_middle_fails_the_whole_file_naming_its_line() {
+    let bad = GOOD
+        .replace("s000-w", "b")
+        .replace("randwrite", "randwirte");
+    let good2 = GOOD.replace("s000-w", "c");
+    let (line, column, msg) = field_err(&format!("{GOOD}\n{bad}\n{good2}"));
+    assert_eq!((line, column.as_str()), (3, "pattern"));
+    assert!(msg.contains("randwrite"), "{msg}");
+}
+
+#[test]
+fn stated_must_name_filled_columns() {
+    let (_, column, msg) = field_err(&GOOD.replace("iops;latency_mean;images", "iops;latency_p99"));
+    assert_eq!(column, "stated");
+    assert!(msg.contains("latency_p99"), "{msg}");
+}
+
+#[test]
+fn ratio_rows_need_metric_and_reference() {
+    let ratio = "r1,seed-003,ratio,,write,64k,,,,32,,12.2.5,,,,,,14,bandwidth,ARM cluster,003.txt,ratio;concurrency,,";
+    let (runs, _) = parse(ratio).unwrap();
+    assert_eq!(runs[0].measured.ratio.as_ref().unwrap().value, 14.0);
+    let (_, column, _) = field_err(&ratio.replace(",bandwidth,", ",,"));
+    assert_eq!(column, "ratio_metric");
+}
+
+#[test]
+fn duplicate_run_ids_across_files_are_rejected() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.csv"), format!("{HEADER}\n{GOOD}\n")).unwrap();
+    std::fs::write(dir.path().join("b.csv"), format!("{HEADER}\n{GOOD}\n")).unwrap();
+    let e = load_runs(dir.path()).unwrap_err();
+    assert!(matches!(e, DataError::DuplicateRun { .. }), "{e}");
+}
+
+#[test]
+fn append_round_trips_and_never_drops_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("runs.csv");
+    let (runs, _) = parse(GOOD).unwrap();
+    append_runs(&p, &runs).unwrap();
+    let mut second = runs[0].clone();
+    second.run_id = "s000-w-repeat".into();
+    second.measured.iops = Some(231_234.5);
+    second.assumptions = "a, \"quoted\" note".into();
+    append_runs(&p, std::slice::from_ref(&second)).unwrap();
+    let (back, _) = load_runs(&p).unwrap();
+    assert_eq!(back.len(), 2);
+    let strip = |r: &MeasuredRun| MeasuredRun {
+        origin: None,
+        scenario_resolved: None,
+        ..r.clone()
+    };
+    assert_eq!(strip(&back[0]), strip(&runs[0]));
+    assert_eq!(strip(&back[1]), strip(&second));
+    // A duplicate id is refused and the file is untouched.
+    let before = std::fs::read_to_string(&p).unwrap();
+    assert!(append_runs(&p, &[second]).is_err());
+    assert_eq!(std::fs::read_to_string(&p).unwrap(), before);
+}
+
+#[test]
+fn append_refuses_hand_written_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("seed.csv");
+    std::fs::write(&p, format!("{HEADER}\n{GOOD}\n")).unwrap();
+    let (runs, _) = parse(&GOOD.replace("s000-w", "new")).unwrap();
+    assert!(matches!(
+        append_runs(&p, &runs).unwrap_err(),
+        DataError::Write(WriteError::NotOurs { .. })
+    ));
+}
+
+#[test]
+fn byte_rates() {
+    assert_eq!(parse_bytes_per_sec("21949MB/s").unwrap(), 21_949e6);
+    assert_eq!(parse_bytes_per_sec("4.2GB/s").unwrap(), 4.2e9);
+    assert_eq!(parse_bytes_per_sec("1MiB/s").unwrap(), 1_048_576.0);
+    assert_eq!(parse_bytes_per_sec("1000").unwrap(), 1000.0);
+    assert!(parse_bytes_per_sec("4.2 GBit").is_err());
+}
+
+#[test]
+fn shipped_seed_datasets_load_and_reference_existing_scenarios() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("calibration-data");
+    let (runs, warnings) = load_runs(&dir).unwrap();
+    assert!(warnings.is_empty(), "{warnings:?}");
+    let systems: BTreeSet<&str> = runs.iter().map(|r| r.system_id.as_str()).collect();
+    for s in [
+        "seed-000",
+        "seed-001",
+        "seed-002",
+        "seed-003-radosbench",
+        "seed-004",
+    ] {
+        assert!(systems.contains(s), "{s} missing from {systems:?}");
+    }
+    for r in &runs {
+        if let Some(p) = &r.scenario_resolved {
+            assert!(
+                p.is_file(),
+                "{}: scenario {} not found",
+                r.run_id,
+                p.display()
+            );
+        }
+        assert!(!r.source.is_empty());
+    }
+}

@@ -1,0 +1,169 @@
+//! Running an external program with a deadline and cooperative cancellation, capturing its
+//! stdout and stderr. Shared by the fio runner, `lab` and `validate` (which call `ceph`,
+//! `rbd` and the daemons). A child that outlives its deadline or is cancelled is killed by
+//! its PID; nothing here signals processes it did not start.
+
+use std::io::Read;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::progress::Progress;
+
+/// What a finished child left behind.
+#[derive(Debug, Clone)]
+pub struct Captured {
+    pub status_code: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Captured {
+    pub fn success(&self) -> bool {
+        self.status_code == Some(0)
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ProcError {
+    #[error("cannot start `{program}`: {source}")]
+    Spawn {
+        program: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error(
+        "`{program}` did not finish within {secs:.0} s and was stopped; stderr so far: {stderr}"
+    )]
+    Timeout {
+        program: String,
+        secs: f64,
+        stderr: String,
+    },
+    #[error("`{program}` was stopped because the run was cancelled")]
+    Cancelled { program: String },
+}
+
+fn drain<R: Read + Send + 'static>(r: Option<R>) -> std::thread::JoinHandle<String> {
+    std::thread::spawn(move || {
+        let mut s = String::new();
+        if let Some(mut r) = r {
+            let mut buf = Vec::new();
+            let _ = r.read_to_end(&mut buf);
+            s = String::from_utf8_lossy(&buf).into_owned();
+        }
+        s
+    })
+}
+
+/// Runs `cmd` to completion, killing it (by PID) after `timeout` or once `progress`
+/// reports cancellation. stdin is closed.
+pub fn run_capture(
+    cmd: &mut Command,
+    timeout: Duration,
+    progress: &dyn Progress,
+) -> Result<Captured, ProcError> {
+    let program = cmd.get_program().to_string_lossy().into_owned();
+    let mut child: Child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|source| ProcError::Spawn {
+            program: program.clone(),
+            source,
+        })?;
+    let out = drain(child.stdout.take());
+    let err = drain(child.stderr.take());
+    let start = Instant::now();
+    let status = loop {
+        if let Ok(Some(st)) = child.try_wait() {
+            break Some(st);
+        }
+        if progress.is_cancelled() {
+            let _ = child.kill();
+            let _ = child.wait();
+            let _ = (out.join(), err.join());
+            return Err(ProcError::Cancelled { program });
+        }
+        if start.elapsed() > timeout {
+            let _ = child.kill();
+            let _ = child.wait();
+            let _ = out.join();
+            let stderr = err.join().unwrap_or_default();
+            return Err(ProcError::Timeout {
+                program,
+                secs: timeout.as_secs_f64(),
+                stderr: last_lines(&stderr, 10),
+            });
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    Ok(Captured {
+        status_code: status.and_then(|s| s.code()),
+        stdout: out.join().unwrap_or_default(),
+        stderr: err.join().unwrap_or_default(),
+    })
+}
+
+/// The last `n` non-empty lines of `text`, for error messages.
+pub fn last_lines(text: &str, n: usize) -> String {
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    let from = lines.len().saturating_sub(n);
+    let s = lines[from..].join("\n");
+    if s.is_empty() {
+        "(empty)".into()
+    } else {
+        s
+    }
+}
+
+/// True if `program` can be found on PATH (or is an existing path).
+pub fn on_path(program: &str) -> bool {
+    if program.contains('/') {
+        return std::path::Path::new(program).is_file();
+    }
+    std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).any(|d| d.join(program).is_file()))
+        .unwrap_or(false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::progress::{CancelToken, NoProgress};
+
+    #[test]
+    fn captures_output_and_status() {
+        let c = run_capture(
+            Command::new("sh").args(["-c", "echo out; echo err >&2; exit 3"]),
+            Duration::from_secs(10),
+            &NoProgress,
+        )
+        .unwrap();
+        assert_eq!(c.stdout.trim(), "out");
+        assert_eq!(c.stderr.trim(), "err");
+        assert_eq!(c.status_code, Some(3));
+    }
+
+    #[test]
+    fn kills_on_timeout_and_on_cancel() {
+        let t0 = Instant::now();
+        let e = run_capture(
+            Command::new("sleep").arg("30"),
+            Duration::from_millis(200),
+            &NoProgress,
+        )
+        .unwrap_err();
+        assert!(matches!(e, ProcError::Timeout { .. }));
+        let tok = CancelToken::new();
+        tok.cancel();
+        let e = run_capture(
+            Command::new("sleep").arg("30"),
+            Duration::from_secs(60),
+            &tok,
+        )
+        .unwrap_err();
+        assert!(matches!(e, ProcError::Cancelled { .. }));
+        assert!(t0.elapsed() < Duration::from_secs(10));
+    }
+}

@@ -1,0 +1,866 @@
+//! A throwaway real Ceph cluster on this machine, for validation mode and its tests: one
+//! monitor, one manager and BlueStore OSDs on sparse files, all bound to 127.0.0.1, all
+//! state under one directory. [`up`] records every daemon's PID in `DIR/lab.json`;
+//! [`down`] signals only those PIDs (after checking `/proc/PID/cmdline` still names DIR)
+//! and removes DIR.
+//!
+//! The recipe (and its pitfalls) is `/work/shared/docs/local-ceph.md`: no systemd, no
+//! ceph-volume, `osd crush chooseleaf type = 0` so size 3 works on one host, `rbd cache =
+//! false` so writes are acknowledged by the OSDs, and "ready" means every PG active+clean.
+//!
+//! Not here: benchmarking (that is `fio`/`validate`). Keyrings stay in DIR and are never
+//! printed or logged.
+
+mod scenario;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+
+use crate::fio::process::{last_lines, on_path, run_capture, ProcError};
+use crate::io::GENERATED_MARKER;
+use crate::progress::Progress;
+
+pub use scenario::HostProbe;
+
+/// Format version of `lab.json`.
+pub const LAB_SCHEMA_VERSION: u32 = 1;
+/// The pool `up` creates.
+pub const LAB_POOL: &str = "rbd";
+const PG_COUNT: u32 = 32;
+
+#[derive(Debug, thiserror::Error)]
+pub enum LabError {
+    #[error("missing programs: {missing}; install them with: apt-get update && apt-get install -y --no-install-recommends {packages}")]
+    MissingPackages { missing: String, packages: String },
+    #[error("{dir} already exists and is not empty; choose another --dir or run `cephplan lab down --dir {dir}` first")]
+    DirNotEmpty { dir: PathBuf },
+    #[error("{dir}: no lab.json written by cephplan; refusing to touch this directory (only directories made by `cephplan lab up` can be taken down)")]
+    NotALab { dir: PathBuf },
+    #[error("{file}: {detail}; the file was written by `cephplan lab up`: if it was edited, restore it, else stop the daemons by hand")]
+    BadLabFile { file: PathBuf, detail: String },
+    #[error(
+        "`{step}` failed: {detail}\nLogs are in {log_dir}; the daemons started so far were stopped"
+    )]
+    Step {
+        step: String,
+        detail: String,
+        log_dir: PathBuf,
+    },
+    #[error("timed out after {secs:.0} s waiting for {what}; last state: {last}. Logs are in {log_dir}; the daemons started so far were stopped")]
+    Timeout {
+        what: String,
+        secs: f64,
+        last: String,
+        log_dir: PathBuf,
+    },
+    #[error("I/O error on {path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cancelled; the daemons started so far were stopped")]
+    Cancelled,
+    #[error("{0}")]
+    Write(#[from] crate::io::WriteError),
+}
+
+/// What `lab up` is asked for.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LabSpec {
+    pub dir: PathBuf,
+    pub osds: u32,
+    /// Pool size: 1 or 3 (3 needs at least 3 OSDs).
+    pub replicas: u32,
+    /// Monitor port; the daemons bind PORT+1 ..= PORT+199.
+    pub port: u16,
+    /// Sparse backing file per OSD.
+    pub osd_size_bytes: u64,
+}
+
+impl LabSpec {
+    pub fn new(dir: &Path, port: u16) -> Self {
+        Self {
+            dir: dir.to_path_buf(),
+            osds: 3,
+            replicas: 1,
+            port,
+            osd_size_bytes: 10 << 30,
+        }
+    }
+}
+
+/// One daemon started by `up`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Daemon {
+    /// "mon.a", "mgr.x", "osd.0", ...
+    pub name: String,
+    pub pid: u32,
+}
+
+/// `DIR/lab.json`: everything `down` needs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LabState {
+    pub schema_version: u32,
+    pub generator: String,
+    pub dir: PathBuf,
+    pub port: u16,
+    pub fsid: String,
+    pub osds: u32,
+    pub replicas: u32,
+    pub osd_size_bytes: u64,
+    pub pool: String,
+    /// In start order (mon first); `down` stops them in reverse (mon last).
+    pub daemons: Vec<Daemon>,
+}
+
+/// The result of `up`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LabReport {
+    pub dir: PathBuf,
+    pub ceph_conf: PathBuf,
+    pub scenario: PathBuf,
+    pub pool: String,
+    pub ceph_version: String,
+    pub daemons: Vec<Daemon>,
+    pub probe: HostProbe,
+    pub elapsed_secs: f64,
+}
+
+/// The result of `down`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DownReport {
+    pub dir: PathBuf,
+    /// Daemons signalled (their cmdline still named DIR).
+    pub stopped: Vec<Daemon>,
+    /// Recorded PIDs that were already gone or now belong to another program.
+    pub not_running: Vec<Daemon>,
+    /// Daemons that ignored TERM and got KILL.
+    pub killed: Vec<Daemon>,
+}
+
+const PROGRAMS: [(&str, &str); 8] = [
+    ("ceph-mon", "ceph-mon"),
+    ("ceph-mgr", "ceph-mgr"),
+    ("ceph-osd", "ceph-osd"),
+    ("ceph", "ceph-common"),
+    ("ceph-authtool", "ceph-common"),
+    ("monmaptool", "ceph-base"),
+    ("rbd", "ceph-common"),
+    ("fio", "fio"),
+];
+
+/// Checks that every program `up` and `validate` need is installed.
+pub fn check_packages() -> Result<(), LabError> {
+    let missing: Vec<(&str, &str)> = PROGRAMS
+        .iter()
+        .copied()
+        .filter(|(p, _)| !on_path(p))
+        .collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    let mut pkgs: Vec<&str> = missing.iter().map(|m| m.1).collect();
+    pkgs.sort_unstable();
+    pkgs.dedup();
+    if pkgs.contains(&"ceph-base") {
+        // ceph-base comes with ceph-mon/ceph-osd; ask for the documented set.
+        pkgs.retain(|p| *p != "ceph-base");
+        pkgs.extend(["ceph-mon", "ceph-osd"]);
+        pkgs.sort_unstable();
+        pkgs.dedup();
+    }
+    Err(LabError::MissingPackages {
+        missing: missing.iter().map(|m| m.0).collect::<Vec<_>>().join(", "),
+        packages: pkgs.join(" "),
+    })
+}
+
+/// Paths inside a lab directory.
+pub fn conf_path(dir: &Path) -> PathBuf {
+    dir.join("ceph.conf")
+}
+fn state_path(dir: &Path) -> PathBuf {
+    dir.join("lab.json")
+}
+
+fn ceph_conf_text(dir: &Path, port: u16, fsid: &str, osd_size_bytes: u64) -> String {
+    let d = dir.display();
+    format!(
+        "# {GENERATED_MARKER} lab up: a throwaway cluster, see /work/shared/docs/local-ceph.md
+[global]
+fsid = {fsid}
+mon host = v2:127.0.0.1:{port}
+mon initial members = a
+auth cluster required = cephx
+auth service required = cephx
+auth client required = cephx
+auth allow insecure global id reclaim = false
+ms bind msgr1 = false
+ms bind ipv4 = true
+ms bind ipv6 = false
+ms bind port min = {pmin}
+ms bind port max = {pmax}
+public addr = 127.0.0.1
+cluster addr = 127.0.0.1
+run dir = {d}/run
+admin socket = {d}/run/$cluster-$name.asok
+log file = {d}/log/$cluster-$name.log
+crash dir = {d}/crash
+mon data = {d}/$name
+osd data = {d}/$name
+mgr data = {d}/$name
+osd crush chooseleaf type = 0
+osd pool default size = 1
+osd pool default min size = 1
+osd pool default pg autoscale mode = off
+mon allow pool size one = true
+mon allow pool delete = true
+mon warn on pool no redundancy = false
+mon data avail warn = 1
+mon data avail crit = 0
+osd objectstore = bluestore
+osd memory target = 1073741824
+[mon]
+keyring = {d}/mon.a/keyring
+[osd]
+bluestore block create = true
+bluestore block size = {osd_size_bytes}
+bluestore fsck on mkfs = false
+bluestore fsck on mount = false
+[client]
+keyring = {d}/ceph.client.admin.keyring
+rbd cache = false
+",
+        pmin = port as u32 + 1,
+        pmax = port as u32 + 199,
+    )
+}
+
+/// Runs a Ceph tool against a lab (or any cluster) configuration.
+pub(crate) struct CephCli<'a> {
+    pub conf: &'a Path,
+    pub log_dir: PathBuf,
+    pub progress: &'a dyn Progress,
+}
+
+impl CephCli<'_> {
+    /// Runs `program args`, failing with its stderr. `timeout` bounds a hung cluster.
+    pub fn run(&self, program: &str, args: &[&str], timeout: Duration) -> Result<String, LabError> {
+        self.run_with(program, args, timeout, self.progress)
+    }
+
+    /// Like [`CephCli::run`] with another cancellation source (cleanup must not be
+    /// cancelled by the Ctrl-C that triggered it).
+    pub fn run_with(
+        &self,
+        program: &str,
+        args: &[&str],
+        timeout: Duration,
+        progress: &dyn Progress,
+    ) -> Result<String, LabError> {
+        let step = format!("{program} {}", args.join(" "));
+        let mut cmd = Command::new(program);
+        cmd.env("CEPH_CONF", self.conf).args(args);
+        let out = run_capture(&mut cmd, timeout, progress).map_err(|e| match e {
+            ProcError::Cancelled { .. } => LabError::Cancelled,
+            e => LabError::Step {
+                step: step.clone(),
+                detail: e.to_string(),
+                log_dir: self.log_dir.clone(),
+            },
+        })?;
+        if !out.success() {
+            return Err(LabError::Step {
+                step,
+                detail: last_lines(&out.stderr, 8),
+                log_dir: self.log_dir.clone(),
+            });
+        }
+        Ok(out.stdout)
+    }
+
+    /// `ceph --connect-timeout 10 ARGS`.
+    pub fn ceph(&self, args: &[&str]) -> Result<String, LabError> {
+        let mut a = vec!["--connect-timeout", "10"];
+        a.extend_from_slice(args);
+        self.run("ceph", &a, Duration::from_secs(30))
+    }
+}
+
+fn io_err(path: &Path) -> impl Fn(std::io::Error) -> LabError + '_ {
+    move |source| LabError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+fn new_uuid() -> Result<String, LabError> {
+    let p = Path::new("/proc/sys/kernel/random/uuid");
+    Ok(std::fs::read_to_string(p)
+        .map_err(io_err(p))?
+        .trim()
+        .to_string())
+}
+
+fn write_private(path: &Path, text: &str) -> Result<(), LabError> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(path)
+        .map_err(io_err(path))?;
+    std::io::Write::write_all(&mut f, text.as_bytes()).map_err(io_err(path))
+}
+
+fn save_state(state: &LabState) -> Result<(), LabError> {
+    let json = serde_json::to_string_pretty(state).expect("lab state serialises");
+    crate::io::write_atomic_owned(&state_path(&state.dir), json.as_bytes())?;
+    Ok(())
+}
+
+/// Starts a daemon in its own process group, stdout/stderr to DIR/log/NAME.out; records it.
+fn start_daemon(
+    state: &mut LabState,
+    name: &str,
+    program: &str,
+    args: &[&str],
+) -> Result<(), LabError> {
+    let log = state.dir.join("log").join(format!("{name}.out"));
+    let f = std::fs::File::create(&log).map_err(io_err(&log))?;
+    let f2 = f.try_clone().map_err(io_err(&log))?;
+    let conf = conf_path(&state.dir);
+    let child = std::os::unix::process::CommandExt::process_group(
+        Command::new(program)
+            .env("CEPH_CONF", &conf)
+            .arg("-c")
+            .arg(&conf)
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(f)
+            .stderr(f2),
+        0,
+    )
+    .spawn()
+    .map_err(|e| LabError::Step {
+        step: format!("start {program}"),
+        detail: e.to_string(),
+        log_dir: state.dir.join("log"),
+    })?;
+    state.daemons.push(Daemon {
+        name: name.to_string(),
+        pid: child.id(),
+    });
+    save_state(state)
+}
+
+/// Polls `check` every 500 ms until it returns `Ok(true)`; `last` describes the state.
+fn wait_for(
+    what: &str,
+    timeout: Duration,
+    log_dir: &Path,
+    progress: &dyn Progress,
+    mut check: impl FnMut() -> Result<(bool, String), LabError>,
+) -> Result<(), LabError> {
+    let t0 = Instant::now();
+    let mut last: String;
+    loop {
+        if progress.is_cancelled() {
+            return Err(LabError::Cancelled);
+        }
+        match check() {
+            Ok((true, _)) => return Ok(()),
+            Ok((false, s)) => last = s,
+            Err(LabError::Cancelled) => return Err(LabError::Cancelled),
+            Err(e) => last = e.to_string(),
+        }
+        if t0.elapsed() > timeout {
+            return Err(LabError::Timeout {
+                what: what.to_string(),
+                secs: timeout.as_secs_f64(),
+                last,
+                log_dir: log_dir.to_path_buf(),
+            });
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    }
+}
+
+/// Brings a cluster up under `spec.dir` and waits until every PG is active+clean. On any
+/// failure the daemons already started are stopped (the directory is kept for its logs).
+pub fn up(spec: &LabSpec, progress: &dyn Progress) -> Result<LabReport, LabError> {
+    check_packages()?;
+    if spec.replicas != 1 && spec.replicas != 3 {
+        return Err(LabError::Step {
+            step: "check --replicas".into(),
+            detail: format!("replicas = {} is not supported; use 1 or 3", spec.replicas),
+            log_dir: spec.dir.join("log"),
+        });
+    }
+    if spec.osds == 0 || spec.osds < spec.replicas {
+        return Err(LabError::Step {
+            step: "check --osds".into(),
+            detail: format!(
+                "{} OSDs cannot hold {} replicas; use --osds {} or more",
+                spec.osds,
+                spec.replicas,
+                spec.replicas.max(1)
+            ),
+            log_dir: spec.dir.join("log"),
+        });
+    }
+    if spec.dir.exists()
+        && std::fs::read_dir(&spec.dir)
+            .map_err(io_err(&spec.dir))?
+            .next()
+            .is_some()
+    {
+        return Err(LabError::DirNotEmpty {
+            dir: spec.dir.clone(),
+        });
+    }
+    let t0 = Instant::now();
+    for sub in ["run", "log", "crash"] {
+        let p = spec.dir.join(sub);
+        std::fs::create_dir_all(&p).map_err(io_err(&p))?;
+    }
+    let dir = std::fs::canonicalize(&spec.dir).map_err(io_err(&spec.dir))?;
+    let mut state = LabState {
+        schema_version: LAB_SCHEMA_VERSION,
+        generator: GENERATED_MARKER.to_string(),
+        dir: dir.clone(),
+        port: spec.port,
+        fsid: new_uuid()?,
+        osds: spec.osds,
+        replicas: spec.replicas,
+        osd_size_bytes: spec.osd_size_bytes,
+        pool: LAB_POOL.to_string(),
+        daemons: Vec::new(),
+    };
+    save_state(&state)?;
+    let result = bring_up(&mut state, spec, progress);
+    match result {
+        Ok((probe, ceph_version)) => {
+            let scenario = dir.join("scenario.toml");
+            let text = scenario::scenario_toml(&state, &probe, &ceph_version);
+            crate::io::write_atomic_owned(&scenario, text.as_bytes())?;
+            Ok(LabReport {
+                ceph_conf: conf_path(&dir),
+                scenario,
+                pool: state.pool.clone(),
+                ceph_version,
+                daemons: state.daemons.clone(),
+                probe,
+                dir,
+                elapsed_secs: t0.elapsed().as_secs_f64(),
+            })
+        }
+        Err(e) => {
+            let _ = stop_daemons(&state);
+            Err(e)
+        }
+    }
+}
+
+fn bring_up(
+    state: &mut LabState,
+    spec: &LabSpec,
+    progress: &dyn Progress,
+) -> Result<(HostProbe, String), LabError> {
+    let dir = state.dir.clone();
+    let log_dir = dir.join("log");
+    let conf = conf_path(&dir);
+    progress.start(5 + spec.osds as u64, "lab up");
+    progress.message("measuring this host (disk and loopback)");
+    let probe = scenario::probe_host(&dir, progress)?;
+    progress.advance(1);
+    crate::io::write_atomic_owned(
+        &conf,
+        ceph_conf_text(&dir, spec.port, &state.fsid, spec.osd_size_bytes).as_bytes(),
+    )?;
+    let cli = CephCli {
+        conf: &conf,
+        log_dir: log_dir.clone(),
+        progress,
+    };
+    let quick = Duration::from_secs(60);
+    let d = |p: &str| dir.join(p).display().to_string();
+    let ceph_version = cli
+        .run("ceph", &["--version"], quick)?
+        .split_whitespace()
+        .nth(2)
+        .unwrap_or("unknown")
+        .to_string();
+
+    progress.message("creating keys and the monitor");
+    let mon_kr = d("mon.keyring.tmp");
+    let admin_kr = d("ceph.client.admin.keyring");
+    cli.run(
+        "ceph-authtool",
+        &[
+            "--create-keyring",
+            &mon_kr,
+            "--gen-key",
+            "-n",
+            "mon.",
+            "--cap",
+            "mon",
+            "allow *",
+        ],
+        quick,
+    )?;
+    cli.run(
+        "ceph-authtool",
+        &[
+            "--create-keyring",
+            &admin_kr,
+            "--gen-key",
+            "-n",
+            "client.admin",
+            "--cap",
+            "mon",
+            "allow *",
+            "--cap",
+            "osd",
+            "allow *",
+            "--cap",
+            "mgr",
+            "allow *",
+            "--cap",
+            "mds",
+            "allow *",
+        ],
+        quick,
+    )?;
+    cli.run(
+        "ceph-authtool",
+        &[&mon_kr, "--import-keyring", &admin_kr],
+        quick,
+    )?;
+    let monmap = d("monmap");
+    let addr = format!("[v2:127.0.0.1:{}]", spec.port);
+    cli.run(
+        "monmaptool",
+        &[
+            "--create",
+            "--addv",
+            "a",
+            &addr,
+            "--fsid",
+            &state.fsid,
+            &monmap,
+        ],
+        quick,
+    )?;
+    let conf_s = conf.display().to_string();
+    cli.run(
+        "ceph-mon",
+        &[
+            "-c",
+            &conf_s,
+            "--mkfs",
+            "-i",
+            "a",
+            "--monmap",
+            &monmap,
+            "--keyring",
+            &mon_kr,
+        ],
+        quick,
+    )?;
+    let _ = std::fs::remove_file(&mon_kr);
+    start_daemon(state, "mon.a", "ceph-mon", &["-i", "a", "-f"])?;
+    wait_for(
+        "the monitor to answer",
+        Duration::from_secs(60),
+        &log_dir,
+        progress,
+        || cli.ceph(&["mon", "stat"]).map(|s| (true, s)),
+    )?;
+    progress.advance(1);
+
+    progress.message("starting the manager");
+    let mgr_dir = dir.join("mgr.x");
+    std::fs::create_dir_all(&mgr_dir).map_err(io_err(&mgr_dir))?;
+    let mgr_kr = mgr_dir.join("keyring").display().to_string();
+    cli.ceph(&[
+        "auth",
+        "get-or-create",
+        "mgr.x",
+        "mon",
+        "allow profile mgr",
+        "osd",
+        "allow *",
+        "mds",
+        "allow *",
+        "-o",
+        &mgr_kr,
+    ])?;
+    start_daemon(state, "mgr.x", "ceph-mgr", &["-i", "x", "-f"])?;
+    progress.advance(1);
+
+    for i in 0..spec.osds {
+        progress.message(&format!("creating OSD {} of {}", i + 1, spec.osds));
+        let uuid = new_uuid()?;
+        let secret = cli.run("ceph-authtool", &["--gen-print-key"], quick)?;
+        let secret = secret.trim();
+        let secret_json = dir.join(format!("osd-secret-{i}.json.tmp"));
+        write_private(&secret_json, &format!("{{\"cephx_secret\": \"{secret}\"}}"))?;
+        let sj = secret_json.display().to_string();
+        let id = cli.ceph(&["osd", "new", &uuid, "-i", &sj]);
+        let _ = std::fs::remove_file(&secret_json);
+        let id = id?.trim().to_string();
+        let odir = dir.join(format!("osd.{id}"));
+        std::fs::create_dir_all(&odir).map_err(io_err(&odir))?;
+        write_private(
+            &odir.join("keyring"),
+            &format!("[osd.{id}]\n\tkey = {secret}\n"),
+        )?;
+        cli.run(
+            "ceph-osd",
+            &["-c", &conf_s, "-i", &id, "--mkfs", "--osd-uuid", &uuid],
+            Duration::from_secs(120),
+        )?;
+        start_daemon(state, &format!("osd.{id}"), "ceph-osd", &["-i", &id, "-f"])?;
+        progress.advance(1);
+    }
+    progress.message("waiting for all OSDs up");
+    let n = spec.osds as u64;
+    wait_for(
+        "all OSDs up and in",
+        Duration::from_secs(120),
+        &log_dir,
+        progress,
+        || {
+            let s = cli.ceph(&["osd", "stat", "-f", "json"])?;
+            let v: serde_json::Value = serde_json::from_str(&s).unwrap_or_default();
+            let up = v["num_up_osds"].as_u64().unwrap_or(0);
+            let inn = v["num_in_osds"].as_u64().unwrap_or(0);
+            Ok((
+                up == n && inn == n,
+                format!("{up} of {n} OSDs up, {inn} in"),
+            ))
+        },
+    )?;
+    progress.advance(1);
+
+    progress.message("creating the rbd pool");
+    let pool = state.pool.clone();
+    let size = spec.replicas.to_string();
+    cli.ceph(&["osd", "pool", "create", &pool, &PG_COUNT.to_string()])?;
+    cli.ceph(&[
+        "osd",
+        "pool",
+        "set",
+        &pool,
+        "size",
+        &size,
+        "--yes-i-really-mean-it",
+    ])?;
+    cli.ceph(&["osd", "pool", "set", &pool, "min_size", "1"])?;
+    cli.run("rbd", &["pool", "init", &pool], quick)?;
+    wait_for(
+        "every PG active+clean",
+        Duration::from_secs(180),
+        &log_dir,
+        progress,
+        || pgs_clean(&cli),
+    )?;
+    progress.advance(1);
+    progress.finish();
+    Ok((probe, ceph_version))
+}
+
+/// (all PGs active+clean, a description of the PG states).
+pub(crate) fn pgs_clean(cli: &CephCli) -> Result<(bool, String), LabError> {
+    let s = cli.ceph(&["pg", "stat", "-f", "json"])?;
+    let v: serde_json::Value = serde_json::from_str(&s).unwrap_or_default();
+    // Pacific: {"pg_summary": {"num_pg_by_state": [{"name":..,"num":..}], "num_pgs": N}}
+    let summary = if v.get("pg_summary").is_some() {
+        &v["pg_summary"]
+    } else {
+        &v
+    };
+    let total = summary["num_pgs"].as_u64().unwrap_or(0);
+    let mut states = BTreeMap::new();
+    let mut clean = 0;
+    for e in summary["num_pg_by_state"].as_array().into_iter().flatten() {
+        let name = e["name"].as_str().unwrap_or("?").to_string();
+        let num = e["num"].as_u64().unwrap_or(0);
+        if name == "active+clean" {
+            clean = num;
+        }
+        states.insert(name, num);
+    }
+    let desc = format!("{total} PGs: {states:?}");
+    Ok((total > 0 && clean == total, desc))
+}
+
+/// Reads `DIR/lab.json`.
+pub fn read_state(dir: &Path) -> Result<LabState, LabError> {
+    let p = state_path(dir);
+    let text = match std::fs::read_to_string(&p) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(LabError::NotALab {
+                dir: dir.to_path_buf(),
+            })
+        }
+        Err(e) => return Err(io_err(&p)(e)),
+    };
+    let state: LabState = serde_json::from_str(&text).map_err(|e| LabError::BadLabFile {
+        file: p.clone(),
+        detail: format!("line {}: {e}", e.line()),
+    })?;
+    if state.generator != GENERATED_MARKER {
+        return Err(LabError::NotALab {
+            dir: dir.to_path_buf(),
+        });
+    }
+    if state.schema_version != LAB_SCHEMA_VERSION {
+        return Err(LabError::BadLabFile {
+            file: p,
+            detail: format!(
+                "schema_version {} is not {LAB_SCHEMA_VERSION}",
+                state.schema_version
+            ),
+        });
+    }
+    Ok(state)
+}
+
+/// True if PID is a live process whose command line names `dir`.
+fn runs_in(pid: u32, dir: &Path) -> bool {
+    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+    let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+    !cmdline.is_empty() && cmdline.contains(&dir.display().to_string())
+}
+
+fn signal(pid: u32, sig: &str) {
+    let _ = Command::new("kill")
+        .arg(format!("-{sig}"))
+        .arg(pid.to_string())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status();
+}
+
+/// Stops the recorded daemons in reverse start order (mon last): TERM, up to 10 s, KILL.
+fn stop_daemons(state: &LabState) -> DownReport {
+    let mut rep = DownReport {
+        dir: state.dir.clone(),
+        stopped: Vec::new(),
+        not_running: Vec::new(),
+        killed: Vec::new(),
+    };
+    // OSDs and mgr together, then the mon: the mon must outlive them so they can report.
+    let (mons, others): (Vec<&Daemon>, Vec<&Daemon>) = state
+        .daemons
+        .iter()
+        .partition(|d| d.name.starts_with("mon."));
+    for group in [others, mons] {
+        let live: Vec<&Daemon> = group
+            .into_iter()
+            .rev()
+            .filter(|d| {
+                let live = runs_in(d.pid, &state.dir);
+                if !live {
+                    rep.not_running.push((*d).clone());
+                }
+                live
+            })
+            .collect();
+        for d in &live {
+            signal(d.pid, "TERM");
+        }
+        let t0 = Instant::now();
+        while live.iter().any(|d| runs_in(d.pid, &state.dir))
+            && t0.elapsed() < Duration::from_secs(10)
+        {
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        for d in live {
+            if runs_in(d.pid, &state.dir) {
+                signal(d.pid, "KILL");
+                rep.killed.push(d.clone());
+            }
+            rep.stopped.push(d.clone());
+        }
+    }
+    rep
+}
+
+/// Stops the daemons recorded in `DIR/lab.json` and removes DIR.
+pub fn down(dir: &Path) -> Result<DownReport, LabError> {
+    let state = read_state(dir)?;
+    let rep = stop_daemons(&state);
+    // Killed daemons may hold files for a moment; a second attempt covers that.
+    if std::fs::remove_dir_all(dir).is_err() {
+        std::thread::sleep(Duration::from_millis(500));
+        std::fs::remove_dir_all(dir).map_err(io_err(dir))?;
+    }
+    Ok(rep)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn conf_binds_loopback_and_disables_rbd_cache() {
+        let c = ceph_conf_text(Path::new("/tmp/labx"), 6800, "f", 1 << 30);
+        for needle in [
+            "mon host = v2:127.0.0.1:6800\n",
+            "ms bind port min = 6801\n",
+            "ms bind port max = 6999\n",
+            "public addr = 127.0.0.1\n",
+            "osd crush chooseleaf type = 0\n",
+            "rbd cache = false\n",
+            "bluestore block size = 1073741824\n",
+            "keyring = /tmp/labx/ceph.client.admin.keyring\n",
+        ] {
+            assert!(c.contains(needle), "{needle}");
+        }
+    }
+
+    #[test]
+    fn down_refuses_a_directory_without_lab_json() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(d.path().join("precious"), "x").unwrap();
+        assert!(matches!(down(d.path()), Err(LabError::NotALab { .. })));
+        assert!(d.path().join("precious").exists());
+    }
+
+    #[test]
+    fn down_skips_pids_that_do_not_name_the_directory() {
+        // Our own PID is alive but its command line does not name the lab directory, so
+        // it must be reported as not running and never signalled.
+        let d = tempfile::tempdir().unwrap();
+        let state = LabState {
+            schema_version: LAB_SCHEMA_VERSION,
+            generator: GENERATED_MARKER.into(),
+            dir: d.path().to_path_buf(),
+            port: 1,
+            fsid: "f".into(),
+            osds: 0,
+            replicas: 1,
+            osd_size_bytes: 0,
+            pool: "rbd".into(),
+            daemons: vec![Daemon {
+                name: "mon.a".into(),
+                pid: std::process::id(),
+            }],
+        };
+        save_state(&state).unwrap();
+        let rep = down(d.path()).unwrap();
+        assert_eq!(rep.not_running.len(), 1);
+        assert!(rep.stopped.is_empty());
+        assert!(!d.path().exists());
+    }
+}

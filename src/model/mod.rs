@@ -1,0 +1,390 @@
+//! The parameter set of the Ceph performance model: named numbers with unit, source,
+//! bounds and (after calibration) standard errors and a covariance matrix.
+//!
+//! [`ModelParams::shipped_default`] is `models/default.toml`, embedded in the binary;
+//! `models/prior.toml` holds the values taken from hardware specifications and public rules
+//! of thumb, each with its source. Calibration fits any subset of the parameters as a
+//! vector through [`ModelParams::names`], [`ModelParams::get`] and [`ModelParams::set`]
+//! and writes a file of the same format.
+//!
+//! Not here: what the parameters mean physically (see `qn::ceph`, which documents every
+//! equation) or how they are fitted (`calibrate`).
+//!
+//! Parameter names used by `qn::ceph` (see [`names`] for the constants):
+//! per-op OSD and client CPU in gigacycles of a reference x86_64 core, CPU per byte,
+//! `arch_efficiency.<arch>`, `smt_gain`, `release_factor.<release>`, BlueStore
+//! `write_amplification` and `wal_share`, `osd_shard_threads`, `network_efficiency`,
+//! `fixed_latency_read_secs` / `fixed_latency_write_secs`.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+/// The model file format version this build reads and writes.
+pub const MODEL_SCHEMA_VERSION: u32 = 1;
+
+const DEFAULT_TOML: &str = include_str!("../../models/default.toml");
+const PRIOR_TOML: &str = include_str!("../../models/prior.toml");
+
+/// Parameter names the Ceph builder reads.
+pub mod names {
+    pub const OSD_CPU_READ: &str = "osd_cpu_read_gcycles";
+    pub const OSD_CPU_WRITE: &str = "osd_cpu_write_gcycles";
+    pub const CPU_PER_BYTE: &str = "cpu_gcycles_per_byte";
+    pub const CLIENT_CPU: &str = "client_cpu_gcycles_per_io";
+    pub const SMT_GAIN: &str = "smt_gain";
+    pub const WRITE_AMP: &str = "write_amplification";
+    pub const WAL_SHARE: &str = "wal_share";
+    pub const SHARD_THREADS: &str = "osd_shard_threads";
+    pub const NET_EFF: &str = "network_efficiency";
+    pub const FIXED_READ: &str = "fixed_latency_read_secs";
+    pub const FIXED_WRITE: &str = "fixed_latency_write_secs";
+    /// Prefix of per-architecture CPU efficiency factors (x86_64 is the reference, 1.0).
+    pub const ARCH_PREFIX: &str = "arch_efficiency.";
+    /// Prefix of per-release CPU efficiency factors.
+    pub const RELEASE_PREFIX: &str = "release_factor.";
+}
+
+/// One named parameter.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Param {
+    pub value: f64,
+    /// Unit, e.g. "gigacycles", "secs", "ratio".
+    pub unit: String,
+    /// Where the value comes from (document, rule of thumb, or "fitted").
+    pub source: String,
+    /// Smallest physically meaningful value (calibration bound).
+    pub lower: f64,
+    /// Largest physically meaningful value (calibration bound).
+    pub upper: f64,
+    /// Standard error of a fitted value.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub std_error: Option<f64>,
+}
+
+/// Covariance of the fitted subset of parameters (row/column order = `names`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Covariance {
+    pub names: Vec<String>,
+    pub matrix: Vec<Vec<f64>>,
+}
+
+/// Where a fitted parameter set came from.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FittedOn {
+    /// Dataset files or descriptions.
+    #[serde(default)]
+    pub datasets: Vec<String>,
+    /// Number of measured runs used.
+    #[serde(default)]
+    pub runs: u32,
+    /// Free text (method, date, fit quality).
+    #[serde(default)]
+    pub note: String,
+}
+
+/// The model's parameter set.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModelParams {
+    pub schema_version: u32,
+    /// Who produced the file; files written by cephplan contain
+    /// [`crate::io::GENERATED_MARKER`].
+    pub generator: String,
+    /// Short name shown in reports ("prior", "default", "fit-2026-12-01").
+    pub name: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub description: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fitted_on: Option<FittedOn>,
+    pub param: BTreeMap<String, Param>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub covariance: Option<Covariance>,
+}
+
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ModelError {
+    #[error("{origin}: cannot read the model file ({message}); check the path")]
+    Io { origin: String, message: String },
+    #[error("{origin}:{line}:{column}: {message}; fix: correct the model file (see models/prior.toml for the format)")]
+    Parse {
+        origin: String,
+        line: usize,
+        column: usize,
+        message: String,
+    },
+    #[error("{origin}: schema_version {found} is not supported; fix: use schema_version = {MODEL_SCHEMA_VERSION}")]
+    Schema { origin: String, found: u32 },
+    #[error("{origin}: field `param.{name}`: {problem}; fix: {fix}")]
+    Invalid {
+        origin: String,
+        name: String,
+        problem: String,
+        fix: String,
+    },
+    #[error("the model has no parameter `{name}`; fix: add [param.\"{name}\"] to the model file (models/prior.toml has every parameter with its source)")]
+    Missing { name: String },
+    #[error(
+        "{origin}: covariance: {problem}; fix: give a square matrix over parameters that exist"
+    )]
+    BadCovariance { origin: String, problem: String },
+}
+
+impl ModelParams {
+    /// `models/default.toml` as shipped in the binary.
+    pub fn shipped_default() -> Self {
+        Self::parse(DEFAULT_TOML, "models/default.toml (built in)")
+            .expect("the shipped default model is valid (checked by a unit test)")
+    }
+
+    /// `models/prior.toml` as shipped in the binary.
+    pub fn prior() -> Self {
+        Self::parse(PRIOR_TOML, "models/prior.toml (built in)")
+            .expect("the shipped prior model is valid (checked by a unit test)")
+    }
+
+    /// Loads a model file.
+    pub fn load(path: &Path) -> Result<Self, ModelError> {
+        let origin = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|e| ModelError::Io {
+            origin: origin.clone(),
+            message: e.to_string(),
+        })?;
+        Self::parse(&text, &origin)
+    }
+
+    /// Parses and validates model text.
+    pub fn parse(text: &str, origin: &str) -> Result<Self, ModelError> {
+        let m: ModelParams = toml::from_str(text).map_err(|e| {
+            let (line, column) = e
+                .span()
+                .map(|r| {
+                    let before = &text[..r.start.min(text.len())];
+                    (
+                        before.matches('\n').count() + 1,
+                        before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1,
+                    )
+                })
+                .unwrap_or((0, 0));
+            ModelError::Parse {
+                origin: origin.to_string(),
+                line,
+                column,
+                message: e.message().trim().to_string(),
+            }
+        })?;
+        m.validate(origin)?;
+        Ok(m)
+    }
+
+    /// Checks versions, bounds and the covariance shape.
+    pub fn validate(&self, origin: &str) -> Result<(), ModelError> {
+        if self.schema_version != MODEL_SCHEMA_VERSION {
+            return Err(ModelError::Schema {
+                origin: origin.to_string(),
+                found: self.schema_version,
+            });
+        }
+        for (name, p) in &self.param {
+            let bad = |problem: String, fix: &str| ModelError::Invalid {
+                origin: origin.to_string(),
+                name: name.clone(),
+                problem,
+                fix: fix.to_string(),
+            };
+            if !(p.lower.is_finite() && p.upper.is_finite() && p.lower <= p.upper) {
+                return Err(bad(
+                    format!("bounds [{}, {}] are not an interval", p.lower, p.upper),
+                    "give finite lower ≤ upper",
+                ));
+            }
+            if !(p.value.is_finite() && p.lower <= p.value && p.value <= p.upper) {
+                return Err(bad(
+                    format!("value {} lies outside [{}, {}]", p.value, p.lower, p.upper),
+                    "move the value inside its bounds or widen them",
+                ));
+            }
+            if p.source.trim().is_empty() {
+                return Err(bad(
+                    "no source".into(),
+                    "say where the value comes from (datasheet, rule of thumb, fit)",
+                ));
+            }
+        }
+        if let Some(c) = &self.covariance {
+            let bad = |problem: String| ModelError::BadCovariance {
+                origin: origin.to_string(),
+                problem,
+            };
+            let n = c.names.len();
+            if c.matrix.len() != n || c.matrix.iter().any(|r| r.len() != n) {
+                return Err(bad(format!("{n} names but the matrix is not {n}×{n}")));
+            }
+            if let Some(missing) = c.names.iter().find(|x| !self.param.contains_key(*x)) {
+                return Err(bad(format!("names unknown parameter `{missing}`")));
+            }
+            for i in 0..n {
+                if !(c.matrix[i][i].is_finite() && c.matrix[i][i] >= 0.0) {
+                    return Err(bad(format!("variance of `{}` is negative", c.names[i])));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Parameter names, sorted.
+    pub fn names(&self) -> Vec<String> {
+        self.param.keys().cloned().collect()
+    }
+
+    /// A parameter's value.
+    pub fn get(&self, name: &str) -> Option<f64> {
+        self.param.get(name).map(|p| p.value)
+    }
+
+    /// A parameter's value, or a [`ModelError::Missing`] naming it.
+    pub fn require(&self, name: &str) -> Result<f64, ModelError> {
+        self.get(name).ok_or_else(|| ModelError::Missing {
+            name: name.to_string(),
+        })
+    }
+
+    /// Sets a parameter's value (bounds are not enforced here, so that finite-difference
+    /// steps may touch them; [`ModelParams::validate`] checks them).
+    pub fn set(&mut self, name: &str, value: f64) -> Result<(), ModelError> {
+        match self.param.get_mut(name) {
+            Some(p) => {
+                p.value = value;
+                Ok(())
+            }
+            None => Err(ModelError::Missing {
+                name: name.to_string(),
+            }),
+        }
+    }
+
+    /// CPU efficiency of an architecture relative to x86_64 (the reference, 1.0 when the
+    /// file has no entry for it).
+    pub fn arch_efficiency(&self, arch: &str) -> Result<f64, ModelError> {
+        match self.get(&format!("{}{arch}", names::ARCH_PREFIX)) {
+            Some(v) => Ok(v),
+            None if arch == "x86_64" => Ok(1.0),
+            None => self.require(&format!("{}{arch}", names::ARCH_PREFIX)),
+        }
+    }
+
+    /// The CPU factor of a Ceph release: exact match (`release_factor.19.2.0`), then
+    /// major.minor, then major; otherwise 1.0 with a warning for the report.
+    pub fn release_factor(&self, release: &str) -> (f64, Option<String>) {
+        let parts: Vec<&str> = release.trim().split('.').collect();
+        for n in (1..=parts.len()).rev() {
+            let key = format!("{}{}", names::RELEASE_PREFIX, parts[..n].join("."));
+            if let Some(v) = self.get(&key) {
+                return (v, None);
+            }
+        }
+        (
+            1.0,
+            Some(format!(
+                "model \"{}\" has no release factor for Ceph {release:?}; using 1.0 (calibrate on runs of this release to add one)",
+                self.name
+            )),
+        )
+    }
+
+    /// The model as TOML text carrying the generated-by marker.
+    pub fn to_toml(&self) -> String {
+        format!(
+            "# {}\n{}",
+            crate::io::GENERATED_MARKER,
+            toml::to_string_pretty(self).expect("ModelParams always serialises")
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shipped_models_parse_and_default_starts_as_the_prior() {
+        let d = ModelParams::shipped_default();
+        let p = ModelParams::prior();
+        assert_eq!(
+            d.param, p.param,
+            "default.toml starts as a copy of prior.toml"
+        );
+        assert!(d.generator.contains(crate::io::GENERATED_MARKER));
+        for n in [
+            names::OSD_CPU_READ,
+            names::OSD_CPU_WRITE,
+            names::CPU_PER_BYTE,
+            names::CLIENT_CPU,
+            names::SMT_GAIN,
+            names::WRITE_AMP,
+            names::WAL_SHARE,
+            names::SHARD_THREADS,
+            names::NET_EFF,
+            names::FIXED_READ,
+            names::FIXED_WRITE,
+        ] {
+            assert!(d.get(n).is_some(), "default model lacks {n}");
+        }
+    }
+
+    #[test]
+    fn get_set_and_names_round_trip() {
+        let mut m = ModelParams::prior();
+        let names = m.names();
+        let mut sorted = names.clone();
+        sorted.sort();
+        assert_eq!(names, sorted);
+        m.set(names::SMT_GAIN, 0.3).unwrap();
+        assert_eq!(m.get(names::SMT_GAIN), Some(0.3));
+        assert!(matches!(
+            m.set("no_such", 1.0),
+            Err(ModelError::Missing { .. })
+        ));
+        let again = ModelParams::parse(&m.to_toml(), "x").unwrap();
+        assert_eq!(again, m);
+    }
+
+    #[test]
+    fn release_lookup_falls_back_exact_then_major_then_one() {
+        let mut m = ModelParams::prior();
+        m.param.insert(
+            "release_factor.16".into(),
+            Param {
+                value: 0.8,
+                unit: "ratio".into(),
+                source: "test".into(),
+                lower: 0.1,
+                upper: 10.0,
+                std_error: None,
+            },
+        );
+        let mut exact = m.param["release_factor.16"].clone();
+        exact.value = 0.7;
+        m.param.insert("release_factor.16.2.7".into(), exact);
+        assert_eq!(m.release_factor("16.2.7"), (0.7, None));
+        assert_eq!(m.release_factor("16.2.0"), (0.8, None));
+        let (v, w) = m.release_factor("9.2.1");
+        assert_eq!(v, 1.0);
+        assert!(w.unwrap().contains("9.2.1"));
+    }
+
+    #[test]
+    fn out_of_bounds_value_is_rejected_with_the_field() {
+        let text = PRIOR_TOML.replacen("value = ", "value = -1e9 # ", 1);
+        let e = ModelParams::parse(&text, "m.toml").unwrap_err();
+        let msg = e.to_string();
+        assert!(
+            msg.contains("m.toml") && msg.contains("param.") && msg.contains("fix"),
+            "{msg}"
+        );
+    }
+}

@@ -1,0 +1,234 @@
+//! Hand-computed demands for a tiny cluster. Every expected number is derived in the
+//! comment next to it from the scenario below and the parameters set in `params()`.
+
+use super::*;
+use crate::spec::{parse_scenario, Catalogue};
+use approx::assert_relative_eq;
+
+/// 3 nodes × 2 devices, 4-core 2 GHz x86_64 nodes, 10 Gb/s public + cluster, 1 client.
+pub(crate) const TINY: &str = r#"
+schema_version = 1
+name = "tiny"
+[cluster]
+nodes = 3
+ceph_release = "19.2.0"
+[cluster.node]
+cpu = { arch = "x86_64", cores = 4, threads_per_core = 1, ghz = 2.0 }
+[cluster.node.data_devices]
+count = 2
+model = { kind = "nvme", capacity = "1T", read_4k_iops = 100000, write_4k_iops = 50000, read_bytes_per_sec = 1000000000, write_bytes_per_sec = 1000000000, read_latency = "100us", write_latency = "20us" }
+[cluster.node.network]
+public = 10
+cluster = 10
+[pool]
+replicated = 3
+[clients]
+nodes = 1
+cpu = { arch = "x86_64", cores = 8, threads_per_core = 1, ghz = 2.0 }
+nic = 10
+[workload]
+images = 4
+iodepth = 1
+block_size = "4k"
+pattern = "randwrite"
+"#;
+
+pub(crate) fn tiny(edit: impl Fn(String) -> String) -> Scenario {
+    parse_scenario(&edit(TINY.to_string()), "tiny", &Catalogue::builtin()).unwrap()
+}
+
+/// Round parameter values so that the expected demands are easy to compute by hand.
+pub(crate) fn params() -> ModelParams {
+    let mut p = ModelParams::prior();
+    for (n, v) in [
+        (names::OSD_CPU_READ, 2e-4),  // 100 µs on a 2 GHz core
+        (names::OSD_CPU_WRITE, 4e-4), // 200 µs on a 2 GHz core
+        (names::CPU_PER_BYTE, 0.0),
+        (names::CLIENT_CPU, 1e-4), // 50 µs on a 2 GHz core
+        (names::WRITE_AMP, 2.0),
+        (names::WAL_SHARE, 0.5),
+        (names::NET_EFF, 1.0),
+        (names::FIXED_READ, 1e-4),
+        (names::FIXED_WRITE, 2e-4),
+    ] {
+        p.set(n, v).unwrap();
+    }
+    p
+}
+
+fn at<'a>(net: &'a CephNetwork, v: &'a [Demand], name: &str) -> &'a Demand {
+    &v[net.network.station_index(name).unwrap()]
+}
+
+#[test]
+fn replicated_write_puts_r_minus_1_copies_on_the_cluster_network() {
+    let net = build(&tiny(|t| t), &params()).unwrap();
+    let w = &net.write;
+    // 4096 B × 8 / 10 Gb/s = 3.2768 µs per copy; r = 3 → 2 copies leave the primary.
+    let copy = 4096.0 * 8.0 / 10e9;
+    assert_relative_eq!(at(&net, w, "osd_cluster_tx").secs, 2.0 * copy);
+    assert_relative_eq!(at(&net, w, "osd_cluster_tx").path_secs, 2.0 * copy);
+    // Replicas receive in parallel: both copies load the rx side, one is on the path.
+    assert_relative_eq!(at(&net, w, "osd_cluster_rx").secs, 2.0 * copy);
+    assert_relative_eq!(at(&net, w, "osd_cluster_rx").path_secs, copy);
+    // Client → primary: one copy on the public network and the client NIC.
+    assert_relative_eq!(at(&net, w, "osd_public_rx").secs, copy);
+    assert_relative_eq!(at(&net, w, "client_nic_tx").secs, copy);
+    assert_eq!(at(&net, w, "client_nic_rx").secs, 0.0);
+}
+
+#[test]
+fn replicated_write_cpu_and_device_demands() {
+    let net = build(&tiny(|t| t), &params()).unwrap();
+    let w = &net.write;
+    // 3 OSD write ops × 4e-4 Gcycles / 2 GHz = 3 × 200 µs; path primary + one replica.
+    assert_relative_eq!(at(&net, w, "osd_cpu").secs, 600e-6, epsilon = 1e-12);
+    assert_relative_eq!(at(&net, w, "osd_cpu").path_secs, 400e-6, epsilon = 1e-12);
+    // Each replica: write_amplification 2 device ops × max(1/50,000, 4096/1e9) = 2 × 20 µs.
+    assert_relative_eq!(
+        at(&net, w, "data_device").secs,
+        3.0 * 40e-6,
+        epsilon = 1e-12
+    );
+    assert_relative_eq!(at(&net, w, "data_device").path_secs, 40e-6, epsilon = 1e-12);
+    // Spec write latency 20 µs minus the 20 µs service time leaves no extra delay.
+    assert_relative_eq!(
+        at(&net, w, "data_device_latency").path_secs,
+        0.0,
+        epsilon = 1e-15
+    );
+    // Client CPU: 1e-4 Gcycles / 2 GHz = 50 µs.
+    assert_relative_eq!(at(&net, w, "client_cpu").secs, 50e-6, epsilon = 1e-12);
+    assert_relative_eq!(
+        at(&net, w, "software_latency").secs,
+        200e-6,
+        epsilon = 1e-12
+    );
+}
+
+#[test]
+fn read_demands_touch_one_osd() {
+    let net = build(&tiny(|t| t), &params()).unwrap();
+    let r = &net.read;
+    // One read op: 2e-4 / 2 GHz = 100 µs.
+    assert_relative_eq!(at(&net, r, "osd_cpu").secs, 100e-6, epsilon = 1e-12);
+    // Device: service 1/100,000 = 10 µs, the rest of the 100 µs spec latency is delay.
+    assert_relative_eq!(at(&net, r, "data_device").secs, 10e-6, epsilon = 1e-12);
+    assert_relative_eq!(
+        at(&net, r, "data_device_latency").secs,
+        90e-6,
+        epsilon = 1e-12
+    );
+    assert_eq!(at(&net, r, "osd_cluster_tx").secs, 0.0);
+    assert_relative_eq!(at(&net, r, "osd_public_tx").secs, 4096.0 * 8.0 / 10e9);
+}
+
+#[test]
+fn mix_is_the_weighted_average_and_population_is_images_jobs_iodepth() {
+    let s = tiny(|t| {
+        t.replace(
+            "pattern = \"randwrite\"",
+            "pattern = \"randrw\"\nread_percent = 70",
+        )
+        .replace("iodepth = 1", "iodepth = 8\njobs_per_image = 2")
+    });
+    let net = build(&s, &params()).unwrap();
+    assert_eq!(net.network.classes[0].population, 4 * 2 * 8);
+    for (i, st) in net.network.stations.iter().enumerate() {
+        let want = 0.7 * net.read[i].secs + 0.3 * net.write[i].secs;
+        assert_relative_eq!(st.demands[0].secs, want, epsilon = 1e-15);
+    }
+}
+
+#[test]
+fn shared_network_when_no_cluster_network() {
+    let s = tiny(|t| t.replace("cluster = 10\n", ""));
+    let net = build(&s, &params()).unwrap();
+    assert!(net.network.station_index("osd_cluster_tx").is_none());
+    // Public tx now carries the 2 replica copies.
+    let copy = 4096.0 * 8.0 / 10e9;
+    assert_relative_eq!(at(&net, &net.write, "osd_public_tx").secs, 2.0 * copy);
+    assert_relative_eq!(at(&net, &net.write, "osd_public_rx").secs, 3.0 * copy);
+}
+
+#[test]
+fn erasure_write_spreads_chunks_and_small_writes_read_modify_write() {
+    // 4+2 on 6 nodes; 16 KiB = exactly one stripe (4 × 4 KiB): no RMW.
+    let ec = |bs: &str| {
+        tiny(|t| {
+            t.replace("nodes = 3", "nodes = 6")
+                .replace("replicated = 3", "erasure = { k = 4, m = 2 }")
+                .replace("\"4k\"", bs)
+        })
+    };
+    let net = build(&ec("\"16k\""), &params()).unwrap();
+    // 6 chunk writes of 4 KiB; the primary sends 5 of them: 5 × 3.2768 µs.
+    let copy = 4096.0 * 8.0 / 10e9;
+    assert_relative_eq!(at(&net, &net.write, "osd_cluster_tx").secs, 5.0 * copy);
+    // 6 shard writes × 2 device ops × 20 µs.
+    assert_relative_eq!(
+        at(&net, &net.write, "data_device").secs,
+        6.0 * 40e-6,
+        epsilon = 1e-12
+    );
+    // Full-stripe read touches 4 shards: 4 device reads of 4 KiB × 10 µs.
+    assert_relative_eq!(
+        at(&net, &net.read, "data_device").secs,
+        4.0 * 10e-6,
+        epsilon = 1e-12
+    );
+    // 4 KiB write is a partial stripe: adds k = 4 device reads of 4 KiB (4 × 10 µs).
+    let small = build(&ec("\"4k\""), &params()).unwrap();
+    assert_relative_eq!(
+        at(&small, &small.write, "data_device").secs,
+        6.0 * 40e-6 + 4.0 * 10e-6,
+        epsilon = 1e-12
+    );
+}
+
+#[test]
+fn wal_device_takes_its_share_of_device_writes() {
+    let s = tiny(|t| {
+        t.replace(
+            "[cluster.node.network]",
+            "[cluster.node.wal_device]\ncount = 1\nmodel = { kind = \"optane\", capacity = \"375G\", read_4k_iops = 500000, write_4k_iops = 500000, read_bytes_per_sec = 4000000000, write_bytes_per_sec = 4000000000, read_latency = \"10us\", write_latency = \"10us\" }\n[cluster.node.network]",
+        )
+    });
+    let net = build(&s, &params()).unwrap();
+    // wal_share 0.5 of 2 device ops: 1 op on data (20 µs) and 1 on WAL (max(1/500,000, 4096/4e9) = 2 µs).
+    assert_relative_eq!(
+        at(&net, &net.write, "data_device").path_secs,
+        20e-6,
+        epsilon = 1e-12
+    );
+    assert_relative_eq!(
+        at(&net, &net.write, "wal_device").path_secs,
+        2e-6,
+        epsilon = 1e-12
+    );
+    assert_relative_eq!(
+        at(&net, &net.write, "wal_device").secs,
+        6e-6,
+        epsilon = 1e-12
+    );
+}
+
+#[test]
+fn osd_cpu_servers_are_capped_by_shard_threads() {
+    // 4 cores, 2 OSDs per node: with 1 thread per OSD only 2 cores are usable.
+    let mut p = params();
+    p.set(names::SHARD_THREADS, 1.0).unwrap();
+    let net = build(&tiny(|t| t), &p).unwrap();
+    let i = net.network.station_index("osd_cpu").unwrap();
+    assert_eq!(net.network.stations[i].servers, 2);
+    let net = build(&tiny(|t| t), &params()).unwrap();
+    assert_eq!(net.network.stations[i].servers, 4);
+}
+
+#[test]
+fn missing_parameter_is_named() {
+    let mut p = params();
+    p.param.remove(names::WRITE_AMP);
+    let e = build(&tiny(|t| t), &p).unwrap_err();
+    assert!(e.to_string().contains("write_amplification"), "{e}");
+}

@@ -1,0 +1,608 @@
+//! Discrete-event simulation of closed (and, for checks, open) queueing networks with
+//! fork-join: the source of tail latencies (p50 … p99.9) and of the true fork-join
+//! response time of replicated writes, which MVA only approximates through path demands.
+//!
+//! Input is a [`SimModel`] (routes of visits and forks; see [`model`]), made from a plain
+//! [`crate::qn::Network`] by [`SimModel::from_network`] or by a builder such as `qn::ceph`.
+//! [`simulate`] runs it and returns a [`SimReport`] with confidence intervals:
+//!
+//! 1. **Warm-up** (unless [`SimOptions::warmup_secs`] fixes it): a pilot run records each
+//!    class's response times as batch means and applies MSER-5 ([`stats`]); the pilot
+//!    doubles (up to a quarter of the event budget) until MSER-5 is reliable for every class.
+//!    The warm-up time is the largest truncation point over classes, and at least the time
+//!    by which the pilot saw 10 × (closed population) + 100 completions: MSER-5 on response
+//!    times can miss the short transient from the empty start, which still biases time
+//!    averages such as utilisation (seen as a −0.1 % utilisation bias in the finite-source
+//!    tests before this floor).
+//! 2. **Run length**: each replication simulates the warm-up (statistics discarded) then
+//!    a measured span long enough for [`SimOptions::samples_per_replication`] completions of
+//!    the least frequent class (estimated from the pilot).
+//! 3. **Replications** are independent (own random streams from `(seed, index)`), run on
+//!    [`SimOptions::threads`] threads; results are combined in index order, so the report is
+//!    bit-identical for a seed whatever the thread timing. After each batch the t-based CI
+//!    of every class's mean response and p99 is checked against
+//!    [`SimOptions::relative_precision`]; otherwise the run stops at the event, simulated-time
+//!    or replication cap, or on cancellation ([`StopReason`]).
+//!
+//! Percentiles per replication come from a fixed-size log-linear histogram (relative error
+//! ≤ [`hist::RELATIVE_ERROR`] ≈ 0.39 %); their CIs come from the spread across replications.
+//!
+//! Not here: Ceph knowledge (`qn::ceph`), MVA (`solve`), printing (`cli::simulate`).
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use serde::{Deserialize, Serialize};
+
+use crate::progress::Progress;
+
+pub mod dist;
+pub mod engine;
+pub mod file;
+pub mod hist;
+pub mod model;
+pub mod stats;
+
+pub use dist::Dist;
+pub use model::{
+    Arrivals, Placement, Route, SimClass, SimModel, SimModelBuilder, SimModelError, SimStation,
+    StationId, Step,
+};
+pub use stats::Estimate;
+
+use engine::{Compiled, Engine, RunEnd};
+
+/// Version of the [`SimReport`] JSON layout.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// Quantiles reported per class.
+pub const QUANTILES: [f64; 4] = [0.5, 0.95, 0.99, 0.999];
+
+/// Replication index reserved for the warm-up pilot (its streams never coincide with a
+/// replication's).
+const PILOT_REPLICATION: u64 = u64::MAX;
+
+/// How to run a simulation. [`Default`] gives the values documented per field.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SimOptions {
+    /// Master seed; every random stream derives from it. Default 1.
+    pub seed: u64,
+    /// Stop when every class's mean response and p99 CI half-width is within this fraction
+    /// of the estimate. Default 0.02.
+    pub relative_precision: f64,
+    /// Confidence level of the intervals. Default 0.95.
+    pub confidence: f64,
+    /// Replications before the precision is first checked (≥ 2). Default 10.
+    pub min_replications: u32,
+    /// Stop after this many replications. Default 400.
+    pub max_replications: u32,
+    /// Cap on events over the whole run (pilot, warm-ups, replications). Default 2·10⁹.
+    pub max_events: u64,
+    /// Cap on simulated time summed over replications, seconds. Default none.
+    pub max_sim_time_secs: Option<f64>,
+    /// Completions of the least frequent class per replication (sets the run length; p99
+    /// then rests on ≥ 1 % of it). Default 20,000.
+    pub samples_per_replication: u64,
+    /// Fixed warm-up per replication, seconds; `None` detects it with MSER-5. Default none.
+    pub warmup_secs: Option<f64>,
+    /// Worker threads for replications. Default 2.
+    pub threads: usize,
+}
+
+impl Default for SimOptions {
+    fn default() -> Self {
+        Self {
+            seed: 1,
+            relative_precision: 0.02,
+            confidence: 0.95,
+            min_replications: 10,
+            max_replications: 400,
+            max_events: 2_000_000_000,
+            max_sim_time_secs: None,
+            samples_per_replication: 20_000,
+            warmup_secs: None,
+            threads: 2,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SimError {
+    #[error(transparent)]
+    Model(#[from] SimModelError),
+    #[error("simulation option {field} = {value} is invalid: {fix}")]
+    BadOption {
+        field: &'static str,
+        value: String,
+        fix: &'static str,
+    },
+    #[error("station \"{station}\" is offered {utilization:.3} of its capacity by open classes alone; an open system is unstable at ≥ 1: lower the arrival rates or add servers")]
+    Unstable { station: String, utilization: f64 },
+}
+
+/// Why the replications stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    /// Every class's mean response and p99 reached the relative precision.
+    PrecisionReached,
+    /// The event budget is spent.
+    MaxEvents,
+    /// The simulated-time budget is spent.
+    MaxSimTime,
+    MaxReplications,
+    Cancelled,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WarmupReport {
+    /// Simulated time discarded at the start of every replication, seconds.
+    pub secs: f64,
+    /// "mser5" (with the floor described in the module docs) or "fixed".
+    pub method: String,
+    /// False if MSER-5 never became reliable within the pilot budget (the warm-up is then
+    /// half the pilot: treat results with care).
+    pub reliable: bool,
+    /// Events of the pilot run (0 if fixed).
+    pub pilot_events: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Percentiles {
+    pub p50_secs: Estimate,
+    pub p95_secs: Estimate,
+    pub p99_secs: Estimate,
+    pub p999_secs: Estimate,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClassSimReport {
+    pub name: String,
+    pub throughput_per_sec: Estimate,
+    /// Time from entering the route to leaving it (excludes think time), seconds.
+    pub response_time_secs: Estimate,
+    pub percentiles: Percentiles,
+    /// Completions measured over all replications (after warm-up).
+    pub completions: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StationSimReport {
+    pub name: String,
+    /// Per-server utilisation averaged over copies (0 for delay stations), 0..1.
+    pub utilization: Estimate,
+    /// Mean jobs at one copy (queued and in service).
+    pub queue_length: Estimate,
+    /// Mean jobs at all copies together.
+    pub queue_length_total: Estimate,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SimReport {
+    pub schema_version: u32,
+    pub seed: u64,
+    pub confidence: f64,
+    pub relative_precision: f64,
+    pub stop_reason: StopReason,
+    pub replications: u32,
+    /// Events simulated in total (pilot, warm-ups and measured spans).
+    pub events: u64,
+    pub warmup: WarmupReport,
+    /// Measured simulated time per replication (after warm-up), seconds.
+    pub measured_secs_per_replication: f64,
+    /// Bound on the relative error of a per-replication percentile from the histogram.
+    pub histogram_relative_error: f64,
+    pub classes: Vec<ClassSimReport>,
+    pub stations: Vec<StationSimReport>,
+}
+
+/// What one replication measured.
+#[derive(Debug, Clone)]
+struct RepResult {
+    events: u64,
+    cancelled: bool,
+    /// Per class: completions, mean response, throughput, quantiles.
+    classes: Vec<(u64, f64, f64, [f64; 4])>,
+    /// Per station: utilisation, queue length per copy, total.
+    stations: Vec<[f64; 3]>,
+}
+
+fn check_options(o: &SimOptions) -> Result<(), SimError> {
+    let bad = |field, value: String, fix| Err(SimError::BadOption { field, value, fix });
+    if !(o.relative_precision.is_finite() && o.relative_precision > 0.0) {
+        return bad(
+            "relative_precision",
+            o.relative_precision.to_string(),
+            "use a fraction > 0, e.g. 0.02",
+        );
+    }
+    if !(o.confidence > 0.0 && o.confidence < 1.0) {
+        return bad(
+            "confidence",
+            o.confidence.to_string(),
+            "use a level strictly between 0 and 1, e.g. 0.95",
+        );
+    }
+    if o.min_replications < 2 || o.max_replications < o.min_replications {
+        return bad(
+            "min_replications",
+            format!("{} (max {})", o.min_replications, o.max_replications),
+            "need 2 ≤ min_replications ≤ max_replications",
+        );
+    }
+    if o.samples_per_replication == 0 || o.max_events == 0 || o.threads == 0 {
+        return bad(
+            "samples_per_replication/max_events/threads",
+            format!(
+                "{}/{}/{}",
+                o.samples_per_replication, o.max_events, o.threads
+            ),
+            "all must be ≥ 1",
+        );
+    }
+    if let Some(w) = o.warmup_secs {
+        if !(w.is_finite() && w >= 0.0) {
+            return bad(
+                "warmup_secs",
+                w.to_string(),
+                "use a finite number of seconds ≥ 0",
+            );
+        }
+    }
+    if let Some(t) = o.max_sim_time_secs {
+        if !(t.is_finite() && t > 0.0) {
+            return bad(
+                "max_sim_time_secs",
+                t.to_string(),
+                "use a finite number of seconds > 0",
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Offered load per server from open classes alone, per station.
+fn check_open_stability(model: &SimModel) -> Result<(), SimError> {
+    fn add_load(steps: &[Step], rate: f64, load: &mut [f64]) {
+        for s in steps {
+            match s {
+                Step::Visit { station, service } => load[station.0] += rate * service.mean_secs(),
+                Step::Fork { branches } => branches.iter().for_each(|b| add_load(b, rate, load)),
+            }
+        }
+    }
+    let mut load = vec![0.0; model.stations.len()];
+    for c in &model.classes {
+        if let Arrivals::Open { rate_per_sec } = c.arrivals {
+            add_load(&c.route, rate_per_sec, &mut load);
+        }
+    }
+    for (s, l) in model.stations.iter().zip(load) {
+        if s.kind == crate::qn::StationKind::Queue {
+            let u = l / f64::from(s.servers * s.multiplicity);
+            if u >= 1.0 {
+                return Err(SimError::Unstable {
+                    station: s.name.clone(),
+                    utilization: u,
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Simulates `model` (see the module docs for the procedure). Long-running: reports events
+/// to `progress` and stops early, with what it has, when `progress.is_cancelled()`.
+pub fn simulate(
+    model: &SimModel,
+    opts: &SimOptions,
+    progress: &dyn Progress,
+) -> Result<SimReport, SimError> {
+    model.validate()?;
+    check_options(opts)?;
+    check_open_stability(model)?;
+    let compiled = Compiled::new(model);
+    progress.start(opts.max_events, "simulating");
+    let on_chunk = |n: u64| {
+        progress.advance(n);
+        !progress.is_cancelled()
+    };
+
+    // 1. Warm-up and event rate from a pilot.
+    let mut events_total = 0u64;
+    let mut cancelled = false;
+    let pilot_budget = (opts.max_events / 4).max(1);
+    let mut pilot = Engine::new(&compiled, opts.seed, PILOT_REPLICATION, true);
+    // Floor of the warm-up: every closed job has cycled about ten times (MSER-5 on response
+    // times can miss the short transient from the empty start that still biases time
+    // averages such as utilisation).
+    let closed_jobs: u64 = model
+        .classes
+        .iter()
+        .map(|c| match c.arrivals {
+            Arrivals::Closed { population, .. } => u64::from(population),
+            Arrivals::Open { .. } => 0,
+        })
+        .sum();
+    pilot.mark_completion(10 * closed_jobs + 100);
+    let mut pilot_events_target = 200_000u64.min(pilot_budget);
+    let (warmup_secs, reliable, method) = loop {
+        let before = pilot.events();
+        let end = pilot.run_until(f64::INFINITY, pilot_events_target - before, &on_chunk);
+        if end == RunEnd::Cancelled {
+            cancelled = true;
+        }
+        if let Some(w) = opts.warmup_secs {
+            // Only the rates are needed; a short pilot suffices.
+            break (w, true, "fixed");
+        }
+        let truncs: Vec<_> = pilot
+            .classes()
+            .iter()
+            .map(|c| c.series.as_ref().and_then(|s| s.mser()))
+            .collect();
+        let ok = truncs
+            .iter()
+            .all(|t| t.is_some_and(|t| t.reliable && t.batches >= 20));
+        let w = truncs
+            .iter()
+            .flatten()
+            .map(|t| t.time_secs)
+            .fold(0.0, f64::max);
+        if let (true, Some(floor)) = (ok, pilot.marked_time()) {
+            break (w.max(floor), true, "mser5");
+        }
+        if cancelled || pilot_events_target >= pilot_budget || end == RunEnd::Horizon {
+            break (0.5 * pilot.now(), false, "mser5");
+        }
+        pilot_events_target = (pilot_events_target * 2).min(pilot_budget);
+    };
+    let pilot_events = pilot.events();
+    events_total += pilot_events;
+    let pilot_time = pilot.now().max(f64::MIN_POSITIVE);
+    let event_rate = pilot_events as f64 / pilot_time;
+    let min_class_rate = pilot
+        .classes()
+        .iter()
+        .map(|c| c.completions as f64 / pilot_time)
+        .fold(f64::INFINITY, f64::min);
+    drop(pilot);
+
+    // 2. Measured span per replication, within the budgets for min_replications.
+    let mut measured = if min_class_rate > 0.0 {
+        opts.samples_per_replication as f64 / min_class_rate
+    } else {
+        pilot_time
+    };
+    let per_rep_budget =
+        (opts.max_events.saturating_sub(events_total)) as f64 / f64::from(opts.min_replications);
+    measured = measured.min((per_rep_budget / event_rate - warmup_secs).max(0.0));
+    if let Some(t) = opts.max_sim_time_secs {
+        measured = measured.min(t / f64::from(opts.min_replications) - warmup_secs);
+    }
+    let measured = measured.max(f64::MIN_POSITIVE);
+    let rep_events_estimate = event_rate * (warmup_secs + measured);
+
+    // 3. Replications in batches.
+    let mut results: Vec<RepResult> = Vec::new();
+    let mut sim_time_total = 0.0;
+    let batch = opts.threads.max(2) as u32;
+    let stop_reason = loop {
+        if cancelled {
+            break StopReason::Cancelled;
+        }
+        let done = results.len() as u32;
+        if done >= opts.min_replications {
+            let ests = summarise(&results, model, opts.confidence);
+            let precise = ests.0.iter().all(|c| {
+                c.response_time_secs.relative_half_width() <= opts.relative_precision
+                    && c.percentiles.p99_secs.relative_half_width() <= opts.relative_precision
+            });
+            if precise {
+                break StopReason::PrecisionReached;
+            }
+        }
+        if done >= opts.max_replications {
+            break StopReason::MaxReplications;
+        }
+        let want = if done < opts.min_replications {
+            opts.min_replications - done
+        } else {
+            batch
+        }
+        .min(opts.max_replications - done);
+        let by_events =
+            ((opts.max_events.saturating_sub(events_total)) as f64 / rep_events_estimate) as u32;
+        let by_time = opts.max_sim_time_secs.map_or(u32::MAX, |t| {
+            ((t - sim_time_total) / (warmup_secs + measured)).max(0.0) as u32
+        });
+        let n = want.min(by_events).min(by_time);
+        if n == 0 {
+            break if by_time == 0 {
+                StopReason::MaxSimTime
+            } else {
+                StopReason::MaxEvents
+            };
+        }
+        let new = run_batch(
+            &compiled,
+            opts,
+            done as u64,
+            n,
+            warmup_secs,
+            measured,
+            &on_chunk,
+        );
+        for r in new {
+            events_total += r.events;
+            sim_time_total += warmup_secs + measured;
+            cancelled |= r.cancelled;
+            if !r.cancelled {
+                results.push(r);
+            }
+        }
+    };
+    progress.finish();
+
+    let (classes, stations) = summarise(&results, model, opts.confidence);
+    Ok(SimReport {
+        schema_version: SCHEMA_VERSION,
+        seed: opts.seed,
+        confidence: opts.confidence,
+        relative_precision: opts.relative_precision,
+        stop_reason,
+        replications: results.len() as u32,
+        events: events_total,
+        warmup: WarmupReport {
+            secs: warmup_secs,
+            method: method.to_string(),
+            reliable,
+            pilot_events,
+        },
+        measured_secs_per_replication: measured,
+        histogram_relative_error: hist::RELATIVE_ERROR,
+        classes,
+        stations,
+    })
+}
+
+/// Runs replications `first .. first + n` on `opts.threads` threads; returns them in index
+/// order.
+fn run_batch(
+    compiled: &Compiled,
+    opts: &SimOptions,
+    first: u64,
+    n: u32,
+    warmup_secs: f64,
+    measured_secs: f64,
+    on_chunk: &(dyn Fn(u64) -> bool + Sync),
+) -> Vec<RepResult> {
+    let next = AtomicUsize::new(0);
+    let mut slots: Vec<Option<RepResult>> = vec![None; n as usize];
+    let threads = opts.threads.min(n as usize).max(1);
+    let outputs: Vec<Vec<(usize, RepResult)>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads)
+            .map(|_| {
+                s.spawn(|| {
+                    let mut mine = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        if i >= n as usize {
+                            break;
+                        }
+                        let r = run_replication(
+                            compiled,
+                            opts,
+                            first + i as u64,
+                            warmup_secs,
+                            measured_secs,
+                            on_chunk,
+                        );
+                        mine.push((i, r));
+                    }
+                    mine
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("replication thread panicked"))
+            .collect()
+    });
+    for (i, r) in outputs.into_iter().flatten() {
+        slots[i] = Some(r);
+    }
+    slots
+        .into_iter()
+        .map(|r| r.expect("every replication index was run"))
+        .collect()
+}
+
+fn run_replication(
+    compiled: &Compiled,
+    opts: &SimOptions,
+    index: u64,
+    warmup_secs: f64,
+    measured_secs: f64,
+    on_chunk: &(dyn Fn(u64) -> bool + Sync),
+) -> RepResult {
+    let mut e = Engine::new(compiled, opts.seed, index, false);
+    let mut end = e.run_until(warmup_secs, opts.max_events, on_chunk);
+    e.reset_stats();
+    if end != RunEnd::Cancelled {
+        end = e.run_until(warmup_secs + measured_secs, opts.max_events, on_chunk);
+    }
+    let t = measured_secs;
+    let classes = e
+        .classes()
+        .iter()
+        .map(|c| {
+            let q = QUANTILES.map(|q| c.hist.quantile(q).unwrap_or(f64::NAN));
+            let mean = if c.completions > 0 {
+                c.sum_secs / c.completions as f64
+            } else {
+                f64::NAN
+            };
+            (c.completions, mean, c.completions as f64 / t, q)
+        })
+        .collect();
+    let stations = e
+        .stations()
+        .iter()
+        .zip(&compiled.station_shapes())
+        .map(|(a, &(servers, mult, delay))| {
+            let util = if delay {
+                0.0
+            } else {
+                a.area_busy / (t * servers * mult)
+            };
+            let total = a.area_present / t;
+            [util, total / mult, total]
+        })
+        .collect();
+    RepResult {
+        events: e.events(),
+        cancelled: end == RunEnd::Cancelled,
+        classes,
+        stations,
+    }
+}
+
+fn summarise(
+    results: &[RepResult],
+    model: &SimModel,
+    confidence: f64,
+) -> (Vec<ClassSimReport>, Vec<StationSimReport>) {
+    let est = |f: &dyn Fn(&RepResult) -> f64| {
+        let xs: Vec<f64> = results.iter().map(f).collect();
+        Estimate::from_replications(&xs, confidence)
+    };
+    let classes = model
+        .classes
+        .iter()
+        .enumerate()
+        .map(|(ci, c)| ClassSimReport {
+            name: c.name.clone(),
+            throughput_per_sec: est(&|r| r.classes[ci].2),
+            response_time_secs: est(&|r| r.classes[ci].1),
+            percentiles: Percentiles {
+                p50_secs: est(&|r| r.classes[ci].3[0]),
+                p95_secs: est(&|r| r.classes[ci].3[1]),
+                p99_secs: est(&|r| r.classes[ci].3[2]),
+                p999_secs: est(&|r| r.classes[ci].3[3]),
+            },
+            completions: results.iter().map(|r| r.classes[ci].0).sum(),
+        })
+        .collect();
+    let stations = model
+        .stations
+        .iter()
+        .enumerate()
+        .map(|(si, s)| StationSimReport {
+            name: s.name.clone(),
+            utilization: est(&|r| r.stations[si][0]),
+            queue_length: est(&|r| r.stations[si][1]),
+            queue_length_total: est(&|r| r.stations[si][2]),
+        })
+        .collect();
+    (classes, stations)
+}

@@ -1,0 +1,501 @@
+//! [`SimModel`]: the input the simulator runs — stations plus, per class, an explicit
+//! ordered route of visits and fork-join steps.
+//!
+//! A [`crate::qn::Network`] states only demands (seconds of work per cycle); a `SimModel`
+//! states *what happens to one job*: which station it visits in which order, how long each
+//! service takes (a [`Dist`]), and where it splits into parallel branches that must all
+//! finish before it continues (fork-join: a replicated write is `primary ∥ replica₁ ∥ …`).
+//!
+//! Two ways to get one:
+//! - [`SimModel::from_network`]: each class visits every station with a non-zero demand once,
+//!   in station order, with an exponential service time equal to its demand. At a station
+//!   with multiplicity `m` the job visits **one** copy (chosen by the station's
+//!   [`Placement`]) and is served there for the full demand `D`; each copy then receives
+//!   `1/m` of the visits, so its demand per cycle is `D/m` — exactly the per-copy demand MVA
+//!   uses. MVA and the simulator therefore describe the same product-form system.
+//! - [`SimModelBuilder`] (for `qn::ceph` and tests): declare stations, then classes with a
+//!   [`Route`] built from `visit` and `fork` steps.
+//!
+//! ```
+//! use cephplan::sim::{Dist, Placement, Route, SimModel};
+//! let mut b = SimModel::builder();
+//! let nic = b.queue("client_nic", 1, 1, Placement::Random);
+//! let osd = b.queue("osd", 4, 12, Placement::Random);
+//! // A 3-replica write: client NIC, then the primary and two replicas in parallel.
+//! let write = Route::new()
+//!     .visit(nic, Dist::exponential(20e-6))
+//!     .fork((0..3).map(|_| Route::new().visit(osd, Dist::two_moment(300e-6, 2.0))));
+//! b.closed_class("randwrite", 64, Dist::deterministic(0.0), write);
+//! let model = b.build().unwrap();
+//! assert_eq!(model.classes[0].route.len(), 2);
+//! ```
+//!
+//! Placement is per station. Under [`Placement::Random`] each visit picks a copy uniformly,
+//! except that the branches of one fork whose *first* visit is to the same station get
+//! distinct copies (while copies last, for up to 16 branches) — the primary and replicas of
+//! one object live on different OSDs. [`Placement::RoundRobin`] cycles over the copies, which
+//! also gives distinct copies to r ≤ m branches. Not here: solving, statistics (see
+//! `sim::engine`, `sim`).
+
+use serde::{Deserialize, Serialize};
+
+use super::dist::Dist;
+use crate::qn::{Network, StationKind};
+
+/// How a visit to a station with several copies chooses its copy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Placement {
+    /// Uniformly at random per visit (like CRUSH over many PGs); the first visits of the
+    /// branches of one fork go to distinct copies.
+    #[default]
+    Random,
+    /// Cyclically over the copies, per station.
+    RoundRobin,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SimStation {
+    pub name: String,
+    pub kind: StationKind,
+    /// Servers per copy (FCFS, shared queue per copy); ignored for delays.
+    pub servers: u32,
+    /// Identical copies; each visit goes to one of them.
+    pub multiplicity: u32,
+    pub placement: Placement,
+}
+
+/// Index of a station in [`SimModel::stations`], handed out by the builder.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct StationId(pub usize);
+
+/// One step of a route.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "step", rename_all = "snake_case")]
+pub enum Step {
+    /// Queue at `station` (one copy of it) and be served for a time drawn from `service`.
+    Visit { station: StationId, service: Dist },
+    /// Split into parallel branches; the job continues when every branch has finished.
+    Fork { branches: Vec<Vec<Step>> },
+}
+
+/// Route builder: an ordered list of [`Step`]s.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Route(pub Vec<Step>);
+
+impl Route {
+    pub fn new() -> Self {
+        Self(Vec::new())
+    }
+    /// Appends a visit.
+    pub fn visit(mut self, station: StationId, service: Dist) -> Self {
+        self.0.push(Step::Visit { station, service });
+        self
+    }
+    /// Appends a fork-join over the given branches.
+    pub fn fork(mut self, branches: impl IntoIterator<Item = Route>) -> Self {
+        self.0.push(Step::Fork {
+            branches: branches.into_iter().map(|r| r.0).collect(),
+        });
+        self
+    }
+    /// Appends the steps of another route.
+    pub fn then(mut self, other: Route) -> Self {
+        self.0.extend(other.0);
+        self
+    }
+}
+
+/// Where a class's jobs come from.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Arrivals {
+    /// A closed chain: `population` jobs cycle forever, thinking between cycles.
+    Closed { population: u32, think: Dist },
+    /// An open Poisson stream (used to check against open-system results such as M/M/1
+    /// and fork-join queues); each job leaves after one pass of the route.
+    Open { rate_per_sec: f64 },
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SimClass {
+    pub name: String,
+    pub arrivals: Arrivals,
+    pub route: Vec<Step>,
+}
+
+/// A validated simulation model. Build with [`SimModel::builder`] or
+/// [`SimModel::from_network`]; [`SimModel::validate`] re-checks a deserialised one.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SimModel {
+    pub stations: Vec<SimStation>,
+    pub classes: Vec<SimClass>,
+}
+
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SimModelError {
+    #[error("the simulation model has no classes; add at least one class")]
+    NoClasses,
+    #[error("the simulation model has no stations; add at least one station")]
+    NoStations,
+    #[error("station \"{0}\" appears twice; give every station a unique name")]
+    DuplicateStation(String),
+    #[error("class \"{0}\" appears twice; give every class a unique name")]
+    DuplicateClass(String),
+    #[error("station \"{0}\": servers must be ≥ 1 for a queue")]
+    ZeroServers(String),
+    #[error("station \"{0}\": multiplicity must be ≥ 1")]
+    ZeroMultiplicity(String),
+    #[error("class \"{class}\": its route visits station #{index}, but there are only {count} stations; use a StationId returned by the builder")]
+    UnknownStation {
+        class: String,
+        index: usize,
+        count: usize,
+    },
+    #[error("class \"{class}\", {place}: {field} = {value} is invalid; durations must be finite and ≥ 0 seconds")]
+    BadDist {
+        class: String,
+        place: String,
+        field: &'static str,
+        value: f64,
+    },
+    #[error("class \"{0}\": a fork has no branches; give it at least one branch or remove it")]
+    EmptyFork(String),
+    #[error(
+        "class \"{class}\": arrival rate {value} is invalid; it must be finite and > 0 per second"
+    )]
+    BadRate { class: String, value: f64 },
+    #[error("class \"{0}\": its route has no service time and its think time is zero, so a job would cycle without time passing; give it a service or think time")]
+    NoWork(String),
+    #[error("station \"{station}\", class \"{class}\": path demand {path_secs} s differs from demand {secs} s, which means a fork-join that a plain network cannot describe; build the SimModel with Route::fork (qn::ceph does) instead of from_network")]
+    ForkInNetwork {
+        station: String,
+        class: String,
+        secs: f64,
+        path_secs: f64,
+    },
+    #[error("class \"{0}\" is open but its route is empty; give it at least one visit")]
+    EmptyOpenRoute(String),
+}
+
+/// Accumulates stations and classes; [`SimModelBuilder::build`] validates.
+#[derive(Debug, Clone, Default)]
+pub struct SimModelBuilder {
+    stations: Vec<SimStation>,
+    classes: Vec<SimClass>,
+}
+
+impl SimModelBuilder {
+    /// Adds an FCFS queueing station with `servers` servers per copy.
+    pub fn queue(
+        &mut self,
+        name: &str,
+        servers: u32,
+        multiplicity: u32,
+        placement: Placement,
+    ) -> StationId {
+        self.station(SimStation {
+            name: name.to_string(),
+            kind: StationKind::Queue,
+            servers,
+            multiplicity,
+            placement,
+        })
+    }
+    /// Adds an infinite-server (pure delay) station.
+    pub fn delay(&mut self, name: &str) -> StationId {
+        self.station(SimStation {
+            name: name.to_string(),
+            kind: StationKind::Delay,
+            servers: 1,
+            multiplicity: 1,
+            placement: Placement::Random,
+        })
+    }
+    /// Adds a station as given.
+    pub fn station(&mut self, s: SimStation) -> StationId {
+        self.stations.push(s);
+        StationId(self.stations.len() - 1)
+    }
+    /// Adds a closed class.
+    pub fn closed_class(&mut self, name: &str, population: u32, think: Dist, route: Route) {
+        self.classes.push(SimClass {
+            name: name.to_string(),
+            arrivals: Arrivals::Closed { population, think },
+            route: route.0,
+        });
+    }
+    /// Adds an open class with Poisson arrivals.
+    pub fn open_class(&mut self, name: &str, rate_per_sec: f64, route: Route) {
+        self.classes.push(SimClass {
+            name: name.to_string(),
+            arrivals: Arrivals::Open { rate_per_sec },
+            route: route.0,
+        });
+    }
+    pub fn build(self) -> Result<SimModel, SimModelError> {
+        let m = SimModel {
+            stations: self.stations,
+            classes: self.classes,
+        };
+        m.validate()?;
+        Ok(m)
+    }
+}
+
+impl SimModel {
+    pub fn builder() -> SimModelBuilder {
+        SimModelBuilder::default()
+    }
+
+    /// The simulator's reading of a plain network (see the module docs): one visit per
+    /// station with non-zero demand, in station order, exponential service with mean equal to
+    /// the class's demand, one copy per visit chosen by `placement`; exponential think time.
+    /// Fails with [`SimModelError::ForkInNetwork`] where a path demand differs from the
+    /// demand, since that stands for a fork-join whose branches the network does not state.
+    pub fn from_network(net: &Network, placement: Placement) -> Result<Self, SimModelError> {
+        let stations = net
+            .stations
+            .iter()
+            .map(|s| SimStation {
+                name: s.name.clone(),
+                kind: s.kind,
+                servers: s.servers,
+                multiplicity: s.multiplicity,
+                placement,
+            })
+            .collect();
+        let mut classes = Vec::with_capacity(net.classes.len());
+        for (ci, c) in net.classes.iter().enumerate() {
+            let mut route = Route::new();
+            for (si, s) in net.stations.iter().enumerate() {
+                let d = s.demands[ci];
+                if d.path_secs != d.secs {
+                    return Err(SimModelError::ForkInNetwork {
+                        station: s.name.clone(),
+                        class: c.name.clone(),
+                        secs: d.secs,
+                        path_secs: d.path_secs,
+                    });
+                }
+                if d.secs > 0.0 {
+                    route = route.visit(StationId(si), Dist::exponential(d.secs));
+                }
+            }
+            classes.push(SimClass {
+                name: c.name.clone(),
+                arrivals: Arrivals::Closed {
+                    population: c.population,
+                    think: Dist::exponential(c.think_time_secs),
+                },
+                route: route.0,
+            });
+        }
+        let m = SimModel { stations, classes };
+        m.validate()?;
+        Ok(m)
+    }
+
+    pub fn validate(&self) -> Result<(), SimModelError> {
+        if self.classes.is_empty() {
+            return Err(SimModelError::NoClasses);
+        }
+        if self.stations.is_empty() {
+            return Err(SimModelError::NoStations);
+        }
+        let mut seen = std::collections::BTreeSet::new();
+        for s in &self.stations {
+            if !seen.insert(s.name.as_str()) {
+                return Err(SimModelError::DuplicateStation(s.name.clone()));
+            }
+            if s.kind == StationKind::Queue && s.servers == 0 {
+                return Err(SimModelError::ZeroServers(s.name.clone()));
+            }
+            if s.multiplicity == 0 {
+                return Err(SimModelError::ZeroMultiplicity(s.name.clone()));
+            }
+        }
+        let mut seen = std::collections::BTreeSet::new();
+        for c in &self.classes {
+            if !seen.insert(c.name.as_str()) {
+                return Err(SimModelError::DuplicateClass(c.name.clone()));
+            }
+            let max_path = self.check_steps(c, &c.route)?;
+            match c.arrivals {
+                Arrivals::Closed { think, .. } => {
+                    think
+                        .check()
+                        .map_err(|(field, value)| SimModelError::BadDist {
+                            class: c.name.clone(),
+                            place: "think time".into(),
+                            field,
+                            value,
+                        })?;
+                    if max_path == 0.0 && think.mean_secs() == 0.0 {
+                        return Err(SimModelError::NoWork(c.name.clone()));
+                    }
+                }
+                Arrivals::Open { rate_per_sec } => {
+                    if !(rate_per_sec.is_finite() && rate_per_sec > 0.0) {
+                        return Err(SimModelError::BadRate {
+                            class: c.name.clone(),
+                            value: rate_per_sec,
+                        });
+                    }
+                    if c.route.is_empty() {
+                        return Err(SimModelError::EmptyOpenRoute(c.name.clone()));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks a route; returns the sum of mean service times along its longest branch
+    /// (zero means a job can pass without time passing).
+    fn check_steps(&self, c: &SimClass, steps: &[Step]) -> Result<f64, SimModelError> {
+        let mut total = 0.0;
+        for step in steps {
+            match step {
+                Step::Visit { station, service } => {
+                    let s = self.stations.get(station.0).ok_or_else(|| {
+                        SimModelError::UnknownStation {
+                            class: c.name.clone(),
+                            index: station.0,
+                            count: self.stations.len(),
+                        }
+                    })?;
+                    service
+                        .check()
+                        .map_err(|(field, value)| SimModelError::BadDist {
+                            class: c.name.clone(),
+                            place: format!("service at station \"{}\"", s.name),
+                            field,
+                            value,
+                        })?;
+                    total += service.mean_secs();
+                }
+                Step::Fork { branches } => {
+                    if branches.is_empty() {
+                        return Err(SimModelError::EmptyFork(c.name.clone()));
+                    }
+                    let mut longest: f64 = 0.0;
+                    for b in branches {
+                        longest = longest.max(self.check_steps(c, b)?);
+                    }
+                    total += longest;
+                }
+            }
+        }
+        Ok(total)
+    }
+
+    /// Station index by name.
+    pub fn station_id(&self, name: &str) -> Option<StationId> {
+        self.stations
+            .iter()
+            .position(|s| s.name == name)
+            .map(StationId)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::qn::{Class, Demand, Station};
+
+    fn net(path_secs: f64) -> Network {
+        Network::new(
+            vec![
+                Station {
+                    name: "cpu".into(),
+                    kind: StationKind::Queue,
+                    servers: 2,
+                    multiplicity: 4,
+                    demands: vec![Demand::forked(0.004, path_secs)],
+                },
+                Station {
+                    name: "idle".into(),
+                    kind: StationKind::Queue,
+                    servers: 1,
+                    multiplicity: 1,
+                    demands: vec![Demand::new(0.0)],
+                },
+            ],
+            vec![Class {
+                name: "c".into(),
+                population: 3,
+                think_time_secs: 0.01,
+            }],
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn from_network_serves_one_copy_for_the_full_demand() {
+        let m = SimModel::from_network(&net(0.004), Placement::RoundRobin).unwrap();
+        // The zero-demand station is not visited; the visit to "cpu" takes the whole
+        // demand at one of the 4 copies, so each copy sees D/4 per cycle like MVA.
+        assert_eq!(
+            m.classes[0].route,
+            vec![Step::Visit {
+                station: StationId(0),
+                service: Dist::exponential(0.004)
+            }]
+        );
+        assert_eq!(m.stations[0].multiplicity, 4);
+        assert_eq!(m.stations[0].placement, Placement::RoundRobin);
+    }
+
+    #[test]
+    fn from_network_refuses_path_demands_it_cannot_represent() {
+        let e = SimModel::from_network(&net(0.002), Placement::Random).unwrap_err();
+        assert!(matches!(e, SimModelError::ForkInNetwork { .. }));
+        assert!(e.to_string().contains("Route::fork"), "{e}");
+    }
+
+    #[test]
+    fn builder_validates_routes() {
+        let mut b = SimModel::builder();
+        let q = b.queue("q", 1, 1, Placement::Random);
+        b.closed_class(
+            "c",
+            1,
+            Dist::exponential(1.0),
+            Route::new().fork(Vec::<Route>::new()),
+        );
+        assert_eq!(b.build(), Err(SimModelError::EmptyFork("c".into())));
+
+        let mut b = SimModel::builder();
+        b.queue("q", 1, 1, Placement::Random);
+        b.closed_class(
+            "c",
+            1,
+            Dist::exponential(0.0),
+            Route::new().visit(q, Dist::deterministic(0.0)),
+        );
+        assert_eq!(b.build(), Err(SimModelError::NoWork("c".into())));
+
+        let mut b = SimModel::builder();
+        b.queue("q", 1, 1, Placement::Random);
+        b.closed_class(
+            "c",
+            1,
+            Dist::exponential(1.0),
+            Route::new().visit(StationId(3), Dist::exponential(1.0)),
+        );
+        let e = b.build().unwrap_err();
+        assert!(e.to_string().contains("only 1 stations"), "{e}");
+
+        let mut b = SimModel::builder();
+        b.queue("q", 1, 1, Placement::Random);
+        b.closed_class(
+            "c",
+            1,
+            Dist::exponential(1.0),
+            Route::new().visit(q, Dist::two_moment(1.0, -2.0)),
+        );
+        let e = b.build().unwrap_err();
+        assert!(e.to_string().contains("scv = -2"), "{e}");
+    }
+}

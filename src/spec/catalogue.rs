@@ -1,0 +1,345 @@
+//! The hardware catalogue: named CPUs, drives and NICs with their spec-sheet figures and
+//! the source of every figure (`models/catalogue.toml`, embedded in the binary, or a user
+//! file of the same format).
+//!
+//! Not here: how hardware behaves under Ceph (that is `model` and `qn::ceph`); this module
+//! only stores what datasheets say.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use super::{SpecError, SpecErrorKind};
+use crate::units::{BitsPerSec, Bytes, Secs};
+
+/// The catalogue shipped in the binary.
+const BUILTIN: &str = include_str!("../../models/catalogue.toml");
+
+/// Processor architecture; the model carries a per-architecture efficiency factor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Arch {
+    X86_64,
+    Aarch64,
+}
+
+impl Arch {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Arch::X86_64 => "x86_64",
+            Arch::Aarch64 => "aarch64",
+        }
+    }
+}
+
+/// Kind of storage device.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DriveKind {
+    Nvme,
+    SataSsd,
+    SasSsd,
+    Optane,
+    Hdd,
+}
+
+/// A CPU model (figures per socket).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CpuEntry {
+    #[serde(default)]
+    pub vendor: String,
+    #[serde(default)]
+    pub model: String,
+    pub arch: Arch,
+    pub cores: u32,
+    pub threads_per_core: u32,
+    pub ghz: f64,
+    #[serde(default)]
+    pub tdp_watts: Option<f64>,
+    #[serde(default)]
+    pub source: String,
+}
+
+/// A drive model: spec-sheet 4k IOPS, sequential bandwidth and latencies.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DriveEntry {
+    #[serde(default)]
+    pub vendor: String,
+    #[serde(default)]
+    pub model: String,
+    pub kind: DriveKind,
+    pub capacity: Bytes,
+    pub read_4k_iops: f64,
+    pub write_4k_iops: f64,
+    pub read_bytes_per_sec: f64,
+    pub write_bytes_per_sec: f64,
+    pub read_latency: Secs,
+    pub write_latency: Secs,
+    #[serde(default)]
+    pub sync_write_4k_iops: Option<f64>,
+    #[serde(default)]
+    pub source: String,
+}
+
+/// A network interface model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NicEntry {
+    #[serde(default)]
+    pub vendor: String,
+    #[serde(default)]
+    pub model: String,
+    pub speed: BitsPerSec,
+    #[serde(default = "one")]
+    pub ports: u32,
+    #[serde(default)]
+    pub source: String,
+}
+
+fn one() -> u32 {
+    1
+}
+
+/// The catalogue file format.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Catalogue {
+    pub schema_version: u32,
+    #[serde(default)]
+    pub cpu: BTreeMap<String, CpuEntry>,
+    #[serde(default)]
+    pub drive: BTreeMap<String, DriveEntry>,
+    #[serde(default)]
+    pub nic: BTreeMap<String, NicEntry>,
+}
+
+/// The catalogue format version this build reads.
+pub const CATALOGUE_SCHEMA_VERSION: u32 = 1;
+
+impl Catalogue {
+    /// The catalogue embedded in the binary (`models/catalogue.toml`).
+    pub fn builtin() -> Self {
+        Self::parse(BUILTIN, "models/catalogue.toml (built in)")
+            .expect("the built-in catalogue is valid (checked by a unit test)")
+    }
+
+    /// Loads a catalogue file.
+    pub fn load(path: &Path) -> Result<Self, SpecError> {
+        let text = std::fs::read_to_string(path).map_err(|e| SpecError {
+            origin: path.display().to_string(),
+            line: None,
+            column: None,
+            field: String::new(),
+            kind: SpecErrorKind::Io(e.to_string()),
+        })?;
+        Self::parse(&text, &path.display().to_string())
+    }
+
+    /// Parses and validates catalogue text; `origin` names it in errors.
+    pub fn parse(text: &str, origin: &str) -> Result<Self, SpecError> {
+        let cat: Catalogue =
+            toml::from_str(text).map_err(|e| super::toml_error(text, origin, &e))?;
+        let at = |field: String, kind: SpecErrorKind| {
+            let path: Vec<&str> = field.split('.').collect();
+            super::error_at(text, origin, &path, field.clone(), kind)
+        };
+        if cat.schema_version != CATALOGUE_SCHEMA_VERSION {
+            return Err(at(
+                "schema_version".into(),
+                SpecErrorKind::Invalid {
+                    problem: format!("schema_version {} is not supported", cat.schema_version),
+                    fix: format!("set schema_version = {CATALOGUE_SCHEMA_VERSION}"),
+                },
+            ));
+        }
+        for (name, c) in &cat.cpu {
+            c.check(&format!("cpu.{name}")).map_err(|(f, k)| at(f, k))?;
+        }
+        for (name, d) in &cat.drive {
+            d.check(&format!("drive.{name}"))
+                .map_err(|(f, k)| at(f, k))?;
+        }
+        for (name, n) in &cat.nic {
+            if n.ports == 0 {
+                return Err(at(
+                    format!("nic.{name}.ports"),
+                    SpecErrorKind::Invalid {
+                        problem: "ports = 0".into(),
+                        fix: "a NIC has at least one port".into(),
+                    },
+                ));
+            }
+        }
+        Ok(cat)
+    }
+
+    pub fn cpu(&self, name: &str) -> Option<&CpuEntry> {
+        self.cpu.get(name)
+    }
+    pub fn drive(&self, name: &str) -> Option<&DriveEntry> {
+        self.drive.get(name)
+    }
+    pub fn nic(&self, name: &str) -> Option<&NicEntry> {
+        self.nic.get(name)
+    }
+}
+
+type CheckError = (String, SpecErrorKind);
+
+fn positive(field: String, v: f64, what: &str) -> Result<(), CheckError> {
+    if v.is_finite() && v > 0.0 {
+        Ok(())
+    } else {
+        Err((
+            field,
+            SpecErrorKind::Invalid {
+                problem: format!("{what} is {v}"),
+                fix: format!("{what} must be a positive number from the datasheet"),
+            },
+        ))
+    }
+}
+
+impl CpuEntry {
+    /// Checks that the figures describe possible hardware; `at` is the field path prefix.
+    pub(crate) fn check(&self, at: &str) -> Result<(), CheckError> {
+        if self.cores == 0 {
+            return Err((
+                format!("{at}.cores"),
+                SpecErrorKind::Invalid {
+                    problem: "cores = 0".into(),
+                    fix: "give the physical core count per socket (≥ 1)".into(),
+                },
+            ));
+        }
+        if self.threads_per_core == 0 || self.threads_per_core > 8 {
+            return Err((
+                format!("{at}.threads_per_core"),
+                SpecErrorKind::Invalid {
+                    problem: format!("threads_per_core = {}", self.threads_per_core),
+                    fix: "use 1 (no SMT) or 2 (SMT/Hyper-Threading); at most 8".into(),
+                },
+            ));
+        }
+        if !(self.ghz.is_finite() && self.ghz > 0.0 && self.ghz <= 10.0) {
+            return Err((
+                format!("{at}.ghz"),
+                SpecErrorKind::Invalid {
+                    problem: format!("ghz = {}", self.ghz),
+                    fix: "give the clock in GHz, greater than 0 and at most 10 (e.g. 3.0)".into(),
+                },
+            ));
+        }
+        Ok(())
+    }
+}
+
+impl DriveEntry {
+    pub(crate) fn check(&self, at: &str) -> Result<(), CheckError> {
+        positive(
+            format!("{at}.read_4k_iops"),
+            self.read_4k_iops,
+            "read_4k_iops",
+        )?;
+        positive(
+            format!("{at}.write_4k_iops"),
+            self.write_4k_iops,
+            "write_4k_iops",
+        )?;
+        positive(
+            format!("{at}.read_bytes_per_sec"),
+            self.read_bytes_per_sec,
+            "read_bytes_per_sec",
+        )?;
+        positive(
+            format!("{at}.write_bytes_per_sec"),
+            self.write_bytes_per_sec,
+            "write_bytes_per_sec",
+        )?;
+        positive(
+            format!("{at}.read_latency"),
+            self.read_latency.0,
+            "read_latency",
+        )?;
+        positive(
+            format!("{at}.write_latency"),
+            self.write_latency.0,
+            "write_latency",
+        )?;
+        positive(format!("{at}.capacity"), self.capacity.0 as f64, "capacity")?;
+        if let Some(s) = self.sync_write_4k_iops {
+            positive(format!("{at}.sync_write_4k_iops"), s, "sync_write_4k_iops")?;
+        }
+        Ok(())
+    }
+}
+
+/// Up to three names closest to `wanted` (edit distance), for "did you mean" hints.
+pub fn closest<'a>(wanted: &str, names: impl Iterator<Item = &'a String>) -> Vec<String> {
+    let mut scored: Vec<(usize, &String)> = names
+        .map(|n| {
+            let d = levenshtein(wanted, n);
+            // Substring matches ("7500" in "micron-7500-pro-15.36tb") rank first.
+            let d = if n.contains(wanted) || wanted.contains(n.as_str()) {
+                0
+            } else {
+                d
+            };
+            (d, n)
+        })
+        .collect();
+    scored.sort();
+    scored.into_iter().take(3).map(|(_, n)| n.clone()).collect()
+}
+
+fn levenshtein(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.iter().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let sub = prev[j] + usize::from(ca != cb);
+            cur[j + 1] = sub.min(prev[j + 1] + 1).min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builtin_catalogue_parses_and_every_entry_has_a_source() {
+        let c = Catalogue::builtin();
+        assert!(!c.cpu.is_empty() && !c.drive.is_empty());
+        for (n, e) in &c.cpu {
+            assert!(!e.source.is_empty(), "cpu {n} has no source");
+        }
+        for (n, e) in &c.drive {
+            assert!(!e.source.is_empty(), "drive {n} has no source");
+        }
+    }
+
+    #[test]
+    fn closest_names_rank_substrings_and_small_edits_first() {
+        let names: Vec<String> = [
+            "amd-epyc-7402",
+            "micron-7500-pro-15.36tb",
+            "intel-xeon-8180",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        assert_eq!(closest("amd-epyc-7420", names.iter())[0], "amd-epyc-7402");
+        assert_eq!(
+            closest("micron-7500", names.iter())[0],
+            "micron-7500-pro-15.36tb"
+        );
+    }
+}

@@ -1,0 +1,863 @@
+//! What users write: the scenario file (cluster, hardware, pool, clients, workload) and the
+//! hardware catalogue, parsed with serde and validated into a [`Scenario`] whose hardware is
+//! resolved into concrete datasheet numbers.
+//!
+//! Errors ([`SpecError`]) name the file, the line and column, the field path
+//! (`cluster.node.data_devices.count`) and the fix. This module does no modelling: how the
+//! hardware behaves under Ceph is `model` + `qn::ceph`.
+//!
+//! Flow: text ──serde──► [`ScenarioSpec`] (editable, serialisable: the GUI edits it and
+//! re-validates; calibration overrides its workload) ──[`ScenarioSpec::validate`]──►
+//! [`Scenario`].
+
+use std::fmt;
+use std::ops::Range;
+use std::path::Path;
+
+use serde::{Deserialize, Deserializer, Serialize};
+
+use crate::units::{BitsPerSec, Bytes};
+
+pub mod catalogue;
+
+pub use catalogue::{Arch, Catalogue, CpuEntry, DriveEntry, DriveKind, NicEntry};
+
+/// The scenario format version this build reads.
+pub const SCENARIO_SCHEMA_VERSION: u32 = 1;
+
+// ---------------------------------------------------------------------------------------
+// Errors
+// ---------------------------------------------------------------------------------------
+
+/// What went wrong, with the remedy.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SpecErrorKind {
+    /// The file could not be read.
+    Io(String),
+    /// TOML syntax or type error (message from the parser, fix from us).
+    Syntax { message: String, fix: String },
+    /// A value that parses but is impossible or inconsistent.
+    Invalid { problem: String, fix: String },
+    /// A catalogue name that does not exist.
+    UnknownName {
+        section: &'static str,
+        name: String,
+        closest: Vec<String>,
+    },
+}
+
+/// A scenario or catalogue error located in its file.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub struct SpecError {
+    /// File path (or a description such as "GUI editor").
+    pub origin: String,
+    /// 1-based line, when the text is known.
+    pub line: Option<usize>,
+    /// 1-based column (in characters), when the text is known.
+    pub column: Option<usize>,
+    /// Dotted field path, e.g. `cluster.node.data_devices.count` (empty for file errors).
+    pub field: String,
+    pub kind: SpecErrorKind,
+}
+
+impl fmt::Display for SpecError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.origin)?;
+        if let (Some(l), Some(c)) = (self.line, self.column) {
+            write!(f, ":{l}:{c}")?;
+        }
+        if !self.field.is_empty() {
+            write!(f, ": field `{}`", self.field)?;
+        }
+        match &self.kind {
+            SpecErrorKind::Io(e) => write!(
+                f,
+                ": cannot read the file ({e}); check the path and permissions"
+            ),
+            SpecErrorKind::Syntax { message, fix } => write!(f, ": {message}; fix: {fix}"),
+            SpecErrorKind::Invalid { problem, fix } => write!(f, ": {problem}; fix: {fix}"),
+            SpecErrorKind::UnknownName {
+                section,
+                name,
+                closest,
+            } => {
+                write!(f, ": unknown {section} \"{name}\" in the catalogue; fix: ")?;
+                if closest.is_empty() {
+                    write!(
+                        f,
+                        "the catalogue has no {section} entries; describe the hardware inline"
+                    )
+                } else {
+                    write!(
+                        f,
+                        "use a catalogue name (closest: {}) or describe the hardware inline",
+                        closest.join(", ")
+                    )
+                }
+            }
+        }
+    }
+}
+
+/// 1-based (line, column) of a byte offset.
+fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let offset = offset.min(text.len());
+    let before = &text[..offset];
+    let line = before.matches('\n').count() + 1;
+    let col = before
+        .rsplit('\n')
+        .next()
+        .map(|l| l.chars().count())
+        .unwrap_or(0)
+        + 1;
+    (line, col)
+}
+
+/// Splits a dotted TOML key (`a."b.c".d`) into its parts.
+fn split_dotted(key: &str) -> Vec<String> {
+    let mut parts = Vec::new();
+    let mut cur = String::new();
+    let mut quoted = false;
+    for ch in key.chars() {
+        match ch {
+            '"' => quoted = !quoted,
+            '.' if !quoted => parts.push(std::mem::take(&mut cur).trim().to_string()),
+            _ => cur.push(ch),
+        }
+    }
+    parts.push(cur.trim().to_string());
+    parts
+}
+
+/// The dotted path of the key at byte `offset`: the enclosing `[section]` header found by
+/// scanning back, then the innermost key (inline tables included) covering the offset.
+fn path_at(text: &str, offset: usize) -> String {
+    let offset = offset.min(text.len());
+    let mut path: Vec<String> = Vec::new();
+    for line in text[..offset].lines().rev() {
+        let t = line.trim();
+        if t.starts_with('[') && !t.starts_with("[[") {
+            if let Some(inner) = t.strip_prefix('[').and_then(|r| r.split(']').next()) {
+                path = split_dotted(inner);
+            }
+            break;
+        }
+    }
+    let Ok(root) = toml::de::DeTable::parse(text) else {
+        return path.join(".");
+    };
+    let mut table = root.get_ref();
+    for key in &path {
+        match table
+            .iter()
+            .find(|(k, _)| k.get_ref().as_ref() == key.as_str())
+            .and_then(|(_, v)| v.get_ref().as_table())
+        {
+            Some(t) => table = t,
+            None => return path.join("."),
+        }
+    }
+    let covers = |r: Range<usize>| r.start <= offset && offset < r.end.max(r.start + 1);
+    let mut found = false;
+    'walk: loop {
+        for (k, v) in table.iter() {
+            if covers(k.span()) || covers(v.span()) {
+                path.push(k.get_ref().to_string());
+                found = true;
+                if let Some(t) = v.get_ref().as_table() {
+                    table = t;
+                    continue 'walk;
+                }
+                break 'walk;
+            }
+        }
+        break;
+    }
+    if !found {
+        // An unknown key is not in any table span we walked: take it from the line itself.
+        let line_start = text[..offset].rfind('\n').map_or(0, |i| i + 1);
+        let line = &text[line_start..];
+        let line = line.lines().next().unwrap_or("");
+        if let Some((k, _)) = line.split_once('=') {
+            path.extend(split_dotted(k.trim()));
+        }
+    }
+    path.join(".")
+}
+
+/// Span of the value at a dotted path, or of the deepest existing prefix.
+fn span_of(text: &str, path: &[&str]) -> Option<Range<usize>> {
+    let root = toml::de::DeTable::parse(text).ok()?;
+    let mut table = root.get_ref();
+    let mut best = None;
+    for (i, key) in path.iter().enumerate() {
+        let (k, v) = table.iter().find(|(k, _)| k.get_ref().as_ref() == *key)?;
+        // Tables declared with a [header] have the header as the key span; prefer it.
+        best = Some(if v.get_ref().is_table() {
+            k.span()
+        } else {
+            v.span()
+        });
+        match v.get_ref().as_table() {
+            Some(t) if i + 1 < path.len() => table = t,
+            _ => break,
+        }
+    }
+    best
+}
+
+pub(crate) fn error_at(
+    text: &str,
+    origin: &str,
+    path: &[&str],
+    field: String,
+    kind: SpecErrorKind,
+) -> SpecError {
+    let (line, column) = match span_of(text, path) {
+        Some(r) => {
+            let (l, c) = line_col(text, r.start);
+            (Some(l), Some(c))
+        }
+        None => (None, None),
+    };
+    SpecError {
+        origin: origin.to_string(),
+        line,
+        column,
+        field,
+        kind,
+    }
+}
+
+pub(crate) fn toml_error(text: &str, origin: &str, e: &toml::de::Error) -> SpecError {
+    let message = e.message().trim().to_string();
+    let (line, column, field) = match e.span() {
+        Some(r) => {
+            let (l, c) = line_col(text, r.start);
+            (Some(l), Some(c), path_at(text, r.start))
+        }
+        None => (None, None, String::new()),
+    };
+    let fix = if message.contains("unknown field") {
+        "remove or rename this field (the allowed names are listed above)".to_string()
+    } else if message.contains("missing field") {
+        "add the missing field (see models/examples/ for complete scenarios)".to_string()
+    } else if message.contains("unknown variant") {
+        "use one of the listed values".to_string()
+    } else {
+        "correct the value as described".to_string()
+    };
+    SpecError {
+        origin: origin.to_string(),
+        line,
+        column,
+        field,
+        kind: SpecErrorKind::Syntax { message, fix },
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// The scenario file (serde)
+// ---------------------------------------------------------------------------------------
+
+/// A hardware reference: a catalogue name or an inline description.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum HwRef<T> {
+    Name(String),
+    Inline(T),
+}
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for HwRef<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V<T>(std::marker::PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> serde::de::Visitor<'de> for V<T> {
+            type Value = HwRef<T>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a catalogue name (string) or an inline table")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(HwRef::Name(v.to_string()))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                a: A,
+            ) -> Result<Self::Value, A::Error> {
+                T::deserialize(serde::de::value::MapAccessDeserializer::new(a)).map(HwRef::Inline)
+            }
+        }
+        d.deserialize_any(V(std::marker::PhantomData))
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScenarioSpec {
+    pub schema_version: u32,
+    pub name: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub description: String,
+    pub cluster: ClusterSpec,
+    pub pool: PoolSpec,
+    pub clients: ClientsSpec,
+    pub workload: WorkloadSpec,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClusterSpec {
+    /// OSD nodes.
+    pub nodes: u32,
+    /// Ceph release, e.g. "19.2.0"; the model looks up a release factor.
+    pub ceph_release: String,
+    pub node: NodeSpec,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NodeSpec {
+    pub cpu: HwRef<CpuEntry>,
+    #[serde(default = "one")]
+    pub sockets: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_gib: Option<f64>,
+    #[serde(default = "one")]
+    pub osds_per_device: u32,
+    pub data_devices: DevicesSpec,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wal_device: Option<DevicesSpec>,
+    pub network: NetworkSpec,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DevicesSpec {
+    pub count: u32,
+    pub model: HwRef<DriveEntry>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NetworkSpec {
+    pub public: BitsPerSec,
+    /// Separate cluster (replication) network; absent = shared with public.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cluster: Option<BitsPerSec>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FailureDomain {
+    Host,
+    Osd,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ErasureSpec {
+    pub k: u32,
+    pub m: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PoolSpec {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replicated: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub erasure: Option<ErasureSpec>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pg_count: Option<u32>,
+    #[serde(default = "host")]
+    pub failure_domain: FailureDomain,
+}
+
+fn host() -> FailureDomain {
+    FailureDomain::Host
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClientsSpec {
+    pub nodes: u32,
+    pub cpu: HwRef<CpuEntry>,
+    #[serde(default = "one")]
+    pub sockets: u32,
+    pub nic: BitsPerSec,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Pattern {
+    Randread,
+    Randwrite,
+    Randrw,
+    Read,
+    Write,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorkloadSpec {
+    pub images: u32,
+    #[serde(default = "one")]
+    pub jobs_per_image: u32,
+    pub iodepth: u32,
+    pub block_size: Bytes,
+    pub pattern: Pattern,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_percent: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image_size: Option<Bytes>,
+}
+
+fn one() -> u32 {
+    1
+}
+
+impl ScenarioSpec {
+    /// Parses scenario text without validating it.
+    pub fn parse(text: &str, origin: &str) -> Result<Self, SpecError> {
+        toml::from_str(text).map_err(|e| toml_error(text, origin, &e))
+    }
+
+    /// The spec as TOML text (round-trips through [`ScenarioSpec::parse`]).
+    pub fn to_toml(&self) -> String {
+        toml::to_string_pretty(self).expect("a ScenarioSpec always serialises to TOML")
+    }
+
+    /// Validates the spec and resolves catalogue names. Errors carry the field path but no
+    /// line (use [`parse_scenario`] to get lines).
+    pub fn validate(&self, cat: &Catalogue) -> Result<Scenario, SpecError> {
+        self.validate_inner(cat).map_err(|(field, kind)| SpecError {
+            origin: "scenario".into(),
+            line: None,
+            column: None,
+            field,
+            kind,
+        })
+    }
+
+    fn validate_inner(&self, cat: &Catalogue) -> Result<Scenario, (String, SpecErrorKind)> {
+        let inv = |field: &str, problem: String, fix: &str| {
+            Err((
+                field.to_string(),
+                SpecErrorKind::Invalid {
+                    problem,
+                    fix: fix.to_string(),
+                },
+            ))
+        };
+        if self.schema_version != SCENARIO_SCHEMA_VERSION {
+            return inv(
+                "schema_version",
+                format!("schema_version {} is not supported", self.schema_version),
+                "set schema_version = 1",
+            );
+        }
+        let c = &self.cluster;
+        if c.nodes == 0 {
+            return inv(
+                "cluster.nodes",
+                "nodes = 0".into(),
+                "a cluster needs at least 1 OSD node",
+            );
+        }
+        let n = &c.node;
+        if n.sockets == 0 || n.sockets > 16 {
+            return inv(
+                "cluster.node.sockets",
+                format!("sockets = {}", n.sockets),
+                "give the CPU sockets per node, 1 to 16",
+            );
+        }
+        let (node_cpu_name, node_cpu) = resolve_cpu(&n.cpu, cat, "cluster.node.cpu")?;
+        if let Some(m) = n.memory_gib {
+            if !(m.is_finite() && m > 0.0) {
+                return inv(
+                    "cluster.node.memory_gib",
+                    format!("memory_gib = {m}"),
+                    "give the node memory in GiB (> 0) or leave it out",
+                );
+            }
+        }
+        if n.osds_per_device == 0 || n.osds_per_device > 8 {
+            return inv(
+                "cluster.node.osds_per_device",
+                format!("osds_per_device = {}", n.osds_per_device),
+                "use 1 to 8 OSDs per device (1 is usual; 2-4 only on very fast NVMe)",
+            );
+        }
+        if n.data_devices.count == 0 {
+            return inv(
+                "cluster.node.data_devices.count",
+                "count = 0".into(),
+                "an OSD node needs at least 1 data device",
+            );
+        }
+        let (data_name, data_drive) = resolve_drive(
+            &n.data_devices.model,
+            cat,
+            "cluster.node.data_devices.model",
+        )?;
+        let wal = match &n.wal_device {
+            None => None,
+            Some(w) => {
+                if w.count == 0 {
+                    return inv(
+                        "cluster.node.wal_device.count",
+                        "count = 0".into(),
+                        "give at least 1 WAL device, or remove [cluster.node.wal_device]",
+                    );
+                }
+                let (name, drive) = resolve_drive(&w.model, cat, "cluster.node.wal_device.model")?;
+                Some(DeviceGroup {
+                    count_per_node: w.count,
+                    name,
+                    drive,
+                })
+            }
+        };
+        let osds_per_node = n.data_devices.count * n.osds_per_device;
+        let total_osds = u64::from(osds_per_node) * u64::from(c.nodes);
+        if total_osds > 100_000 {
+            return inv(
+                "cluster.nodes",
+                format!("{total_osds} OSDs"),
+                "cephplan models clusters of up to 100,000 OSDs",
+            );
+        }
+        let domains = match self.pool.failure_domain {
+            FailureDomain::Host => u64::from(c.nodes),
+            FailureDomain::Osd => total_osds,
+        };
+        let domain_word = match self.pool.failure_domain {
+            FailureDomain::Host => "nodes (failure_domain = \"host\")",
+            FailureDomain::Osd => "OSDs (failure_domain = \"osd\")",
+        };
+        let protection = match (self.pool.replicated, self.pool.erasure) {
+            (Some(_), Some(_)) | (None, None) => {
+                return inv(
+                    "pool",
+                    "the pool must be either replicated or erasure-coded".into(),
+                    "set exactly one of `replicated = 3` or `erasure = { k = 4, m = 2 }`",
+                )
+            }
+            (Some(r), None) => {
+                if r == 0 || u64::from(r) > domains {
+                    return inv(
+                        "pool.replicated",
+                        format!("replicated = {r} but there are {domains} {domain_word}"),
+                        "use 1 ≤ replicas ≤ failure domains: lower `replicated` or add nodes",
+                    );
+                }
+                Protection::Replicated { size: r }
+            }
+            (None, Some(ErasureSpec { k, m })) => {
+                if k == 0 {
+                    return inv(
+                        "pool.erasure.k",
+                        "k = 0".into(),
+                        "k (data chunks) must be ≥ 1",
+                    );
+                }
+                if u64::from(k + m) > domains {
+                    return inv(
+                        "pool.erasure",
+                        format!("k + m = {} but there are {domains} {domain_word}", k + m),
+                        "use k + m ≤ failure domains: a smaller profile or more nodes",
+                    );
+                }
+                Protection::Erasure { k, m }
+            }
+        };
+        if self.pool.pg_count == Some(0) {
+            return inv(
+                "pool.pg_count",
+                "pg_count = 0".into(),
+                "give a positive placement-group count (e.g. 1024) or leave it out",
+            );
+        }
+        let cl = &self.clients;
+        if cl.nodes == 0 {
+            return inv(
+                "clients.nodes",
+                "nodes = 0".into(),
+                "at least 1 client node runs the workload",
+            );
+        }
+        if cl.sockets == 0 || cl.sockets > 16 {
+            return inv(
+                "clients.sockets",
+                format!("sockets = {}", cl.sockets),
+                "give the CPU sockets per client node, 1 to 16",
+            );
+        }
+        let (client_cpu_name, client_cpu) = resolve_cpu(&cl.cpu, cat, "clients.cpu")?;
+        let w = &self.workload;
+        for (field, v) in [
+            ("workload.images", w.images),
+            ("workload.jobs_per_image", w.jobs_per_image),
+            ("workload.iodepth", w.iodepth),
+        ] {
+            if v == 0 {
+                return inv(
+                    field,
+                    format!("{} = 0", field.rsplit('.').next().unwrap_or(field)),
+                    "must be ≥ 1",
+                );
+            }
+        }
+        let population = u64::from(w.images) * u64::from(w.jobs_per_image) * u64::from(w.iodepth);
+        if population > 10_000_000 {
+            return inv(
+                "workload.iodepth",
+                format!("images × jobs_per_image × iodepth = {population} I/Os in flight"),
+                "keep the in-flight count at or below 10,000,000",
+            );
+        }
+        let bs = w.block_size.0;
+        if bs < 512 || bs % 512 != 0 {
+            return inv(
+                "workload.block_size",
+                format!("block_size = {bs} bytes"),
+                "use a multiple of 512 bytes, at least 512 (e.g. \"4k\", \"64k\")",
+            );
+        }
+        let read_fraction = match (w.pattern, w.read_percent) {
+            (Pattern::Randrw, Some(p)) if (0.0..=100.0).contains(&p) => p / 100.0,
+            (Pattern::Randrw, Some(p)) => {
+                return inv(
+                    "workload.read_percent",
+                    format!("read_percent = {p}"),
+                    "give a percentage from 0 to 100",
+                )
+            }
+            (Pattern::Randrw, None) => {
+                return inv(
+                    "workload.pattern",
+                    "pattern = \"randrw\" needs a read share".into(),
+                    "add `read_percent = 70` (0..100) to [workload]",
+                )
+            }
+            (_, Some(_)) => {
+                return inv(
+                    "workload.read_percent",
+                    "read_percent is only meaningful with pattern = \"randrw\"".into(),
+                    "remove read_percent, or set pattern = \"randrw\"",
+                )
+            }
+            (Pattern::Randread | Pattern::Read, None) => 1.0,
+            (Pattern::Randwrite | Pattern::Write, None) => 0.0,
+        };
+        if let Some(sz) = w.image_size {
+            if sz.0 < bs {
+                return inv(
+                    "workload.image_size",
+                    format!("image_size {sz} is smaller than the block size"),
+                    "give an image size larger than block_size, or leave it out",
+                );
+            }
+        }
+
+        let raw_bytes =
+            data_drive.capacity.0 as f64 * f64::from(n.data_devices.count) * f64::from(c.nodes);
+        let efficiency = protection.efficiency();
+        Ok(Scenario {
+            name: self.name.clone(),
+            ceph_release: c.ceph_release.clone(),
+            nodes: c.nodes,
+            node_cpu_name,
+            node_cpu,
+            sockets: n.sockets,
+            osds_per_device: n.osds_per_device,
+            data: DeviceGroup {
+                count_per_node: n.data_devices.count,
+                name: data_name,
+                drive: data_drive,
+            },
+            wal,
+            public_bits_per_sec: n.network.public.0,
+            cluster_bits_per_sec: n.network.cluster.map(|b| b.0),
+            protection,
+            failure_domain: self.pool.failure_domain,
+            client_nodes: cl.nodes,
+            client_cpu_name,
+            client_cpu,
+            client_sockets: cl.sockets,
+            client_nic_bits_per_sec: cl.nic.0,
+            images: w.images,
+            jobs_per_image: w.jobs_per_image,
+            iodepth: w.iodepth,
+            block_size_bytes: bs,
+            pattern: w.pattern,
+            read_fraction,
+            capacity: CapacityReport {
+                raw_bytes,
+                usable_bytes: raw_bytes * efficiency,
+                efficiency,
+            },
+            spec: self.clone(),
+        })
+    }
+}
+
+fn resolve_cpu(
+    r: &HwRef<CpuEntry>,
+    cat: &Catalogue,
+    field: &str,
+) -> Result<(String, CpuEntry), (String, SpecErrorKind)> {
+    match r {
+        HwRef::Name(n) => match cat.cpu(n) {
+            Some(c) => Ok((n.clone(), c.clone())),
+            None => Err((
+                field.to_string(),
+                SpecErrorKind::UnknownName {
+                    section: "cpu",
+                    name: n.clone(),
+                    closest: catalogue::closest(n, cat.cpu.keys()),
+                },
+            )),
+        },
+        HwRef::Inline(c) => {
+            c.check(field)?;
+            Ok(("inline".into(), c.clone()))
+        }
+    }
+}
+
+fn resolve_drive(
+    r: &HwRef<DriveEntry>,
+    cat: &Catalogue,
+    field: &str,
+) -> Result<(String, DriveEntry), (String, SpecErrorKind)> {
+    match r {
+        HwRef::Name(n) => match cat.drive(n) {
+            Some(d) => Ok((n.clone(), d.clone())),
+            None => Err((
+                field.to_string(),
+                SpecErrorKind::UnknownName {
+                    section: "drive",
+                    name: n.clone(),
+                    closest: catalogue::closest(n, cat.drive.keys()),
+                },
+            )),
+        },
+        HwRef::Inline(d) => {
+            d.check(field)?;
+            Ok(("inline".into(), d.clone()))
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// The validated scenario
+// ---------------------------------------------------------------------------------------
+
+/// How the pool protects data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum Protection {
+    Replicated { size: u32 },
+    Erasure { k: u32, m: u32 },
+}
+
+impl Protection {
+    /// Usable / raw capacity.
+    pub fn efficiency(self) -> f64 {
+        match self {
+            Protection::Replicated { size } => 1.0 / f64::from(size),
+            Protection::Erasure { k, m } => f64::from(k) / f64::from(k + m),
+        }
+    }
+}
+
+/// Raw and usable capacity (before Ceph's full ratios).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct CapacityReport {
+    pub raw_bytes: f64,
+    /// raw × efficiency (1/replicas or k/(k+m)); Ceph stops writes at the full ratio
+    /// (0.95 by default), so plan to fill less.
+    pub usable_bytes: f64,
+    pub efficiency: f64,
+}
+
+/// A group of identical drives in every OSD node.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DeviceGroup {
+    pub count_per_node: u32,
+    /// Catalogue name, or "inline".
+    pub name: String,
+    pub drive: DriveEntry,
+}
+
+/// A validated scenario with all hardware resolved to numbers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Scenario {
+    pub name: String,
+    pub ceph_release: String,
+    pub nodes: u32,
+    pub node_cpu_name: String,
+    pub node_cpu: CpuEntry,
+    pub sockets: u32,
+    pub osds_per_device: u32,
+    pub data: DeviceGroup,
+    pub wal: Option<DeviceGroup>,
+    pub public_bits_per_sec: f64,
+    pub cluster_bits_per_sec: Option<f64>,
+    pub protection: Protection,
+    pub failure_domain: FailureDomain,
+    pub client_nodes: u32,
+    pub client_cpu_name: String,
+    pub client_cpu: CpuEntry,
+    pub client_sockets: u32,
+    pub client_nic_bits_per_sec: f64,
+    pub images: u32,
+    pub jobs_per_image: u32,
+    pub iodepth: u32,
+    pub block_size_bytes: u64,
+    pub pattern: Pattern,
+    /// Share of I/Os that are reads, 0..1 (1 for read patterns, 0 for write patterns).
+    pub read_fraction: f64,
+    pub capacity: CapacityReport,
+    /// The spec this scenario was validated from (for sweeps and editors).
+    pub spec: ScenarioSpec,
+}
+
+impl Scenario {
+    pub fn osds_per_node(&self) -> u32 {
+        self.data.count_per_node * self.osds_per_device
+    }
+    pub fn total_osds(&self) -> u32 {
+        self.osds_per_node() * self.nodes
+    }
+    /// I/Os in flight: images × jobs per image × iodepth.
+    pub fn population(&self) -> u32 {
+        self.images * self.jobs_per_image * self.iodepth
+    }
+}
+
+/// Parses and validates scenario text; errors carry `origin`, line, column and field.
+pub fn parse_scenario(text: &str, origin: &str, cat: &Catalogue) -> Result<Scenario, SpecError> {
+    let spec = ScenarioSpec::parse(text, origin)?;
+    spec.validate(cat).map_err(|e| {
+        let path: Vec<&str> = e.field.split('.').collect();
+        error_at(text, origin, &path, e.field.clone(), e.kind)
+    })
+}
+
+/// Reads, parses and validates a scenario file.
+pub fn load_scenario(path: &Path, cat: &Catalogue) -> Result<Scenario, SpecError> {
+    let origin = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| SpecError {
+        origin: origin.clone(),
+        line: None,
+        column: None,
+        field: String::new(),
+        kind: SpecErrorKind::Io(e.to_string()),
+    })?;
+    parse_scenario(&text, &origin, cat)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,198 @@
+use super::*;
+
+const GOOD: &str = include_str!("../../tests/fixtures/seed-000.toml");
+
+fn cat() -> Catalogue {
+    Catalogue::builtin()
+}
+
+fn err(text: &str) -> SpecError {
+    parse_scenario(text, "bad.toml", &cat()).unwrap_err()
+}
+
+/// Asserts an error names the file, a line, the field and gives a fix.
+fn assert_located(e: &SpecError, line: usize, field: &str, fix_word: &str) {
+    let msg = e.to_string();
+    assert!(msg.starts_with("bad.toml:"), "{msg}");
+    assert_eq!(e.line, Some(line), "{msg}");
+    assert_eq!(e.field, field, "{msg}");
+    assert!(msg.contains("fix:"), "{msg}");
+    assert!(msg.contains(fix_word), "{msg}");
+}
+
+fn line_of(text: &str, needle: &str) -> usize {
+    text.lines().position(|l| l.contains(needle)).unwrap() + 1
+}
+
+#[test]
+fn good_fixture_validates_and_resolves_hardware() {
+    let s = parse_scenario(GOOD, "seed-000.toml", &cat()).unwrap();
+    assert_eq!(s.total_osds(), 72);
+    assert_eq!(s.node_cpu.cores, 128);
+    assert_eq!(s.data.drive.read_4k_iops, 1_100_000.0);
+    assert_eq!(s.population(), 32 * 16);
+    assert_eq!(s.read_fraction, 1.0);
+    // 72 drives × 15.36 TB raw, one third usable with 3 replicas.
+    assert_eq!(s.capacity.raw_bytes, 72.0 * 15.36e12);
+    assert!((s.capacity.usable_bytes - 72.0 * 15.36e12 / 3.0).abs() < 1.0);
+}
+
+#[test]
+fn spec_round_trips_through_toml() {
+    let spec = ScenarioSpec::parse(GOOD, "x").unwrap();
+    let again = ScenarioSpec::parse(&spec.to_toml(), "y").unwrap();
+    assert_eq!(spec, again);
+}
+
+#[test]
+fn inline_hardware_is_accepted() {
+    let text = GOOD.replace(
+        "cpu = \"ampere-altra-max-m128-30\"",
+        "cpu = { arch = \"x86_64\", cores = 16, threads_per_core = 2, ghz = 3.1 }",
+    );
+    let s = parse_scenario(&text, "x", &cat()).unwrap();
+    assert_eq!(s.node_cpu.cores, 16);
+    assert_eq!(s.node_cpu_name, "inline");
+}
+
+#[test]
+fn unknown_field_is_located() {
+    let text = GOOD.replace("iodepth = 16", "iodepht = 16");
+    let e = err(&text);
+    assert_located(&e, line_of(&text, "iodepht"), "workload.iodepht", "rename");
+    assert!(
+        e.to_string().contains("iodepth"),
+        "lists allowed names: {e}"
+    );
+}
+
+#[test]
+fn wrong_unit_is_located() {
+    let text = GOOD.replace("block_size = \"4k\"", "block_size = \"4 parsecs\"");
+    let e = err(&text);
+    assert_located(&e, line_of(&text, "parsecs"), "workload.block_size", "fix");
+    assert!(e.to_string().contains("\"4k\""), "shows an example: {e}");
+}
+
+#[test]
+fn zero_nodes_is_located() {
+    let text = GOOD.replace("nodes = 3", "nodes = 0");
+    let e = err(&text);
+    assert_located(
+        &e,
+        line_of(&text, "nodes = 0"),
+        "cluster.nodes",
+        "at least 1",
+    );
+}
+
+#[test]
+fn replicas_above_failure_domains_is_located() {
+    let text = GOOD.replace("replicated = 3", "replicated = 4");
+    let e = err(&text);
+    assert_located(
+        &e,
+        line_of(&text, "replicated = 4"),
+        "pool.replicated",
+        "add nodes",
+    );
+    // With failure_domain = osd, 4 replicas fit on 72 OSDs.
+    let osd = text.replace("failure_domain = \"host\"", "failure_domain = \"osd\"");
+    assert!(parse_scenario(&osd, "x", &cat()).is_ok());
+}
+
+#[test]
+fn erasure_wider_than_domains_is_rejected() {
+    let text = GOOD.replace("replicated = 3", "erasure = { k = 4, m = 2 }");
+    let e = err(&text);
+    assert_located(&e, line_of(&text, "erasure"), "pool.erasure", "k + m");
+}
+
+#[test]
+fn iodepth_zero_is_located() {
+    let text = GOOD.replace("iodepth = 16", "iodepth = 0");
+    let e = err(&text);
+    assert_located(&e, line_of(&text, "iodepth = 0"), "workload.iodepth", "≥ 1");
+}
+
+#[test]
+fn negative_figure_is_located() {
+    let text = GOOD.replace(
+        "model = \"micron-7500-pro-15.36tb\"",
+        "model = { kind = \"nvme\", capacity = \"15T\", read_4k_iops = -5, write_4k_iops = 1, \
+         read_bytes_per_sec = 1, write_bytes_per_sec = 1, read_latency = \"80us\", write_latency = \"15us\" }",
+    );
+    let e = err(&text);
+    assert_located(
+        &e,
+        line_of(&text, "read_4k_iops = -5"),
+        "cluster.node.data_devices.model.read_4k_iops",
+        "positive",
+    );
+}
+
+#[test]
+fn unknown_catalogue_name_suggests_closest() {
+    let text = GOOD.replace("amd-epyc-7402", "amd-epyc-7420");
+    let e = err(&text);
+    assert_located(
+        &e,
+        line_of(&text, "amd-epyc-7420"),
+        "clients.cpu",
+        "amd-epyc-7402",
+    );
+}
+
+#[test]
+fn block_size_must_be_a_multiple_of_512() {
+    let text = GOOD.replace("block_size = \"4k\"", "block_size = 1000");
+    let e = err(&text);
+    assert_located(
+        &e,
+        line_of(&text, "block_size"),
+        "workload.block_size",
+        "512",
+    );
+}
+
+#[test]
+fn read_percent_only_with_randrw() {
+    let text = GOOD.replace(
+        "pattern = \"randread\"",
+        "pattern = \"randread\"\nread_percent = 70",
+    );
+    let e = err(&text);
+    assert_located(
+        &e,
+        line_of(&text, "read_percent"),
+        "workload.read_percent",
+        "randrw",
+    );
+    let rw = GOOD.replace(
+        "pattern = \"randread\"",
+        "pattern = \"randrw\"\nread_percent = 70",
+    );
+    let s = parse_scenario(&rw, "x", &cat()).unwrap();
+    assert!((s.read_fraction - 0.7).abs() < 1e-12);
+}
+
+#[test]
+fn impossible_cpu_is_rejected() {
+    let text = GOOD.replace(
+        "cpu = \"ampere-altra-max-m128-30\"",
+        "cpu = { arch = \"x86_64\", cores = 16, threads_per_core = 0, ghz = 3.1 }",
+    );
+    let e = err(&text);
+    assert_eq!(e.field, "cluster.node.cpu.threads_per_core");
+    let text = GOOD.replace(
+        "cpu = \"ampere-altra-max-m128-30\"",
+        "cpu = { arch = \"x86_64\", cores = 16, threads_per_core = 2, ghz = 31 }",
+    );
+    assert_eq!(err(&text).field, "cluster.node.cpu.ghz");
+}
+
+#[test]
+fn missing_file_names_the_path() {
+    let e = load_scenario(Path::new("/nonexistent/x.toml"), &cat()).unwrap_err();
+    assert!(e.to_string().contains("/nonexistent/x.toml"), "{e}");
+}

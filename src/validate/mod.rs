@@ -1,0 +1,629 @@
+//! Validation mode: runs fio's rbd engine against a real cluster for a sweep of points,
+//! compares each measurement with the model's prediction, and saves after **each** point
+//! (atomically): the raw fio JSON, the measured run as a row of the measured-run dataset
+//! format that `calibrate` reads (`calibration-data/README.md`), and the comparison.
+//!
+//! Safety: it writes only to RBD images it created (`cephplan-val-<run id>-<n>`) unless the
+//! user names an existing image twice (`--image NAME --i-own-this-image NAME`), and removes
+//! the images it created when done — also after an error or a cancellation. A hung cluster
+//! is a timeout, never a hang.
+//!
+//! Not here: fio itself (`fio`), the prediction (`predict`, reached through [`Predictor`]),
+//! printing (the CLI).
+
+mod output;
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+
+use crate::fio::{EngineCheck, Executor, FioError, MeasuredSummary, RbdJob, RwPattern};
+use crate::lab::{CephCli, LabError};
+use crate::progress::{NoProgress, Progress};
+
+pub use output::{comparison_csv, dataset_csv, DATASET_COLUMNS};
+
+/// Format version of the validation report JSON.
+pub const REPORT_SCHEMA_VERSION: u32 = 1;
+/// Prefix of the RBD images validation creates.
+pub const IMAGE_PREFIX: &str = "cephplan-val-";
+
+#[derive(Debug, thiserror::Error)]
+pub enum ValidateError {
+    #[error("cluster unreachable with {conf}: {detail}\nCheck that the cluster is up (`ceph -s` with CEPH_CONF={conf}) and that this ceph.conf and its keyring are the right ones")]
+    Unreachable { conf: PathBuf, detail: String },
+    #[error("pool \"{pool}\" does not exist; existing pools: {existing}. Pass one of them with --pool or create it (`ceph osd pool create {pool} 32 && rbd pool init {pool}`)")]
+    PoolMissing { pool: String, existing: String },
+    #[error("refusing to write to existing image \"{image}\": cephplan did not create it. If you own it and its data may be destroyed, pass --i-own-this-image {image} as well")]
+    ForeignImage { image: String },
+    #[error("image \"{pool}/{image}\" does not exist; drop --image to let cephplan create its own images")]
+    ImageMissing { pool: String, image: String },
+    #[error("invalid --vary \"{input}\": {hint}")]
+    BadVary { input: String, hint: String },
+    #[error("{what}: {detail}")]
+    Ceph { what: String, detail: String },
+    #[error("point {point} of {total} ({label}) failed: {source}{osd_note}\n{saved} earlier point(s) are saved in {out_dir}")]
+    PointFailed {
+        point: usize,
+        total: usize,
+        label: String,
+        #[source]
+        source: Box<FioError>,
+        osd_note: String,
+        saved: usize,
+        out_dir: PathBuf,
+    },
+    #[error("cancelled during point {point} of {total}; {saved} completed point(s) are saved in {out_dir}; the images cephplan created were removed")]
+    Cancelled {
+        point: usize,
+        total: usize,
+        saved: usize,
+        out_dir: PathBuf,
+    },
+    #[error("{0}")]
+    Write(#[from] crate::io::WriteError),
+    #[error("cannot read the scenario {path}: {source}")]
+    Scenario {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// Which workload dimension a sweep varies.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Vary {
+    Iodepth(Vec<u32>),
+    Images(Vec<u32>),
+    BlockSizeBytes(Vec<u64>),
+}
+
+impl Vary {
+    /// Parses `iodepth=1,4,16`, `images=1,2` or `bs=4k,64k`.
+    pub fn parse(s: &str) -> Result<Self, ValidateError> {
+        let bad = |hint: &str| ValidateError::BadVary {
+            input: s.to_string(),
+            hint: hint.to_string(),
+        };
+        let (key, vals) = s
+            .split_once('=')
+            .ok_or_else(|| bad("write KEY=V1,V2,... with KEY one of iodepth, images, bs"))?;
+        let items: Vec<&str> = vals.split(',').map(str::trim).collect();
+        if items.iter().any(|v| v.is_empty()) {
+            return Err(bad("empty value in the list"));
+        }
+        let ints = || -> Result<Vec<u32>, ValidateError> {
+            items
+                .iter()
+                .map(|v| {
+                    v.parse::<u32>()
+                        .ok()
+                        .filter(|&n| n > 0)
+                        .ok_or_else(|| bad("values must be positive integers"))
+                })
+                .collect()
+        };
+        match key.trim() {
+            "iodepth" => Ok(Vary::Iodepth(ints()?)),
+            "images" => Ok(Vary::Images(ints()?)),
+            "bs" | "block_size" => items
+                .iter()
+                .map(|v| {
+                    crate::units::parse_bytes(v)
+                        .ok()
+                        .filter(|&b| b > 0)
+                        .ok_or_else(|| bad("block sizes are sizes such as 4k, 64k, 4M"))
+                })
+                .collect::<Result<_, _>>()
+                .map(Vary::BlockSizeBytes),
+            _ => Err(bad("KEY must be iodepth, images or bs")),
+        }
+    }
+}
+
+/// The workload of one sweep point.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PointSetting {
+    pub pattern: RwPattern,
+    pub block_size_bytes: u64,
+    pub iodepth: u32,
+    pub images: u32,
+    /// randrw only.
+    pub read_percent: Option<u8>,
+}
+
+impl PointSetting {
+    pub fn label(&self) -> String {
+        format!(
+            "{} bs={} iodepth={} images={}",
+            self.pattern.as_fio(),
+            crate::units::Bytes(self.block_size_bytes),
+            self.iodepth,
+            self.images
+        )
+    }
+}
+
+/// A prediction with its interval, in SI units.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PredictedPoint {
+    pub iops: f64,
+    pub iops_interval: Option<(f64, f64)>,
+    pub bytes_per_sec: f64,
+    pub latency_mean_secs: f64,
+    pub latency_mean_interval_secs: Option<(f64, f64)>,
+    pub latency_p99_secs: Option<f64>,
+}
+
+/// Where predictions come from (the model, or nothing).
+pub trait Predictor {
+    /// `Ok(None)`: no prediction for this point (the comparison then shows only measured).
+    fn predict(&self, point: &PointSetting) -> Result<Option<PredictedPoint>, String>;
+}
+
+/// A [`Predictor`] that predicts nothing: validation then records measurements only.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct NoPredictor;
+
+impl Predictor for NoPredictor {
+    fn predict(&self, _: &PointSetting) -> Result<Option<PredictedPoint>, String> {
+        Ok(None)
+    }
+}
+
+/// One metric compared.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MetricComparison {
+    pub predicted: Option<f64>,
+    pub interval: Option<(f64, f64)>,
+    pub measured: Option<f64>,
+    /// (predicted − measured) / measured × 100.
+    pub error_percent: Option<f64>,
+    pub inside_interval: Option<bool>,
+}
+
+impl MetricComparison {
+    pub fn new(
+        predicted: Option<f64>,
+        interval: Option<(f64, f64)>,
+        measured: Option<f64>,
+    ) -> Self {
+        let error_percent = match (predicted, measured) {
+            (Some(p), Some(m)) if m != 0.0 => Some((p - m) / m * 100.0),
+            _ => None,
+        };
+        let inside_interval = match (interval, measured) {
+            (Some((lo, hi)), Some(m)) => Some(lo <= m && m <= hi),
+            _ => None,
+        };
+        Self {
+            predicted,
+            interval,
+            measured,
+            error_percent,
+            inside_interval,
+        }
+    }
+}
+
+/// One completed sweep point.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PointResult {
+    pub index: usize,
+    pub run_id: String,
+    pub setting: PointSetting,
+    /// Relative to the output directory.
+    pub raw_fio_json: String,
+    pub measured: MeasuredSummary,
+    pub prediction_error: Option<String>,
+    pub iops: MetricComparison,
+    pub bytes_per_sec: MetricComparison,
+    pub latency_mean_secs: MetricComparison,
+    pub latency_p99_secs: MetricComparison,
+}
+
+/// The whole validation run (rewritten after each point).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ValidationReport {
+    pub schema_version: u32,
+    pub generator: String,
+    pub run_id: String,
+    pub scenario: PathBuf,
+    pub pool: String,
+    pub clients: Vec<String>,
+    pub runtime_secs: u64,
+    pub ramp_time_secs: u64,
+    pub image_size_bytes: u64,
+    pub images_used: Vec<String>,
+    pub prefilled: bool,
+    pub points: Vec<PointResult>,
+    /// Files written (relative to the output directory).
+    pub dataset_csv: String,
+    pub comparison_csv: String,
+    pub report_json: String,
+}
+
+/// What to run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ValidateSpec {
+    pub scenario: PathBuf,
+    pub ceph_conf: PathBuf,
+    pub pool: String,
+    /// Ceph user without `client.` (fio `clientname`).
+    pub clientname: String,
+    /// fio servers (`host:port`); empty = fio runs locally.
+    pub clients: Vec<String>,
+    /// Settings of every point; `vary` overrides one dimension per point.
+    pub base: PointSetting,
+    pub vary: Option<Vary>,
+    pub runtime_secs: u64,
+    pub ramp_time_secs: u64,
+    pub image_size_bytes: u64,
+    pub out_dir: PathBuf,
+    /// Use this existing image instead of creating images (only with a single image).
+    pub existing_image: Option<String>,
+    /// Must equal `existing_image` to allow writing to it.
+    pub i_own_this_image: Option<String>,
+    /// Unique per run; names images and files.
+    pub run_id: String,
+    /// Label of the system in the dataset's `system_id` column.
+    pub system_id: String,
+}
+
+impl ValidateSpec {
+    /// The sweep points, in order.
+    pub fn points(&self) -> Vec<PointSetting> {
+        let b = &self.base;
+        match &self.vary {
+            None => vec![b.clone()],
+            Some(Vary::Iodepth(v)) => v
+                .iter()
+                .map(|&d| PointSetting {
+                    iodepth: d,
+                    ..b.clone()
+                })
+                .collect(),
+            Some(Vary::Images(v)) => v
+                .iter()
+                .map(|&n| PointSetting {
+                    images: n,
+                    ..b.clone()
+                })
+                .collect(),
+            Some(Vary::BlockSizeBytes(v)) => v
+                .iter()
+                .map(|&s| PointSetting {
+                    block_size_bytes: s,
+                    ..b.clone()
+                })
+                .collect(),
+        }
+    }
+}
+
+/// A run identifier from the clock and the process id (unique on one machine).
+pub fn new_run_id() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    format!("{secs}-{}", std::process::id())
+}
+
+/// Removes the images it holds when dropped (also on error or cancellation).
+struct Images<'a> {
+    cli: &'a CephCli<'a>,
+    pool: String,
+    created: Vec<String>,
+}
+
+impl Drop for Images<'_> {
+    fn drop(&mut self) {
+        for img in &self.created {
+            let spec = format!("{}/{img}", self.pool);
+            let _ = self.cli.run_with(
+                "rbd",
+                &["rm", "--no-progress", &spec],
+                Duration::from_secs(120),
+                &NoProgress,
+            );
+        }
+    }
+}
+
+fn ceph_err(what: &str) -> impl Fn(LabError) -> ValidateError + '_ {
+    move |e| ValidateError::Ceph {
+        what: what.to_string(),
+        detail: e.to_string(),
+    }
+}
+
+fn rbd_exists(cli: &CephCli, pool: &str, image: &str) -> Result<bool, ValidateError> {
+    let images = cli
+        .run(
+            "rbd",
+            &["ls", "-p", pool, "--format", "json"],
+            Duration::from_secs(60),
+        )
+        .map_err(ceph_err("rbd ls"))?;
+    let list: Vec<String> = serde_json::from_str(&images).unwrap_or_default();
+    Ok(list.iter().any(|i| i == image))
+}
+
+/// Runs the sweep. Files are (re)written in `spec.out_dir` after each point; the returned
+/// report equals the last written one.
+pub fn run(
+    spec: &ValidateSpec,
+    executor: &dyn Executor,
+    predictor: &dyn Predictor,
+    progress: &dyn Progress,
+) -> Result<ValidationReport, ValidateError> {
+    let points = spec.points();
+    let total = points.len();
+    let log_dir = spec.out_dir.clone();
+    let cli = CephCli {
+        conf: &spec.ceph_conf,
+        log_dir,
+        progress,
+    };
+    // Reachability (bounded by --connect-timeout) and the pool.
+    let pools = cli
+        .ceph(&["osd", "pool", "ls", "-f", "json"])
+        .map_err(|e| ValidateError::Unreachable {
+            conf: spec.ceph_conf.clone(),
+            detail: e.to_string(),
+        })?;
+    let pools: Vec<String> = serde_json::from_str(&pools).unwrap_or_default();
+    if !pools.contains(&spec.pool) {
+        return Err(ValidateError::PoolMissing {
+            pool: spec.pool.clone(),
+            existing: if pools.is_empty() {
+                "(none)".into()
+            } else {
+                pools.join(", ")
+            },
+        });
+    }
+    let max_images = points.iter().map(|p| p.images).max().unwrap_or(1) as usize;
+    let mut images = Images {
+        cli: &cli,
+        pool: spec.pool.clone(),
+        created: Vec::new(),
+    };
+    let names: Vec<String> = match &spec.existing_image {
+        Some(img) => {
+            if spec.i_own_this_image.as_deref() != Some(img.as_str()) {
+                return Err(ValidateError::ForeignImage { image: img.clone() });
+            }
+            if !rbd_exists(&cli, &spec.pool, img)? {
+                return Err(ValidateError::ImageMissing {
+                    pool: spec.pool.clone(),
+                    image: img.clone(),
+                });
+            }
+            if max_images > 1 {
+                return Err(ValidateError::BadVary {
+                    input: format!("images={max_images}"),
+                    hint: "with --image only one image is used; drop --image or use images=1"
+                        .into(),
+                });
+            }
+            vec![img.clone()]
+        }
+        None => {
+            let size = spec.image_size_bytes.div_ceil(1 << 20).to_string() + "M";
+            for i in 0..max_images {
+                let name = format!("{IMAGE_PREFIX}{}-{i}", spec.run_id);
+                let path = format!("{}/{name}", spec.pool);
+                // `rbd create` fails on an existing name, so nothing foreign is reused.
+                cli.run(
+                    "rbd",
+                    &["create", "--size", &size, &path],
+                    Duration::from_secs(60),
+                )
+                .map_err(ceph_err("rbd create"))?;
+                images.created.push(name);
+            }
+            images.created.clone()
+        }
+    };
+
+    let prefill = points.iter().any(|p| p.pattern.reads());
+    let total_units = total as u64 + u64::from(prefill);
+    progress.start(total_units, "validate");
+    if prefill {
+        progress.message(&format!(
+            "pre-filling {} image(s) with 4M sequential writes",
+            names.len()
+        ));
+        let job = RbdJob {
+            clientname: spec.clientname.clone(),
+            pool: spec.pool.clone(),
+            images: names.clone(),
+            rw: RwPattern::Write,
+            block_size_bytes: 4 << 20,
+            iodepth: 4,
+            runtime_secs: 0,
+            ramp_time_secs: 0,
+            rwmixread: None,
+            size_bytes: None,
+        };
+        executor.run(&job, progress).map_err(|e| match e {
+            FioError::Process(crate::fio::process::ProcError::Cancelled { .. }) => {
+                ValidateError::Cancelled {
+                    point: 0,
+                    total,
+                    saved: 0,
+                    out_dir: spec.out_dir.clone(),
+                }
+            }
+            source => ValidateError::PointFailed {
+                point: 0,
+                total,
+                label: "pre-fill".into(),
+                osd_note: osd_note(&cli),
+                source: Box::new(source),
+                saved: 0,
+                out_dir: spec.out_dir.clone(),
+            },
+        })?;
+        progress.advance(1);
+    }
+
+    let mut report = ValidationReport {
+        schema_version: REPORT_SCHEMA_VERSION,
+        generator: crate::io::GENERATED_MARKER.to_string(),
+        run_id: spec.run_id.clone(),
+        scenario: spec.scenario.clone(),
+        pool: spec.pool.clone(),
+        clients: spec.clients.clone(),
+        runtime_secs: spec.runtime_secs,
+        ramp_time_secs: spec.ramp_time_secs,
+        image_size_bytes: spec.image_size_bytes,
+        images_used: names.clone(),
+        prefilled: prefill,
+        points: Vec::new(),
+        dataset_csv: format!("validation-{}.csv", spec.run_id),
+        comparison_csv: format!("comparison-{}.csv", spec.run_id),
+        report_json: format!("validation-{}.json", spec.run_id),
+    };
+    let scenario_copy = output::copy_scenario(spec)?;
+    let t0 = Instant::now();
+    for (k, point) in points.iter().enumerate() {
+        if progress.is_cancelled() {
+            return Err(ValidateError::Cancelled {
+                point: k + 1,
+                total,
+                saved: report.points.len(),
+                out_dir: spec.out_dir.clone(),
+            });
+        }
+        let eta = if k == 0 {
+            String::from("ETA unknown")
+        } else {
+            let per = t0.elapsed().as_secs_f64() / k as f64;
+            format!("ETA {:.0} s", per * (total - k) as f64)
+        };
+        progress.message(&format!(
+            "point {} of {total}: {} (elapsed {:.0} s, {eta})",
+            k + 1,
+            point.label(),
+            t0.elapsed().as_secs_f64()
+        ));
+        let job = RbdJob {
+            clientname: spec.clientname.clone(),
+            pool: spec.pool.clone(),
+            images: names[..point.images as usize].to_vec(),
+            rw: point.pattern,
+            block_size_bytes: point.block_size_bytes,
+            iodepth: point.iodepth,
+            runtime_secs: spec.runtime_secs,
+            ramp_time_secs: spec.ramp_time_secs,
+            rwmixread: point.read_percent,
+            size_bytes: None,
+        };
+        let fail = |source: FioError, report: &ValidationReport| match source {
+            FioError::Process(crate::fio::process::ProcError::Cancelled { .. }) => {
+                ValidateError::Cancelled {
+                    point: k + 1,
+                    total,
+                    saved: report.points.len(),
+                    out_dir: spec.out_dir.clone(),
+                }
+            }
+            source => ValidateError::PointFailed {
+                point: k + 1,
+                total,
+                label: point.label(),
+                osd_note: osd_note(&cli),
+                source: Box::new(source),
+                saved: report.points.len(),
+                out_dir: spec.out_dir.clone(),
+            },
+        };
+        let out = executor.run(&job, progress).map_err(|e| fail(e, &report))?;
+        let raw_name = format!("raw/{}-point-{:02}.json", spec.run_id, k + 1);
+        let raw_path = spec.out_dir.join(&raw_name);
+        crate::io::write_atomic_owned(&raw_path, out.stdout.as_bytes())?;
+        let parsed = crate::fio::parse_fio_output(&out.stdout, &raw_path, EngineCheck::RequireRbd)
+            .map_err(|e| fail(FioError::Parse(e), &report))?;
+        let measured = parsed.summary();
+        let (pred, prediction_error) = match predictor.predict(point) {
+            Ok(p) => (p, None),
+            Err(e) => (None, Some(e)),
+        };
+        let p = pred.as_ref();
+        let result = PointResult {
+            index: k + 1,
+            run_id: format!("{}-{:02}", spec.run_id, k + 1),
+            setting: point.clone(),
+            raw_fio_json: raw_name,
+            iops: MetricComparison::new(
+                p.map(|p| p.iops),
+                p.and_then(|p| p.iops_interval),
+                Some(measured.total_iops),
+            ),
+            bytes_per_sec: MetricComparison::new(
+                p.map(|p| p.bytes_per_sec),
+                None,
+                Some(measured.total_bytes_per_sec),
+            ),
+            latency_mean_secs: MetricComparison::new(
+                p.map(|p| p.latency_mean_secs),
+                p.and_then(|p| p.latency_mean_interval_secs),
+                Some(measured.latency_mean_secs),
+            ),
+            latency_p99_secs: MetricComparison::new(
+                p.and_then(|p| p.latency_p99_secs),
+                None,
+                measured.latency_p99_secs,
+            ),
+            measured,
+            prediction_error,
+        };
+        report.points.push(result);
+        output::save(spec, &report, &scenario_copy)?;
+        progress.advance(1);
+    }
+    progress.finish();
+    drop(images);
+    Ok(report)
+}
+
+/// After a failure: say which OSDs are down, if any (the usual cause of a hung fio).
+fn osd_note(cli: &CephCli) -> String {
+    let quiet = CephCli {
+        conf: cli.conf,
+        log_dir: cli.log_dir.clone(),
+        progress: &NoProgress,
+    };
+    match quiet.ceph(&["osd", "dump", "-f", "json"]) {
+        Ok(s) => {
+            let v: serde_json::Value = serde_json::from_str(&s).unwrap_or_default();
+            let down: Vec<String> = v["osds"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter(|o| o["up"].as_u64() == Some(0))
+                .map(|o| format!("osd.{}", o["osd"]))
+                .collect();
+            if down.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    "\nThe cluster reports {} down: I/O to its placement groups blocks until it returns; restart it or check its log",
+                    down.join(", ")
+                )
+            }
+        }
+        Err(e) => format!("\nThe cluster no longer answers: {e}"),
+    }
+}
+
+/// Reads `DIR/...` helper for tests and the CLI: the report written by [`run`].
+pub fn read_report(path: &Path) -> Result<ValidationReport, std::io::Error> {
+    let text = std::fs::read_to_string(path)?;
+    serde_json::from_str(&text).map_err(std::io::Error::other)
+}

@@ -1,0 +1,153 @@
+//! Parser tests on real fio 3.33 JSON recorded from the local lab cluster
+//! (tests/fixtures/fio/README.md says how each file was made). Reference numbers were
+//! computed from the same files with Python's `json` module, independently of this parser.
+
+use std::path::{Path, PathBuf};
+
+use approx::assert_relative_eq;
+use cephplan::fio::{
+    parse_fio_output, read_fio_file, EngineCheck, FioParseError, PercentileMethod,
+};
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/fio")
+        .join(name)
+}
+
+#[test]
+fn single_job_in_si_units() {
+    let s = read_fio_file(&fixture("single-randwrite.json"), EngineCheck::RequireRbd)
+        .unwrap()
+        .summary();
+    assert_eq!((s.jobs, s.clients), (1, 1));
+    // fio fields: write.iops 1828.855721, bw 7315 KiB/s, lat_ns.mean 8741450.507436,
+    // clat_ns.percentile["99.000000"] 29491200, io_bytes 22585344.
+    assert_relative_eq!(s.write.iops, 1828.855721);
+    assert_relative_eq!(s.write.bytes_per_sec, 7315.0 * 1024.0);
+    assert_relative_eq!(
+        s.write.latency_mean_secs,
+        8.741450507436e-3,
+        max_relative = 1e-12
+    );
+    assert_relative_eq!(
+        s.write.latency_p99_secs.unwrap(),
+        29491200e-9,
+        max_relative = 1e-12
+    );
+    assert_eq!(s.write.p99_method, PercentileMethod::Exact);
+    assert_eq!(s.write.bytes, 22585344);
+    assert_eq!(s.read.ios, 0);
+    assert_eq!(s.read.p99_method, PercentileMethod::Unavailable);
+    assert_relative_eq!(s.total_iops, 1828.855721);
+}
+
+#[test]
+fn several_jobs_sum_iops_and_weight_latency_by_ios() {
+    let s = read_fio_file(&fixture("multi-randwrite.json"), EngineCheck::RequireRbd)
+        .unwrap()
+        .summary();
+    assert_eq!(s.jobs, 2);
+    // Python: sum(iops) = 1378.886211; sum(bw*1024) = 5646336;
+    // sum(mean*N)/sum(N) = 0.011589777833855392 s over 4147 I/Os.
+    assert_relative_eq!(s.write.iops, 1378.886211, max_relative = 1e-12);
+    assert_relative_eq!(s.write.bytes_per_sec, 5646336.0);
+    assert_relative_eq!(
+        s.write.latency_mean_secs,
+        0.011589777833855392,
+        max_relative = 1e-12
+    );
+    assert_eq!(s.write.ios, 4147);
+    // Per-job p99 47972352 and 44302336 ns; the mixture bound (Python, same rule) is
+    // 47972352 ns, and it can never be below the smallest per-job p99.
+    assert_eq!(s.write.p99_method, PercentileMethod::MixtureUpperBound);
+    assert_relative_eq!(
+        s.write.latency_p99_secs.unwrap(),
+        47972352e-9,
+        max_relative = 1e-12
+    );
+}
+
+#[test]
+fn client_server_with_all_clients_and_leading_lines() {
+    let path = fixture("clientserver-randwrite.json");
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(
+        text.starts_with("<vm> "),
+        "fixture keeps fio's leading lines"
+    );
+    let out = parse_fio_output(&text, &path, EngineCheck::RequireRbd).unwrap();
+    assert!(out.all_clients().is_some());
+    let s = out.summary();
+    // Two servers on 127.0.0.1 (ports 18765, 18766), one job each; "All clients" excluded.
+    assert_eq!((s.jobs, s.clients), (2, 2));
+    // Python: sum(iops) = 1256.951806.
+    assert_relative_eq!(s.write.iops, 1256.951806, max_relative = 1e-12);
+    // fio's own "All clients" lat_ns.mean is 12703026.01686 ns: our I/O-weighted mean
+    // must agree with fio's merged figure.
+    assert_relative_eq!(
+        s.write.latency_mean_secs,
+        12703026.01686e-9,
+        max_relative = 1e-9
+    );
+    assert_relative_eq!(
+        s.write.latency_p99_secs.unwrap(),
+        44826624e-9,
+        max_relative = 1e-12
+    );
+}
+
+#[test]
+fn one_server_client_run_has_no_all_clients_entry() {
+    let out = read_fio_file(&fixture("clientserver-one.json"), EngineCheck::RequireRbd).unwrap();
+    assert!(out.all_clients().is_none());
+    let s = out.summary();
+    assert_eq!((s.jobs, s.clients), (1, 1));
+    assert!(s.write.iops > 0.0);
+}
+
+#[test]
+fn mixed_read_write_weights_both_directions() {
+    let s = read_fio_file(&fixture("single-randrw70.json"), EngineCheck::RequireRbd)
+        .unwrap()
+        .summary();
+    // Python: read iops 1726.546906, mean 3108232.257611 ns over 5190 I/Os; write 772.45509,
+    // 13723971.993971 ns over 2322; p99 of the larger direction (read) 20054016 ns.
+    assert_relative_eq!(s.total_iops, 1726.546906 + 772.45509, max_relative = 1e-12);
+    let mean = (3108232.257611 * 5190.0 + 13723971.993971 * 2322.0) / 7512.0 * 1e-9;
+    assert_relative_eq!(s.latency_mean_secs, mean, max_relative = 1e-12);
+    assert_eq!(s.latency_p99_secs, Some(20054016e-9));
+}
+
+#[test]
+fn job_error_is_rejected_naming_the_file() {
+    let path = fixture("job-error-enospc.json");
+    let e = read_fio_file(&path, EngineCheck::Any).unwrap_err();
+    assert!(matches!(e, FioParseError::JobError { code: 28, .. }), "{e}");
+    assert!(e.to_string().contains("job-error-enospc.json"));
+}
+
+#[test]
+fn other_engine_is_rejected_when_rbd_expected() {
+    let path = fixture("other-engine-psync.json");
+    let e = read_fio_file(&path, EngineCheck::RequireRbd).unwrap_err();
+    assert!(
+        matches!(&e, FioParseError::WrongEngine { found, .. } if found == "psync"),
+        "{e}"
+    );
+    assert!(e.to_string().contains("--ioengine=rbd"));
+    read_fio_file(&path, EngineCheck::Any).unwrap();
+}
+
+#[test]
+fn truncated_document_is_rejected() {
+    let path = fixture("single-randwrite.json");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let cut = &text[..text.len() / 2];
+    let e = parse_fio_output(cut, &path, EngineCheck::RequireRbd).unwrap_err();
+    assert!(matches!(e, FioParseError::Malformed { .. }), "{e}");
+    assert!(e.to_string().contains("single-randwrite.json"));
+    let e =
+        parse_fio_output("fio: engine rbd not loadable\n", &path, EngineCheck::Any).unwrap_err();
+    assert!(matches!(e, FioParseError::NoDocument { .. }), "{e}");
+}
