@@ -27,14 +27,14 @@
 //! builder that maps a Ceph cluster onto stations and classes). The solvers and the
 //! simulator see only a generic [`qn::Network`].
 
-pub mod fio;
 pub mod calibrate;
 pub mod data;
+pub mod fio;
 #[cfg(feature = "gui")]
 pub mod gui;
 pub mod io;
-pub mod model;
 pub mod lab;
+pub mod model;
 pub mod progress;
 pub mod qn;
 pub mod sim;

@@ -7,9 +7,9 @@ use clap::{Parser, Subcommand};
 
 pub mod lab;
 pub mod output;
-pub mod solve;
-pub mod simulate;
 pub mod progress;
+pub mod simulate;
+pub mod solve;
 pub mod validate;
 
 /// Exit code for errors (bad input, I/O, failed external tools).
