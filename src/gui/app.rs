@@ -11,6 +11,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use super::pages::compare::{ComparePage, Variant};
+use super::pages::prediction::PredictionPage;
 use super::pages::{designer::DesignerPage, network::NetworkPage, pending};
 
 /// The pages, in navigation order.
@@ -77,6 +78,7 @@ pub struct State {
     pub designer: DesignerPage,
     pub network: NetworkPage,
     pub compare: ComparePage,
+    pub prediction: PredictionPage,
 }
 
 /// App-wide actions. Pages push them; [`App::apply`] executes them after the frame.
@@ -175,14 +177,23 @@ impl App {
                 });
             });
         });
+        // The prediction follows the designer's text on every page, so it is ready when
+        // the user looks.
+        let origin = self
+            .state
+            .designer
+            .path
+            .as_ref()
+            .map_or_else(|| "scenario editor".to_owned(), |p| p.display().to_string());
+        self.state
+            .prediction
+            .follow(ui.ctx(), &self.state.designer.text, &origin);
         egui::CentralPanel::default().show(ui, |ui| {
             let cmds = &mut self.commands;
             match self.state.page {
                 Page::Designer => self.state.designer.ui(ui, &self.state.recent_files, cmds),
                 Page::Network => self.state.network.ui(ui, cmds),
-                Page::Prediction => {
-                    pending::ui(ui, "Prediction", "predict::predict() and predict::sweep()")
-                }
+                Page::Prediction => self.state.prediction.ui(ui),
                 Page::Compare => self.state.compare.ui(ui),
                 Page::Calibration => {
                     pending::ui(ui, "Calibration", "data::load_runs() and calibrate")

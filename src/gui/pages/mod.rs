@@ -5,3 +5,4 @@ pub mod compare;
 pub mod designer;
 pub mod network;
 pub mod pending;
+pub mod prediction;

@@ -468,31 +468,40 @@ pub fn sweep_populations(n: u32) -> Vec<u32> {
 /// Solves `net` at each population of [`sweep_populations`] (its class's population is the
 /// last). Stops with an error message when cancelled.
 pub fn sweep(net: Network, progress: &dyn Progress) -> SweepResult {
-    let pops = sweep_populations(net.classes[0].population);
+    let n = net.classes[0].population;
+    sweep_at(net, &sweep_populations(n), n, progress)
+}
+
+/// Solves `net` at each population of `pops` (ascending) and keeps the full solution and
+/// bounds at population `at` (which must be one of them).
+pub fn sweep_at(net: Network, pops: &[u32], at: u32, progress: &dyn Progress) -> SweepResult {
     progress.start(pops.len() as u64, "populations");
     let opts = SolveOptions::default();
     let mut curve = Vec::with_capacity(pops.len());
     let mut optimistic = Vec::with_capacity(pops.len());
-    let mut last = None;
-    for n in pops {
+    let mut chosen = None;
+    for &n in pops {
         if progress.is_cancelled() {
             return Err("cancelled".into());
         }
-        let mut at = net.clone();
-        at.classes[0].population = n;
-        let sol = solve(&at, &opts).map_err(|e| e.to_string())?;
+        let mut net_n = net.clone();
+        net_n.classes[0].population = n;
+        let sol = solve(&net_n, &opts).map_err(|e| e.to_string())?;
         curve.push((
             n,
             sol.classes[0].throughput_per_sec,
             sol.classes[0].response_time_secs,
         ));
-        let b = bounds(&at).remove(0);
+        let b = bounds(&net_n).remove(0);
         optimistic.push((n, b.throughput_upper_per_sec, b.response_time_lower_secs));
-        last = Some((sol, b));
+        if n == at {
+            chosen = Some((sol, b));
+        }
         progress.advance(1);
     }
     progress.finish();
-    let (at_population, bounds) = last.ok_or("population must be ≥ 1")?;
+    let (at_population, bounds) =
+        chosen.ok_or_else(|| format!("population {at} is not among the swept populations"))?;
     Ok(NetworkSweep {
         curve,
         optimistic,
