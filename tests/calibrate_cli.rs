@@ -10,7 +10,9 @@ use cephplan::fio::json::{read_fio_file, EngineCheck};
 use predicates::str::contains;
 
 fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
 }
 
 fn cephplan() -> Command {
@@ -32,15 +34,26 @@ fn import(json: &str, csv: &Path) -> assert_cmd::assert::Assert {
 fn import_plain_multi_job_and_client_server_results() {
     let dir = tempfile::tempdir().unwrap();
     let csv = dir.path().join("lab.csv");
-    for json in ["single-randwrite.json", "multi-randwrite.json", "clientserver-randwrite.json"] {
+    for json in [
+        "single-randwrite.json",
+        "multi-randwrite.json",
+        "clientserver-randwrite.json",
+    ] {
         import(json, &csv).success();
     }
     let (runs, _warnings) = load_runs(&csv).unwrap();
     assert_eq!(runs.len(), 3);
-    for (run, json) in runs.iter().zip(["single-randwrite", "multi-randwrite", "clientserver-randwrite"]) {
-        let s = read_fio_file(&fixture(&format!("fio/{json}.json")), EngineCheck::RequireRbd)
-            .unwrap()
-            .summary();
+    for (run, json) in runs.iter().zip([
+        "single-randwrite",
+        "multi-randwrite",
+        "clientserver-randwrite",
+    ]) {
+        let s = read_fio_file(
+            &fixture(&format!("fio/{json}.json")),
+            EngineCheck::RequireRbd,
+        )
+        .unwrap()
+        .summary();
         assert_eq!(run.run_id, json);
         assert_eq!(run.measured.iops, Some(s.total_iops));
         assert_eq!(run.measured.latency_mean_secs, Some(s.latency_mean_secs));
@@ -49,11 +62,19 @@ fn import_plain_multi_job_and_client_server_results() {
         assert!(run.scenario_resolved.as_ref().unwrap().is_file());
     }
     // single: one image at iodepth 16; multi.fio: two jobs on fx1 and fx2 at iodepth 8.
-    assert_eq!((runs[0].workload.images, runs[0].workload.iodepth), (Some(1), Some(16)));
-    assert_eq!((runs[1].workload.images, runs[1].workload.iodepth), (Some(2), Some(8)));
+    assert_eq!(
+        (runs[0].workload.images, runs[0].workload.iodepth),
+        (Some(1), Some(16))
+    );
+    assert_eq!(
+        (runs[1].workload.images, runs[1].workload.iodepth),
+        (Some(2), Some(8))
+    );
     // Importing the same result twice is refused (duplicate run id), nothing written.
     let before = std::fs::read_to_string(&csv).unwrap();
-    import("single-randwrite.json", &csv).failure().stderr(contains("already used"));
+    import("single-randwrite.json", &csv)
+        .failure()
+        .stderr(contains("already used"));
     assert_eq!(std::fs::read_to_string(&csv).unwrap(), before);
 }
 
@@ -87,7 +108,10 @@ fn calibrate_names_row_and_field_of_bad_data() {
     let dir = tempfile::tempdir().unwrap();
     let header = "run_id,system_id,kind,scenario,pattern,block_size,iodepth,images,jobs_per_image,concurrency,read_percent,ceph_release,nodes,iops,bandwidth,latency_mean,latency_p99,ratio,ratio_metric,ratio_reference,source,stated,inferred,assumptions";
     let scen = fixture("seed-000.toml");
-    let row = format!("r1,s,absolute,{},randwrite,4k,16,48,1,,,,,230000,,3.5 millis,,,,,test,,,", scen.display());
+    let row = format!(
+        "r1,s,absolute,{},randwrite,4k,16,48,1,,,,,230000,,3.5 millis,,,,,test,,,",
+        scen.display()
+    );
     let bad = dir.path().join("bad.csv");
     std::fs::write(&bad, format!("{header}\n{row}\n")).unwrap();
     cephplan()

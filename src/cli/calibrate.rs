@@ -78,15 +78,8 @@ pub fn run(args: CalibrateArgs) -> anyhow::Result<ExitCode> {
         ..CalibrateOptions::default()
     };
     let bar = BarProgress::new();
-    let (report, mut model) = calibrate(
-        &prepared,
-        not_modelled,
-        &start,
-        &prior,
-        &files,
-        &opts,
-        &bar,
-    )?;
+    let (report, mut model) =
+        calibrate(&prepared, not_modelled, &start, &prior, &files, &opts, &bar)?;
     model.name = args
         .out
         .file_stem()

@@ -7,8 +7,8 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::{Args, Subcommand};
 
-use cephplan::data::import::{relative_to, run_from_fio, ImportContext};
 use cephplan::data::append_runs;
+use cephplan::data::import::{relative_to, run_from_fio, ImportContext};
 use cephplan::fio::json::{read_fio_file, EngineCheck};
 
 #[derive(Debug, Subcommand)]

@@ -114,8 +114,7 @@ pub fn run_from_fio(out: &FioOutput, ctx: &ImportContext) -> MeasuredRun {
         workload,
         measured: Measured {
             iops: (s.total_iops > 0.0).then_some(s.total_iops),
-            bandwidth_bytes_per_sec: (s.total_bytes_per_sec > 0.0)
-                .then_some(s.total_bytes_per_sec),
+            bandwidth_bytes_per_sec: (s.total_bytes_per_sec > 0.0).then_some(s.total_bytes_per_sec),
             latency_mean_secs: (s.latency_mean_secs > 0.0).then_some(s.latency_mean_secs),
             latency_p99_secs,
             ratio: None,
