@@ -2,6 +2,9 @@
 //! `validate`). Installs a Ctrl-C handler that cancels the run; the library then kills fio
 //! and removes its images.
 
+use cephplan::model::ModelParams;
+use cephplan::predict::PredictOptions;
+use cephplan::spec::Catalogue;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -23,6 +26,12 @@ pub struct ValidateArgs {
     ceph_conf: PathBuf,
     #[arg(long)]
     pool: String,
+    /// Model parameter file for the predictions (default: the shipped models/default.toml).
+    #[arg(long)]
+    model: Option<PathBuf>,
+    /// Record measurements only, without predictions.
+    #[arg(long)]
+    no_predict: bool,
     /// fio server `host:port` (repeatable); each must run `fio --server=ip:HOST,PORT`
     /// with CEPH_CONF set. Without it fio runs here.
     #[arg(long = "client")]
@@ -131,7 +140,22 @@ pub fn run(a: ValidateArgs) -> anyhow::Result<ExitCode> {
     let cancel = progress.cancel.clone();
     // Only one handler per process; a second validate in the same process is not a case.
     let _ = ctrlc::set_handler(move || cancel.cancel());
-    let report = validate::run(&spec, &exec, &validate::NoPredictor, &progress)?;
+    let predictor: Box<dyn validate::Predictor> = if a.no_predict {
+        Box::new(validate::NoPredictor)
+    } else {
+        let scenario = cephplan::spec::load_scenario(&spec.scenario, &Catalogue::builtin())
+            .context("the scenario is needed for predictions (or pass --no-predict)")?;
+        let params = match &a.model {
+            Some(p) => ModelParams::load(p)?,
+            None => ModelParams::shipped_default(),
+        };
+        Box::new(validate::ModelPredictor {
+            scenario,
+            params,
+            options: PredictOptions::default(),
+        })
+    };
+    let report = validate::run(&spec, &exec, predictor.as_ref(), &progress)?;
     match a.format {
         Format::Json => println!("{}", serde_json::to_string_pretty(&report)?),
         Format::Csv => print!("{}", validate::comparison_csv(&report)),
