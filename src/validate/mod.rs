@@ -675,6 +675,55 @@ fn osd_note(cli: &CephCli) -> String {
     }
 }
 
+/// A [`Predictor`] backed by the queueing model: the scenario's workload is replaced by the
+/// point's (pattern, block size, iodepth, images; one fio job per image), then
+/// [`crate::predict::predict`] runs with the given parameters.
+pub struct ModelPredictor {
+    pub scenario: crate::spec::Scenario,
+    pub params: crate::model::ModelParams,
+    pub options: crate::predict::PredictOptions,
+}
+
+impl Predictor for ModelPredictor {
+    fn predict(&self, point: &PointSetting) -> Result<Option<PredictedPoint>, String> {
+        use crate::spec::Pattern;
+        let mut spec = self.scenario.inline_spec();
+        let w = &mut spec.workload;
+        w.pattern = match point.pattern {
+            RwPattern::Randread => Pattern::Randread,
+            RwPattern::Randwrite => Pattern::Randwrite,
+            RwPattern::Randrw => Pattern::Randrw,
+            RwPattern::Read => Pattern::Read,
+            RwPattern::Write => Pattern::Write,
+        };
+        w.block_size = crate::units::Bytes(point.block_size_bytes);
+        w.iodepth = point.iodepth;
+        w.images = point.images;
+        w.jobs_per_image = 1;
+        w.read_percent = match point.pattern {
+            RwPattern::Randrw => Some(f64::from(point.read_percent.unwrap_or(50))),
+            _ => None,
+        };
+        let scenario = self
+            .scenario
+            .revalidate(&spec)
+            .map_err(|e| format!("cannot describe this point as a scenario: {e}"))?;
+        let r = crate::predict::predict(&scenario, &self.params, &self.options)
+            .map_err(|e| format!("prediction failed: {e}"))?;
+        Ok(Some(PredictedPoint {
+            iops: r.iops,
+            iops_interval: r.interval.as_ref().map(|i| (i.iops_low, i.iops_high)),
+            bytes_per_sec: r.bandwidth_bytes_per_sec,
+            latency_mean_secs: r.latency_mean_secs,
+            latency_mean_interval_secs: r
+                .interval
+                .as_ref()
+                .map(|i| (i.latency_mean_low_secs, i.latency_mean_high_secs)),
+            latency_p99_secs: r.latency_p99_secs,
+        }))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -811,54 +860,5 @@ mod tests {
         assert_eq!(r.source, "raw/r1-point-01.json");
         let cmp = comparison_csv(&report);
         assert!(cmp.lines().nth(1).unwrap().starts_with("point,run_id"));
-    }
-}
-
-/// A [`Predictor`] backed by the queueing model: the scenario's workload is replaced by the
-/// point's (pattern, block size, iodepth, images; one fio job per image), then
-/// [`crate::predict::predict`] runs with the given parameters.
-pub struct ModelPredictor {
-    pub scenario: crate::spec::Scenario,
-    pub params: crate::model::ModelParams,
-    pub options: crate::predict::PredictOptions,
-}
-
-impl Predictor for ModelPredictor {
-    fn predict(&self, point: &PointSetting) -> Result<Option<PredictedPoint>, String> {
-        use crate::spec::Pattern;
-        let mut spec = self.scenario.inline_spec();
-        let w = &mut spec.workload;
-        w.pattern = match point.pattern {
-            RwPattern::Randread => Pattern::Randread,
-            RwPattern::Randwrite => Pattern::Randwrite,
-            RwPattern::Randrw => Pattern::Randrw,
-            RwPattern::Read => Pattern::Read,
-            RwPattern::Write => Pattern::Write,
-        };
-        w.block_size = crate::units::Bytes(point.block_size_bytes);
-        w.iodepth = point.iodepth;
-        w.images = point.images;
-        w.jobs_per_image = 1;
-        w.read_percent = match point.pattern {
-            RwPattern::Randrw => Some(f64::from(point.read_percent.unwrap_or(50))),
-            _ => None,
-        };
-        let scenario = self
-            .scenario
-            .revalidate(&spec)
-            .map_err(|e| format!("cannot describe this point as a scenario: {e}"))?;
-        let r = crate::predict::predict(&scenario, &self.params, &self.options)
-            .map_err(|e| format!("prediction failed: {e}"))?;
-        Ok(Some(PredictedPoint {
-            iops: r.iops,
-            iops_interval: r.interval.as_ref().map(|i| (i.iops_low, i.iops_high)),
-            bytes_per_sec: r.bandwidth_bytes_per_sec,
-            latency_mean_secs: r.latency_mean_secs,
-            latency_mean_interval_secs: r
-                .interval
-                .as_ref()
-                .map(|i| (i.latency_mean_low_secs, i.latency_mean_high_secs)),
-            latency_p99_secs: r.latency_p99_secs,
-        }))
     }
 }
