@@ -390,7 +390,9 @@ impl NetworkPage {
                 class.response_time_secs * 1e3
             ));
         });
-        ui.label(format!("solver: {:?} (exact)", r.at_population.method));
+        let m = r.at_population.method;
+        let kind = if m.is_exact() { "exact" } else { "approximate" };
+        ui.label(format!("solver: {m:?} ({kind})"));
         let rows: Vec<(String, f64)> = r
             .at_population
             .stations
