@@ -28,17 +28,29 @@ pub trait FitProblem {
     }
 }
 
-/// Central-difference Jacobian with step `h_j = √ε_machine^(2/3)·max(|x_j|, 1e-8)`
+/// Central-difference Jacobian with step `h_j = ε_machine^(1/3)·max(|x_j|, 1e-8)`
 /// (the usual cube-root-of-epsilon rule for central differences).
 pub fn finite_difference_jacobian(
     f: impl Fn(&[f64]) -> Option<Vec<f64>>,
     x: &[f64],
 ) -> Option<DMatrix<f64>> {
+    finite_difference_jacobian_scaled(f, x, 1e-8)
+}
+
+/// [`finite_difference_jacobian`] with the step floor `typical`: `h_j = ε^(1/3)·max(|x_j|,
+/// typical)`. Parameters that are logarithms sit near 0 (ln 1 = 0) while their natural
+/// scale is 1, so they need `typical = 1`: a step relative to `|x_j|` would be ~1e-13
+/// there and the difference quotient pure rounding noise.
+pub fn finite_difference_jacobian_scaled(
+    f: impl Fn(&[f64]) -> Option<Vec<f64>>,
+    x: &[f64],
+    typical: f64,
+) -> Option<DMatrix<f64>> {
     let r0 = f(x)?;
     let mut j = DMatrix::zeros(r0.len(), x.len());
     let mut p = x.to_vec();
     for k in 0..x.len() {
-        let h = f64::EPSILON.cbrt() * x[k].abs().max(1e-8);
+        let h = f64::EPSILON.cbrt() * x[k].abs().max(typical);
         p[k] = x[k] + h;
         let up = f(&p)?;
         p[k] = x[k] - h;

@@ -255,6 +255,34 @@ pub(crate) fn solve_at(
         net.classes[0].population = population;
         solve::solve(&net, opts)?
     };
+    Ok(solved(cn, population, &sol))
+}
+
+/// Solves a built network at several populations: one exact MVA pass up to the largest
+/// (`solve::single::solve_curve`) when the exact single-class solver is what `opts`
+/// selects, else one solve per population. Results in the order of `populations`.
+pub(crate) fn solve_curve_at(
+    cn: &CephNetwork,
+    populations: &[u32],
+    opts: &SolveOptions,
+) -> Result<Vec<Solved>, PredictError> {
+    let exact_single = cn.network.classes.len() == 1
+        && matches!(
+            opts.method,
+            None | Some(solve::Method::ExactSingleClass | solve::Method::SelfComplementSingleClass)
+        );
+    if !exact_single {
+        return populations.iter().map(|&n| solve_at(cn, n, opts)).collect();
+    }
+    Ok(solve::single::solve_curve(&cn.network, populations)
+        .iter()
+        .zip(populations)
+        .map(|(sol, &n)| solved(cn, n, sol))
+        .collect())
+}
+
+/// Figures, solver information and warnings from one solution.
+fn solved(cn: &CephNetwork, population: u32, sol: &solve::Solution) -> Solved {
     let x = sol.classes[0].throughput_per_sec;
     let stretch: Vec<f64> = cn
         .network
@@ -280,14 +308,14 @@ pub(crate) fn solve_at(
             ));
         }
     }
-    Ok(Solved {
+    Solved {
         figures: figures(cn, population, x, &stretch, &util),
         solver: SolverInfo {
             method: sol.method,
-            convergence: sol.convergence,
+            convergence: sol.convergence.clone(),
         },
         warnings,
-    })
+    }
 }
 
 /// (iops, mean latency) of a scenario under a parameter set: used for gradients.

@@ -3,15 +3,15 @@
 //! flight, so the network is built once and solved per value; other axes rebuild the
 //! scenario (re-validated, so e.g. fewer nodes than replicas is reported as skipped).
 //!
-//! Exact MVA computes every population 1..N on the way to N, so a population sweep could
-//! be one pass; `solve` does not expose its per-population results yet, so each value is
-//! its own solve (see `benches/predict.rs` for the cost).
+//! Exact MVA computes every population 1..N on the way to N, so a population sweep is one
+//! MVA pass at its largest value (`solve::single::solve_curve`; see `benches/predict.rs`
+//! for the cost).
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::{bounds, predict, solve_at, Bottleneck, ModelInfo, PredictError, PredictOptions};
+use super::{bounds, predict, solve_curve_at, Bottleneck, ModelInfo, PredictError, PredictOptions};
 use super::{SolverInfo, REPORT_SCHEMA_VERSION};
 use crate::model::ModelParams;
 use crate::progress::Progress;
@@ -260,30 +260,32 @@ pub fn sweep(
             _ => s.images * s.iodepth,
         };
         let opts = crate::solve::SolveOptions::default();
+        let mut wanted = Vec::new();
         for &v in &spec.values {
-            if progress.is_cancelled() {
-                complete = false;
-                break;
-            }
-            let n = v.checked_mul(u64::from(other)).filter(|&n| n <= 10_000_000);
-            let Some(n) = n else {
-                skipped.push(SkippedPoint {
+            match v.checked_mul(u64::from(other)).filter(|&n| n <= 10_000_000) {
+                Some(n) => wanted.push((v, n as u32)),
+                None => skipped.push(SkippedPoint {
                     value: v,
                     reason: "more than 10,000,000 I/Os in flight".into(),
-                });
-                progress.advance(1);
-                continue;
-            };
-            let n = n as u32;
-            let solved = solve_at(&cn, n, &opts)?;
-            for w in solved.warnings {
-                if !warnings.contains(&w) {
-                    warnings.push(w);
-                }
+                }),
             }
-            solver = solved.solver;
-            points.push(point(v, n, solved.figures, bounds(&cn, n).max_iops));
-            progress.advance(1);
+        }
+        progress.advance((spec.values.len() - wanted.len()) as u64);
+        // One MVA pass serves every population; it is the whole cost of the sweep.
+        let populations: Vec<u32> = wanted.iter().map(|&(_, n)| n).collect();
+        if progress.is_cancelled() {
+            complete = false;
+        } else {
+            for ((v, n), solved) in wanted.iter().zip(solve_curve_at(&cn, &populations, &opts)?) {
+                for w in solved.warnings {
+                    if !warnings.contains(&w) {
+                        warnings.push(w);
+                    }
+                }
+                solver = solved.solver;
+                points.push(point(*v, *n, solved.figures, bounds(&cn, *n).max_iops));
+                progress.advance(1);
+            }
         }
     } else {
         let opts = PredictOptions {

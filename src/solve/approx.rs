@@ -135,9 +135,21 @@ fn convergence(out: &CoreOut, iterations: u32, opts: &SolveOptions) -> Convergen
     }
 }
 
-/// Bard-Schweitzer approximate MVA.
+/// Bard-Schweitzer approximate MVA. A single class is solved as a scalar root (see
+/// [`schweitzer_single`]); several classes by the fixed-point iteration.
 pub fn schweitzer(net: &Network, opts: &SolveOptions) -> Solution {
     let (flat, z, n) = setup(net);
+    if n.len() == 1 {
+        let (x, stretch, conv) = schweitzer_single(&flat, z[0], n[0], opts);
+        return flat.assemble(
+            net,
+            Method::Schweitzer,
+            &[x],
+            &stretch,
+            Some(conv),
+            Vec::new(),
+        );
+    }
     let core = Core { flat: &flat, z };
     let mut q = initial_queues(&flat, &n);
     let out = core.run(&n, &mut q, None, opts);
@@ -150,6 +162,105 @@ pub fn schweitzer(net: &Network, opts: &SolveOptions) -> Solution {
         Some(conv),
         Vec::new(),
     )
+}
+
+/// The single-class Bard-Schweitzer fixed point solved directly for the throughput.
+///
+/// With one class of population `N`, `a = (N−1)/N`, per-copy demand `d_i` and path demand
+/// `p_i` at part `i` with `m_i` copies, the fixed point `q_i = X·d_i·(1 + a·q_i)` gives
+/// `stretch_i = 1/(1 − a·X·d_i)` at a queue (1 at a delay), and the throughput solves
+/// `g(X) = X·(Z + Σ m_i·p_i·stretch_i(X)) − N = 0`. `g` is increasing and convex on
+/// `[0, X_max)`, `X_max = 1/(a·max d_i)`, so Newton's method from the left, kept inside
+/// a bisection bracket, converges monotonically. This is the same fixed point the
+/// iteration in [`Core::run`] approaches, reached in tens of steps instead of up to
+/// `max_iterations` near saturation (where the plain iteration crawls).
+fn schweitzer_single(
+    flat: &Flat,
+    z: f64,
+    n: f64,
+    opts: &SolveOptions,
+) -> (f64, Vec<Vec<f64>>, Convergence) {
+    let a = if n > 0.0 { (n - 1.0) / n } else { 0.0 };
+    let parts = &flat.stations;
+    let stretch_at = |x: f64| -> Vec<f64> {
+        parts
+            .iter()
+            .map(|s| {
+                if s.delay {
+                    1.0
+                } else {
+                    1.0 / (1.0 - a * x * s.d[0])
+                }
+            })
+            .collect()
+    };
+    // g and its derivative.
+    let eval = |x: f64| -> (f64, f64) {
+        let mut r = z;
+        let mut dr = 0.0;
+        for s in parts {
+            let w = s.copies * s.dp[0];
+            if s.delay {
+                r += w;
+            } else {
+                let u = 1.0 - a * x * s.d[0];
+                r += w / u;
+                dr += w * a * s.d[0] / (u * u);
+            }
+        }
+        (x * r - n, r + x * dr)
+    };
+    let d_max = parts
+        .iter()
+        .filter(|s| !s.delay)
+        .map(|s| s.d[0])
+        .fold(0.0, f64::max);
+    let mut hi = if a * d_max > 0.0 {
+        1.0 / (a * d_max)
+    } else {
+        f64::INFINITY
+    };
+    let mut lo = 0.0_f64;
+    let mut x = 0.0_f64;
+    let mut iterations = 0;
+    let mut change = f64::INFINITY;
+    if n <= 0.0 {
+        change = 0.0;
+    }
+    while change > opts.tolerance && iterations < opts.max_iterations {
+        iterations += 1;
+        let (g, dg) = eval(x);
+        if g > 0.0 {
+            hi = hi.min(x);
+        } else {
+            lo = lo.max(x);
+        }
+        let mut next = x - g / dg;
+        if !(next.is_finite() && next > lo && next < hi) {
+            next = if hi.is_finite() {
+                0.5 * (lo + hi)
+            } else {
+                2.0 * lo.max(1e-300)
+            };
+        }
+        change = if next > 0.0 {
+            (next - x).abs() / next
+        } else {
+            0.0
+        };
+        x = next;
+        if hi.is_finite() && (hi - lo) <= opts.tolerance * hi {
+            change = change.min((hi - lo) / hi);
+        }
+    }
+    let stretch = stretch_at(x).into_iter().map(|s| vec![s]).collect();
+    let conv = Convergence {
+        converged: change <= opts.tolerance,
+        iterations,
+        max_relative_change: change,
+        tolerance: opts.tolerance,
+    };
+    (x, stretch, conv)
 }
 
 /// Linearizer: three rounds of (core at N and at N − e_s for every class s, then update
@@ -202,4 +313,57 @@ pub fn linearizer(net: &Network, opts: &SolveOptions) -> Solution {
         Some(conv),
         Vec::new(),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::qn::StationKind;
+    use crate::solve::tests::{check_invariants, class, station};
+
+    /// A single-class network with a multi-server station (Seidmann parts), copies, a
+    /// delay and a think time, at a population that drives it into saturation.
+    fn net(n: u32) -> Network {
+        Network {
+            stations: vec![
+                station("cpu", StationKind::Queue, 8, 3, &[0.004]),
+                station("disk", StationKind::Queue, 1, 12, &[0.010]),
+                station("nic", StationKind::Queue, 1, 3, &[0.0005]),
+                station("lat", StationKind::Delay, 1, 1, &[0.002]),
+            ],
+            classes: vec![class("io", n, 0.001)],
+        }
+    }
+
+    #[test]
+    fn single_class_root_equals_the_fixed_point_iteration() {
+        // Oracle: the plain Bard-Schweitzer iteration (Core::run) run to 1e-13, which the
+        // scalar root must reproduce, from light load (N=1: exact, no queueing) to deep
+        // saturation (disk bound 12/0.010 = 1200/s).
+        let opts = SolveOptions {
+            tolerance: 1e-13,
+            max_iterations: 10_000_000,
+            ..SolveOptions::default()
+        };
+        for n in [1, 2, 5, 20, 100, 1000, 20_000] {
+            let network = net(n);
+            let (flat, z, pop) = setup(&network);
+            let mut q = initial_queues(&flat, &pop);
+            let it = Core { flat: &flat, z }.run(&pop, &mut q, None, &opts);
+            assert!(it.converged, "iteration N={n}: {}", it.change);
+            let sol = schweitzer(&network, &opts);
+            let conv = sol.convergence.as_ref().unwrap();
+            assert!(conv.converged && conv.iterations < 200, "N={n}: {conv:?}");
+            let x = sol.classes[0].throughput_per_sec;
+            assert!(
+                (x - it.x[0]).abs() / it.x[0] < 1e-9,
+                "N={n}: root {x} vs iteration {}",
+                it.x[0]
+            );
+            check_invariants(&network, &sol, 1e-9);
+        }
+        // N=1 has no queueing: X = 1 / (Z + Σ demands).
+        let x1 = schweitzer(&net(1), &opts).classes[0].throughput_per_sec;
+        assert!((x1 - 1.0 / (0.001 + 0.004 + 0.010 + 0.0005 + 0.002)).abs() < 1e-9);
+    }
 }

@@ -21,7 +21,7 @@ pub mod single;
 #[cfg(test)]
 pub(crate) mod oracle;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 /// Which algorithm produced a solution.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -123,13 +123,22 @@ enum Comp<'a> {
     Own,
 }
 
+/// The state of a run at one requested population.
+#[derive(Debug, Clone)]
+struct Snap {
+    population: usize,
+    x: f64,
+    /// Per station: per-copy queue length and stretch factor (R = d · stretch).
+    q: Vec<f64>,
+    stretch: Vec<f64>,
+}
+
 /// What one MVA run returns.
 struct Run {
     /// X(n) for n = 1..=N (index n−1).
     x: Vec<f64>,
-    /// Per station at N: per-copy queue length and stretch factor (R = d · stretch).
-    q: Vec<f64>,
-    stretch: Vec<f64>,
+    /// The requested populations, in increasing order.
+    snaps: Vec<Snap>,
     /// Per station: largest per-copy load X·d seen in textbook-p(0) mode.
     naive_load: Vec<f64>,
     /// Per station: per-copy queue length Q(n), n = 1..=N (only for stations whose
@@ -143,8 +152,50 @@ pub fn solve_exact(net: &Network) -> Solution {
     solve_with(net, NAIVE_SAFE_LOAD, LATTICE_WORK_BUDGET, REFINE_TOLERANCE)
 }
 
+/// Solves a single-class network exactly at several populations in one MVA pass (MVA
+/// computes every population 1..N on its way to N, so a population sweep costs one solve
+/// at its largest value). The class's own population is ignored; the solutions come back
+/// in the order of `populations`, each as [`solve_exact`] would return it at that
+/// population (the stable-`p(0)` plan is chosen for the largest one). Panics if the network
+/// has more than one class.
+pub fn solve_curve(net: &Network, populations: &[u32]) -> Vec<Solution> {
+    let mut want: Vec<usize> = populations.iter().map(|&n| n as usize).collect();
+    want.sort_unstable();
+    want.dedup();
+    let mut top = net.clone();
+    top.classes[0].population = want.last().copied().unwrap_or(0) as u32;
+    let sols = solve_many(
+        &top,
+        &want,
+        NAIVE_SAFE_LOAD,
+        LATTICE_WORK_BUDGET,
+        REFINE_TOLERANCE,
+    );
+    populations
+        .iter()
+        .map(|&n| {
+            let i = want.binary_search(&(n as usize)).expect("requested");
+            sols[i].clone()
+        })
+        .collect()
+}
+
 /// [`solve_exact`] with the load up to which the textbook `p(0)` is trusted.
 pub(crate) fn solve_with(net: &Network, safe_load: f64, budget: f64, refine_tol: f64) -> Solution {
+    let n = net.classes[0].population as usize;
+    solve_many(net, &[n], safe_load, budget, refine_tol)
+        .pop()
+        .expect("one population requested")
+}
+
+/// Solves at every population in `want` (sorted, unique, largest = the class population).
+fn solve_many(
+    net: &Network,
+    want: &[usize],
+    safe_load: f64,
+    budget: f64,
+    refine_tol: f64,
+) -> Vec<Solution> {
     assert_eq!(net.classes.len(), 1, "solve_exact takes one class");
     let n_pop = net.classes[0].population as usize;
     let z = net.classes[0].think_time_secs;
@@ -161,7 +212,7 @@ pub(crate) fn solve_with(net: &Network, safe_load: f64, budget: f64, refine_tol:
         .collect();
     loop {
         let (sts, lattice_groups, approximated) = plan(net, &risky, n_pop, budget);
-        let (runs, refined) = refine(&sts, &lattice_groups, z, n_pop, refine_tol);
+        let (runs, refined) = refine(&sts, &lattice_groups, z, n_pop, want, refine_tol);
         // A station in textbook mode whose load exceeded the safe bound is promoted.
         let mut promoted = false;
         for (st, load) in sts.iter().zip(&runs.naive_load) {
@@ -171,7 +222,11 @@ pub(crate) fn solve_with(net: &Network, safe_load: f64, budget: f64, refine_tol:
             }
         }
         if !promoted {
-            return assemble(net, &sts, &runs, &approximated, refined);
+            return runs
+                .snaps
+                .iter()
+                .map(|snap| assemble(net, &sts, snap, &approximated, refined))
+                .collect();
         }
     }
 }
@@ -193,6 +248,7 @@ fn refine(
     groups: &[Group],
     z: f64,
     n_pop: usize,
+    want: &[usize],
     tol: f64,
 ) -> (Run, Option<(u32, f64)>) {
     let none: Vec<Option<Vec<f64>>> = vec![None; groups.len()];
@@ -200,7 +256,7 @@ fn refine(
         .filter(|&g| groups[g].depth < groups[g].m)
         .collect();
     if approx.is_empty() || n_pop == 0 {
-        return (run_lattice(sts, groups, &none, z, n_pop), None);
+        return (run_lattice(sts, groups, &none, z, n_pop, want), None);
     }
     // Populations beyond N are needed because X'(n) looks at X(n + Q_copy(n)).
     let m_min = approx
@@ -214,7 +270,7 @@ fn refine(
     let mut change = f64::INFINITY;
     while passes < MAX_REFINE_PASSES && change > tol {
         passes += 1;
-        let run = run_lattice(sts, groups, &est, z, n_ext);
+        let run = run_lattice(sts, groups, &est, z, n_ext, &[]);
         change = 0.0;
         for &g in &approx {
             let qc = &run.q_curve[groups[g].station];
@@ -242,7 +298,7 @@ fn refine(
         }
     }
     (
-        run_lattice(sts, groups, &est, z, n_pop),
+        run_lattice(sts, groups, &est, z, n_pop, want),
         Some((passes, change)),
     )
 }
@@ -347,13 +403,15 @@ fn plan(
 }
 
 /// Solves every network of the complement lattice bottom-up (mixed radix, first group
-/// fastest, so `a − e_g` is always solved before `a`) and returns the full network's run.
+/// fastest, so `a − e_g` is always solved before `a`) and returns the full network's run,
+/// with snapshots at the populations in `want`.
 fn run_lattice(
     sts: &[St],
     groups: &[Group],
     estimates: &[Option<Vec<f64>>],
     z: f64,
     n_pop: usize,
+    want: &[usize],
 ) -> Run {
     let radix: Vec<usize> = groups.iter().map(|g| g.depth as usize + 1).collect();
     let size: usize = radix.iter().product();
@@ -376,7 +434,15 @@ fn run_lattice(
                     comps[g] = Comp::Estimate(e);
                 }
             }
-            mva(sts, &copies, &comps, z, n_pop)
+            let last = idx + 1 == size;
+            mva(
+                sts,
+                &copies,
+                &comps,
+                z,
+                n_pop,
+                if last { want } else { &[] },
+            )
         };
         for (l, r) in naive_load.iter_mut().zip(&run.naive_load) {
             *l = f64::max(*l, *r);
@@ -390,11 +456,23 @@ fn run_lattice(
 }
 
 /// One exact MVA run of the network with `copies[i]` copies of internal station `i`;
-/// `comps[g]` is the throughput curve of the complement of lattice group `g`.
-fn mva(sts: &[St], copies: &[u32], comps: &[Comp], z: f64, n_pop: usize) -> Run {
+/// `comps[g]` is the throughput curve of the complement of lattice group `g`. The state at
+/// each population in `want` (sorted) is kept as a [`Snap`].
+fn mva(sts: &[St], copies: &[u32], comps: &[Comp], z: f64, n_pop: usize, want: &[usize]) -> Run {
     let k = sts.len();
     let mut q = vec![0.0; k];
     let mut stretch = vec![1.0; k];
+    let mut snaps = Vec::with_capacity(want.len());
+    let mut next_want = want.iter().copied().peekable();
+    while next_want.peek() == Some(&0) {
+        next_want.next();
+        snaps.push(Snap {
+            population: 0,
+            x: 0.0,
+            q: q.clone(),
+            stretch: stretch.clone(),
+        });
+    }
     let mut naive_load = vec![0.0; k];
     let mut x_curve = Vec::with_capacity(n_pop);
     let total_path: f64 = sts
@@ -406,10 +484,15 @@ fn mva(sts: &[St], copies: &[u32], comps: &[Comp], z: f64, n_pop: usize) -> Run 
         // No work at all (a complement of a network with one station): every job is
         // served instantly, G(n) = 0 for n ≥ 1, so X = ∞ and p(0 | n ≥ 1) of the removed
         // station is 0.
+        snaps.extend(next_want.map(|n| Snap {
+            population: n,
+            x: f64::INFINITY,
+            q: q.clone(),
+            stretch: stretch.clone(),
+        }));
         return Run {
             x: vec![f64::INFINITY; n_pop],
-            q,
-            stretch,
+            snaps,
             naive_load,
             q_curve: vec![Vec::new(); k],
         };
@@ -522,11 +605,19 @@ fn mva(sts: &[St], copies: &[u32], comps: &[Comp], z: f64, n_pop: usize) -> Run 
                 }
             }
         }
+        if next_want.peek() == Some(&n) {
+            next_want.next();
+            snaps.push(Snap {
+                population: n,
+                x,
+                q: q.clone(),
+                stretch: stretch.clone(),
+            });
+        }
     }
     Run {
         x: x_curve,
-        q,
-        stretch,
+        snaps,
         naive_load,
         q_curve,
     }
@@ -535,12 +626,13 @@ fn mva(sts: &[St], copies: &[u32], comps: &[Comp], z: f64, n_pop: usize) -> Run 
 fn assemble(
     net: &Network,
     sts: &[St],
-    run: &Run,
+    run: &Snap,
     approximated: &[String],
     refined: Option<(u32, f64)>,
 ) -> Solution {
     let class = &net.classes[0];
-    let x = run.x.last().copied().unwrap_or(0.0);
+    let population = run.population as u32;
+    let x = run.x;
     let mut stations: Vec<StationSolution> = net
         .stations
         .iter()
@@ -560,11 +652,7 @@ fn assemble(
     for (i, st) in sts.iter().enumerate() {
         let out = &mut stations[st.origin];
         let m = f64::from(st.copies);
-        let stretch = if class.population == 0 {
-            1.0
-        } else {
-            run.stretch[i]
-        };
+        let stretch = if population == 0 { 1.0 } else { run.stretch[i] };
         out.queue_length += run.q[i];
         out.queue_length_total += run.q[i] * m;
         let pc = &mut out.per_class[0];
@@ -603,9 +691,9 @@ fn assemble(
         method,
         classes: vec![ClassSolution {
             name: class.name.clone(),
-            population: class.population,
+            population,
             throughput_per_sec: x,
-            response_time_secs: if class.population == 0 { 0.0 } else { r },
+            response_time_secs: if population == 0 { 0.0 } else { r },
         }],
         stations,
         convergence: None,

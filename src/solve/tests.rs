@@ -520,3 +520,59 @@ fn multiclass_with_multiserver_is_labelled_seidmann() {
     assert!(sol.notes[0].contains("cpu"));
     check_invariants(&net, &sol, 1e-12);
 }
+
+#[test]
+fn solve_curve_equals_one_solve_per_population() {
+    // Oracle: solve_exact at each population separately (itself checked against the
+    // convolution oracle above). The lattice network (c = 128 and 32, complement lattice)
+    // must agree to rounding. In the self-complement network (m = 48) the curve keeps the
+    // plan chosen for its largest population, where the groups are approximated, while a
+    // lone solve at a small population may afford the exact treatment: they may differ by
+    // the approximation's stated error, ≈0.5/m² = 2.2e-4 (bound used: 1e-3), and agree to
+    // rounding at the largest population, where the plans are the same.
+    let lattice = Network::new(
+        vec![
+            station("cores", StationKind::Queue, 128, 1, &[0.128]),
+            station("ssd", StationKind::Queue, 32, 2, &[0.06]),
+            station("link", StationKind::Queue, 1, 1, &[0.002]),
+        ],
+        vec![class("io", 1, 0.5)],
+    )
+    .unwrap();
+    for (net, pops, tol) in [
+        (lattice, vec![600, 0, 1, 37, 300, 600], 1e-12),
+        (group_net(48, 1), vec![1, 8, 64, 512, 2000], 1e-3),
+    ] {
+        let curve = single::solve_curve(&net, &pops);
+        assert_eq!(curve.len(), pops.len());
+        for (&n, sol) in pops.iter().zip(&curve) {
+            let mut one = net.clone();
+            one.classes[0].population = n;
+            let exact = single::solve_exact(&one);
+            assert_eq!(sol.classes[0].population, n);
+            let top = n == *pops.iter().max().unwrap();
+            let tol = if top { 1e-12 } else { tol };
+            if top {
+                assert_eq!(sol.method, exact.method, "N={n}");
+            }
+            let (a, b) = (&sol.classes[0], &exact.classes[0]);
+            assert!(
+                rel(a.throughput_per_sec, b.throughput_per_sec) < tol || n == 0,
+                "N={n}: {} vs {}",
+                a.throughput_per_sec,
+                b.throughput_per_sec
+            );
+            assert!(rel(a.response_time_secs, b.response_time_secs) < tol || n == 0);
+            for (s, e) in sol.stations.iter().zip(&exact.stations) {
+                assert!(
+                    (s.queue_length - e.queue_length).abs() <= tol * e.queue_length.max(1.0),
+                    "N={n} {}",
+                    s.name
+                );
+            }
+            if n > 0 {
+                check_invariants(&one, sol, 1e-9);
+            }
+        }
+    }
+}
