@@ -174,3 +174,45 @@ route = [
         .stdout(predicate::str::contains("\nmix/read,"))
         .stdout(predicate::str::contains("\nmix/write,"));
 }
+
+#[test]
+fn a_ceph_scenario_is_simulated_with_its_replica_fork_join() {
+    let out = cmd()
+        .args([
+            "simulate",
+            "--scenario",
+            "models/examples/seed-000-ampere-altra-max.toml",
+            "--precision",
+            "0.05",
+            "--format",
+            "json",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["classes"][0]["name"], "io");
+    // 4k randwrite: every I/O takes the write branch.
+    assert_eq!(v["labels"][0]["label"], "write");
+    assert_eq!(
+        v["labels"][0]["completions"],
+        v["classes"][0]["completions"]
+    );
+    let names: Vec<&str> = v["stations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
+    assert!(names.contains(&"data_device") && names.contains(&"osd_cluster_rx"));
+    // --network and --scenario are different inputs.
+    cmd()
+        .args(["simulate", "--scenario", "x.toml", "--network", "y.toml"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("cannot be used with"));
+}

@@ -1,5 +1,7 @@
-//! `cephplan predict`: one scenario → IOPS, bandwidth, latency, utilisation, bottleneck.
-//! Also the input loading and number formatting shared by `sweep` and `size`.
+//! `cephplan predict`: one scenario → IOPS, bandwidth, latency, utilisation, bottleneck;
+//! with `--tails`, also simulated percentiles (progress bar on stderr, Ctrl-C stops the
+//! simulation early with wider intervals). Also the input loading, simulation flags and
+//! number formatting shared by `sweep`, `size` and `simulate`.
 
 use std::path::{Path, PathBuf};
 
@@ -8,7 +10,11 @@ use clap::Args;
 
 use super::output::{table, Format};
 use cephplan::model::ModelParams;
-use cephplan::predict::{predict, PredictOptions, PredictionReport};
+use cephplan::predict::{
+    predict, predict_tails, PredictOptions, PredictionReport, TailFigures, TailOptions, TailReport,
+};
+use cephplan::qn::ceph::{CephSimOptions, ServiceShape};
+use cephplan::sim::{Estimate, SimOptions};
 use cephplan::spec::{load_scenario, Catalogue, Scenario};
 
 /// Inputs every prediction command takes.
@@ -40,19 +46,108 @@ impl Inputs {
     }
 }
 
+/// Service-time distribution of the simulated devices.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ShapeArg {
+    /// Exponential, as MVA assumes.
+    Exponential,
+    /// Always the mean (no variability).
+    Deterministic,
+    /// Mean and squared coefficient of variation (give --device-scv).
+    TwoMoment,
+}
+
+/// The device service shape from `--device-service` and `--device-scv`.
+pub fn service_shape(shape: Option<ShapeArg>, scv: Option<f64>) -> anyhow::Result<ServiceShape> {
+    Ok(match (shape, scv) {
+        (None | Some(ShapeArg::Exponential), None) => ServiceShape::Exponential,
+        (Some(ShapeArg::Deterministic), None) => ServiceShape::Deterministic,
+        (Some(ShapeArg::TwoMoment), Some(scv)) => ServiceShape::TwoMoment { scv },
+        (Some(ShapeArg::TwoMoment), None) => {
+            anyhow::bail!("--device-service two-moment needs --device-scv X (e.g. 0.5 for devices steadier than exponential)")
+        }
+        (_, Some(_)) => {
+            anyhow::bail!("--device-scv only applies with --device-service two-moment; add it or drop --device-scv")
+        }
+    })
+}
+
+/// Simulation flags of `predict --tails` and `sweep --percentile` (defaults: seed 1,
+/// precision 0.02, 2·10⁹ events, exponential devices).
+#[derive(Debug, Args)]
+pub struct TailArgs {
+    /// Simulation master seed; the same seed gives the same result (default 1).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Simulate until the mean and p99 are known within this relative half-width at 95 %
+    /// confidence (default 0.02).
+    #[arg(long)]
+    pub precision: Option<f64>,
+    /// Cap on simulated events (default 2000000000).
+    #[arg(long)]
+    pub max_events: Option<u64>,
+    /// Service-time distribution of the simulated devices (default exponential).
+    #[arg(long, value_enum)]
+    pub device_service: Option<ShapeArg>,
+    /// Squared coefficient of variation for --device-service two-moment.
+    #[arg(long)]
+    pub device_scv: Option<f64>,
+}
+
+impl TailArgs {
+    /// True if any simulation flag was given.
+    pub fn given(&self) -> bool {
+        self.seed.is_some()
+            || self.precision.is_some()
+            || self.max_events.is_some()
+            || self.device_service.is_some()
+            || self.device_scv.is_some()
+    }
+
+    pub fn options(&self) -> anyhow::Result<TailOptions> {
+        let d = SimOptions::default();
+        Ok(TailOptions {
+            sim: SimOptions {
+                seed: self.seed.unwrap_or(d.seed),
+                relative_precision: self.precision.unwrap_or(d.relative_precision),
+                max_events: self.max_events.unwrap_or(d.max_events),
+                ..d
+            },
+            service: CephSimOptions {
+                device_service: service_shape(self.device_service, self.device_scv)?,
+                ..CephSimOptions::default()
+            },
+        })
+    }
+}
+
 #[derive(Debug, Args)]
 pub struct PredictArgs {
     #[command(flatten)]
     pub inputs: Inputs,
+    /// Also simulate the scenario: p50/p95/p99/p99.9 and simulated IOPS and mean with
+    /// confidence intervals (fills latency_p99_secs and the `tails` section).
+    #[arg(long)]
+    pub tails: bool,
+    #[command(flatten)]
+    pub sim: TailArgs,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
 }
 
 pub fn run(a: PredictArgs) -> anyhow::Result<()> {
+    if !a.tails && a.sim.given() {
+        anyhow::bail!("--seed, --precision, --max-events and --device-service set up the simulation; add --tails");
+    }
     let (scn, model) = a.inputs.load()?;
-    let r = predict(&scn, &model, &PredictOptions::default())
-        .with_context(|| format!("predicting {}", Path::new(&a.inputs.scenario).display()))?;
+    let what = || format!("predicting {}", Path::new(&a.inputs.scenario).display());
+    let mut r = predict(&scn, &model, &PredictOptions::default()).with_context(what)?;
+    if a.tails {
+        let progress = super::progress::BarProgress::with_ctrl_c();
+        let t = predict_tails(&scn, &model, &a.sim.options()?, &progress).with_context(what)?;
+        r = r.with_tails(t);
+    }
     match a.format {
         Format::Json => println!("{}", serde_json::to_string_pretty(&r)?),
         Format::Csv => print!("{}", csv_report(&r)?),
@@ -150,8 +245,8 @@ fn table_report(s: &Scenario, r: &PredictionReport) -> String {
         &mut o,
         "p99",
         r.latency_p99_secs
-            .map(ms)
-            .unwrap_or_else(|| "not computed (needs the simulator)".into()),
+            .map(|v| format!("{} (simulated)", ms(v)))
+            .unwrap_or_else(|| "not computed (add --tails to simulate)".into()),
     );
     if let Some(i) = &r.interval {
         line(
@@ -195,6 +290,10 @@ fn table_report(s: &Scenario, r: &PredictionReport) -> String {
         ),
     );
     line(&mut o, "solver", format!("{:?}", r.solver.method));
+    if let Some(t) = &r.tails {
+        o.push('\n');
+        o.push_str(&tails_table(t));
+    }
     o.push('\n');
     let mut rows: Vec<(String, f64)> = r.utilization.iter().map(|(k, v)| (k.clone(), *v)).collect();
     rows.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
@@ -203,9 +302,62 @@ fn table_report(s: &Scenario, r: &PredictionReport) -> String {
         .map(|(k, v)| vec![k, format!("{:.1}%", v * 100.0)])
         .collect();
     o.push_str(&table(&["resource", "utilisation"], &rows));
-    for w in &r.warnings {
+    for w in r
+        .warnings
+        .iter()
+        .chain(r.tails.iter().flat_map(|t| &t.warnings))
+    {
         o.push_str(&format!("warning: {w}\n"));
     }
+    o
+}
+
+/// "1.234 ± 0.012 ms".
+pub fn ms_ci(e: &Estimate) -> String {
+    match e.half_width {
+        Some(h) => format!("{:.3} ± {:.3} ms", e.mean * 1e3, h * 1e3),
+        None => ms(e.mean),
+    }
+}
+
+/// "123,456 ± 789".
+pub fn count_ci(e: &Estimate) -> String {
+    match e.half_width {
+        Some(h) => format!("{} ± {}", thousands(e.mean), thousands(h)),
+        None => thousands(e.mean),
+    }
+}
+
+/// The simulated figures as a table (all I/Os, then reads and writes of a mix).
+pub fn tails_table(t: &TailReport) -> String {
+    let row = |name: &str, f: &TailFigures| {
+        vec![
+            name.to_string(),
+            count_ci(&f.iops),
+            ms_ci(&f.latency_mean_secs),
+            ms_ci(&f.latency_p50_secs),
+            ms_ci(&f.latency_p95_secs),
+            ms_ci(&f.latency_p99_secs),
+            ms_ci(&f.latency_p999_secs),
+        ]
+    };
+    let mut rows = vec![row("all", &t.all)];
+    if t.read.is_some() && t.write.is_some() {
+        rows.extend(t.read.iter().map(|f| row("read", f)));
+        rows.extend(t.write.iter().map(|f| row("write", f)));
+    }
+    let mut o = format!(
+        "simulated ({} replications, seed {}, ± = {:.0} % confidence, stop: {:?}, devices {:?})\n",
+        t.replications,
+        t.seed,
+        t.confidence * 100.0,
+        t.stop_reason,
+        t.device_service
+    );
+    o.push_str(&table(
+        &["I/Os", "IOPS", "mean", "p50", "p95", "p99", "p99.9"],
+        &rows,
+    ));
     o
 }
 

@@ -23,6 +23,16 @@ impl BarProgress {
             cancel: CancelToken::new(),
         }
     }
+
+    /// A bar whose cancellation flag is set by Ctrl-C (SIGINT/SIGTERM): long library work
+    /// then stops at its next check and returns what it has. A process has one handler;
+    /// the first bar created this way keeps it.
+    pub fn with_ctrl_c() -> Self {
+        let p = Self::new();
+        let cancel = p.cancel.clone();
+        let _ = ctrlc::set_handler(move || cancel.cancel());
+        p
+    }
 }
 
 impl Progress for BarProgress {

@@ -1,7 +1,10 @@
 //! `cephplan simulate`: runs the discrete-event simulator on a generic network file
-//! (`--network`, read by `qn::file`, simulated as `SimModel::from_network` describes) or on a
-//! simulation-model file with explicit routes and forks (`--model`), and prints the report
-//! (table, JSON or CSV). All numbers come from `cephplan::sim`.
+//! (`--network`, read by `qn::file`, simulated as `SimModel::from_network` describes), on a
+//! simulation-model file with explicit routes and forks (`--model`), or on a Ceph scenario
+//! (`--scenario`, built by `qn::ceph::build_sim` with its replica/shard fork-joins; `--model`
+//! is then the parameter file, as in `predict`), and prints the report (table, JSON or
+//! CSV). A progress bar runs on stderr; Ctrl-C stops early with the replications done. All
+//! numbers come from `cephplan::sim`.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -12,17 +15,31 @@ use cephplan::sim::{self, Estimate, SimOptions, SimReport};
 use super::output::{table, Format};
 
 #[derive(Debug, clap::Args)]
-#[command(group = clap::ArgGroup::new("input").required(true).args(["network", "model"]))]
+#[command(group = clap::ArgGroup::new("input").required(true).multiple(true).args(["network", "model", "scenario"]))]
 pub struct SimulateArgs {
     /// Generic network file (the `cephplan solve --network` format): each class visits each
     /// station once, exponential service equal to its demand, one copy per visit.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["model", "scenario"])]
     pub network: Option<PathBuf>,
+    /// Ceph scenario TOML (as for `predict`): the same stations and demands as the MVA
+    /// model, with replicated and EC writes as fork-joins over the replicas or shards.
+    #[arg(long, value_name = "FILE")]
+    pub scenario: Option<PathBuf>,
+    /// Hardware catalogue for --scenario (default: the built-in one).
+    #[arg(long, value_name = "FILE", requires = "scenario")]
+    pub catalogue: Option<PathBuf>,
+    /// Service-time distribution of the devices (with --scenario).
+    #[arg(long, value_enum, requires = "scenario")]
+    pub device_service: Option<super::predict::ShapeArg>,
+    /// Squared coefficient of variation for --device-service two-moment.
+    #[arg(long, requires = "scenario")]
+    pub device_scv: Option<f64>,
     /// How a network's visits pick among a station's copies (with --network).
     #[arg(long, value_enum, default_value_t = PlacementArg::Random, requires = "network")]
     pub placement: PlacementArg,
     /// Simulation model file (routes, forks, service distributions): TOML if it ends in
-    /// .toml, else JSON; layout in the docs of `cephplan::sim::file`.
+    /// .toml, else JSON; layout in the docs of `cephplan::sim::file`. With --scenario: the
+    /// model parameter file instead (default: the shipped models/default.toml).
     #[arg(long, value_name = "FILE")]
     pub model: Option<PathBuf>,
     /// Master seed: the same seed gives the same report, bit for bit.
@@ -55,6 +72,25 @@ pub enum PlacementArg {
 
 pub fn run(args: SimulateArgs) -> anyhow::Result<ExitCode> {
     let (model, source) = match (&args.network, &args.model) {
+        _ if args.scenario.is_some() => {
+            let path = args.scenario.as_ref().expect("checked");
+            let inputs = super::predict::Inputs {
+                scenario: path.clone(),
+                model: args.model.clone(),
+                catalogue: args.catalogue.clone(),
+            };
+            let (scn, params) = inputs.load()?;
+            let opts = cephplan::qn::ceph::CephSimOptions {
+                device_service: super::predict::service_shape(
+                    args.device_service,
+                    args.device_scv,
+                )?,
+                ..Default::default()
+            };
+            let cs = cephplan::qn::ceph::build_sim(&scn, &params, &opts)
+                .with_context(|| format!("scenario {}", path.display()))?;
+            (cs.model, path)
+        }
         (Some(path), _) => {
             let net = cephplan::qn::file::load_network(path)?;
             let placement = match args.placement {
@@ -66,7 +102,7 @@ pub fn run(args: SimulateArgs) -> anyhow::Result<ExitCode> {
             (m, path)
         }
         (None, Some(path)) => (sim::file::load_model(path)?, path),
-        (None, None) => anyhow::bail!("give --network FILE or --model FILE"),
+        (None, None) => anyhow::bail!("give --network FILE, --model FILE or --scenario FILE"),
     };
     let opts = SimOptions {
         seed: args.seed,
@@ -79,7 +115,7 @@ pub fn run(args: SimulateArgs) -> anyhow::Result<ExitCode> {
         threads: args.threads,
         ..SimOptions::default()
     };
-    let report = sim::simulate(&model, &opts, &super::progress::BarProgress::new())
+    let report = sim::simulate(&model, &opts, &super::progress::BarProgress::with_ctrl_c())
         .with_context(|| format!("simulating {}", source.display()))?;
     match args.format {
         Format::Json => println!("{}", serde_json::to_string_pretty(&report)?),

@@ -1,12 +1,16 @@
 //! `cephplan sweep`: vary one axis of a scenario, print the curve and the knee under a
-//! latency target.
+//! latency target — by MVA mean latency, or with `--percentile` by a simulated percentile
+//! (every point simulated with the same seed; progress bar per point, Ctrl-C stops with
+//! the points done).
 
 use clap::Args;
 
 use super::output::{table, Format};
-use super::predict::{ms, rate, thousands, Inputs};
-use cephplan::predict::{sweep, SweepAxis, SweepReport, SweepSpec};
+use super::predict::{ms, rate, thousands, Inputs, TailArgs};
+use super::progress::BarProgress;
+use cephplan::predict::{sweep, SweepAxis, SweepReport, SweepSpec, TailFigures};
 use cephplan::progress::NoProgress;
+use cephplan::sim::Estimate;
 use cephplan::units::{parse_duration_secs, Bytes};
 
 #[derive(Debug, Args)]
@@ -16,9 +20,16 @@ pub struct SweepArgs {
     /// Axis and values: iodepth|images|jobs|nodes|devices_per_node|clients|block_size=V1,V2,...
     #[arg(long)]
     pub vary: String,
-    /// Report the knee: the highest IOPS with mean latency at most this (e.g. 4ms).
+    /// Report the knee: the highest IOPS with mean latency (or the --percentile) at most
+    /// this (e.g. 4ms).
     #[arg(long)]
     pub latency_target: Option<String>,
+    /// Simulate every point and take the knee by this latency percentile: 50, 95, 99 or
+    /// 99.9 (without it, the MVA mean latency).
+    #[arg(long)]
+    pub percentile: Option<f64>,
+    #[command(flatten)]
+    pub sim: TailArgs,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
@@ -31,9 +42,18 @@ pub fn run(a: SweepArgs) -> anyhow::Result<()> {
         .map(parse_duration_secs)
         .transpose()
         .map_err(|e| anyhow::anyhow!("--latency-target: {e}"))?;
-    let spec = SweepSpec::parse_vary(&a.vary, target)?;
+    let mut spec = SweepSpec::parse_vary(&a.vary, target)?;
     let (scn, model) = a.inputs.load()?;
-    let r = sweep(&scn, &model, &spec, &NoProgress)?;
+    let r = match a.percentile {
+        Some(q) => {
+            spec = spec.with_tails(q, a.sim.options()?)?;
+            sweep(&scn, &model, &spec, &BarProgress::with_ctrl_c())?
+        }
+        None if a.sim.given() => anyhow::bail!(
+            "--seed, --precision, --max-events and --device-service set up the simulation; add --percentile 99"
+        ),
+        None => sweep(&scn, &model, &spec, &NoProgress)?,
+    };
     match a.format {
         Format::Json => println!("{}", serde_json::to_string_pretty(&r)?),
         Format::Csv => print!("{}", csv_report(&r)?),
@@ -56,11 +76,16 @@ fn table_report(r: &SweepReport) -> String {
         r.model.name,
         r.axis.key()
     );
+    let percentile = r
+        .knee
+        .as_ref()
+        .and_then(|k| k.percentile)
+        .or_else(|| r.points.iter().any(|p| p.tails.is_some()).then_some(99.0));
     let rows: Vec<Vec<String>> = r
         .points
         .iter()
         .map(|p| {
-            vec![
+            let mut row = vec![
                 value_text(r.axis, p.value),
                 thousands(f64::from(p.in_flight)),
                 thousands(p.iops),
@@ -77,22 +102,35 @@ fn table_report(r: &SweepReport) -> String {
                     p.bottleneck.resource,
                     p.bottleneck.utilization * 100.0
                 ),
-            ]
+            ];
+            if let (Some(q), Some(t)) = (percentile, &p.tails) {
+                row.push(thousands(t.all.iops.mean));
+                row.push(ms(t.all.latency_mean_secs.mean));
+                row.push(
+                    t.all
+                        .quantile(q / 100.0)
+                        .map(|e| ms(e.mean))
+                        .unwrap_or_default(),
+                );
+            }
+            row
         })
         .collect();
-    o.push_str(&table(
-        &[
-            r.axis.key(),
-            "in flight",
-            "IOPS",
-            "bandwidth",
-            "mean lat",
-            "read lat",
-            "write lat",
-            "bottleneck",
-        ],
-        &rows,
-    ));
+    let sim_p = percentile.map(|q| format!("sim p{q}"));
+    let mut header = vec![
+        r.axis.key(),
+        "in flight",
+        "IOPS",
+        "bandwidth",
+        "mean lat",
+        "read lat",
+        "write lat",
+        "bottleneck",
+    ];
+    if let Some(p) = &sim_p {
+        header.extend(["sim IOPS", "sim mean", p.as_str()]);
+    }
+    o.push_str(&table(&header, &rows));
     for s in &r.skipped {
         o.push_str(&format!(
             "skipped {}={}: {}\n",
@@ -104,12 +142,18 @@ fn table_report(r: &SweepReport) -> String {
     if let Some(k) = &r.knee {
         match (k.value, k.iops, k.latency_mean_secs) {
             (Some(v), Some(iops), Some(l)) => o.push_str(&format!(
-                "\nknee ≤ {}: {}={} → {} IOPS at {} mean\n",
+                "\nknee ≤ {}{}: {}={} → {} IOPS at {} mean{}\n",
                 ms(k.latency_target_secs),
+                k.percentile
+                    .map(|q| format!(" at simulated p{q}"))
+                    .unwrap_or_default(),
                 r.axis.key(),
                 value_text(r.axis, v),
                 thousands(iops),
-                ms(l)
+                ms(l),
+                k.latency_percentile_secs
+                    .map(|p| format!(", p{} {}", k.percentile.unwrap_or(99.0), ms(p)))
+                    .unwrap_or_default()
             )),
             _ => o.push_str(&format!("\nknee: {}\n", k.note)),
         }
@@ -139,8 +183,20 @@ fn csv_report(r: &SweepReport) -> anyhow::Result<String> {
         "bottleneck",
         "bottleneck_utilization",
         "max_iops",
+        "sim_iops",
+        "sim_latency_mean_secs",
+        "sim_latency_p50_secs",
+        "sim_latency_p95_secs",
+        "sim_latency_p99_secs",
+        "sim_latency_p999_secs",
     ])?;
     for p in &r.points {
+        let sim = |f: &dyn Fn(&TailFigures) -> Estimate| {
+            p.tails
+                .as_ref()
+                .map(|t| f(&t.all).mean.to_string())
+                .unwrap_or_default()
+        };
         w.write_record([
             p.value.to_string(),
             p.in_flight.to_string(),
@@ -154,6 +210,12 @@ fn csv_report(r: &SweepReport) -> anyhow::Result<String> {
             p.bottleneck.resource.clone(),
             p.bottleneck.utilization.to_string(),
             p.max_iops.to_string(),
+            sim(&|t| t.iops),
+            sim(&|t| t.latency_mean_secs),
+            sim(&|t| t.latency_p50_secs),
+            sim(&|t| t.latency_p95_secs),
+            sim(&|t| t.latency_p99_secs),
+            sim(&|t| t.latency_p999_secs),
         ])?;
     }
     Ok(String::from_utf8(w.into_inner()?)?)

@@ -3,8 +3,10 @@
 //! meeting an IOPS target under a latency target). Results are serde `*Report` types with a
 //! stable JSON key contract; printing is the CLI's job.
 //!
-//! Not here: the queueing model itself (`qn::ceph`), solving (`solve`), tails (`sim` fills
-//! `latency_p99_secs`).
+//! [`predict_tails`] simulates a scenario for tail latencies (the `tails` section and
+//! `latency_p99_secs`); a sweep with a percentile finds the knee by simulated tails.
+//!
+//! Not here: the queueing model itself (`qn::ceph`), solving (`solve`), simulating (`sim`).
 //!
 //! Per-type latency: a read and a write see the same stations, so with the solved
 //! per-station stretch `s_k = residence_k / demand_k`, `R_read = Σ_k Dpath_read,k · s_k`
@@ -23,9 +25,11 @@ use crate::spec::{CapacityReport, Scenario};
 
 mod sizing;
 mod sweep;
+mod tails;
 
 pub use sizing::{size, SizingReport, SizingSpec, SizingStep};
-pub use sweep::{sweep, KneeReport, SweepAxis, SweepPoint, SweepReport, SweepSpec};
+pub use sweep::{sweep, KneeReport, SweepAxis, SweepPoint, SweepReport, SweepSpec, SweepTails};
+pub use tails::{predict_tails, TailFigures, TailOptions, TailReport};
 
 /// Version of the report formats.
 pub const REPORT_SCHEMA_VERSION: u32 = 1;
@@ -44,6 +48,10 @@ pub enum PredictError {
     },
     #[error("sizing: {problem}; fix: {fix}")]
     BadSizing { problem: String, fix: String },
+    #[error("simulation: {0}")]
+    Sim(#[from] crate::sim::SimError),
+    #[error("no simulated tails: {reason}; raise --max-events (or run without --tails)")]
+    NoTails { reason: String },
 }
 
 /// Options for [`predict`].
@@ -134,7 +142,7 @@ pub struct PredictionReport {
     pub latency_read_mean_secs: Option<f64>,
     /// None when the workload has no writes.
     pub latency_write_mean_secs: Option<f64>,
-    /// None until the simulator fills it.
+    /// None until the simulator fills it (`with_tails`): the simulated p99 of all I/Os.
     pub latency_p99_secs: Option<f64>,
     pub bottleneck: Bottleneck,
     /// Queueing resource → per-server utilisation of one copy (0..1).
@@ -147,6 +155,10 @@ pub struct PredictionReport {
     pub warnings: Vec<String>,
     pub model: ModelInfo,
     pub solver: SolverInfo,
+    /// Simulated IOPS, mean and percentiles with confidence intervals; None (null) unless
+    /// the scenario was simulated (`predict --tails`).
+    #[serde(default)]
+    pub tails: Option<TailReport>,
 }
 
 /// The performance figures of one solved population (shared by predict and sweeps).
@@ -445,6 +457,7 @@ pub fn predict(
         warnings,
         model: ModelInfo::of(p),
         solver,
+        tails: None,
     })
 }
 

@@ -3,6 +3,11 @@
 //! flight, so the network is built once and solved per value; other axes rebuild the
 //! scenario (re-validated, so e.g. fewer nodes than replicas is reported as skipped).
 //!
+//! With [`SweepTails`] every point is also simulated (`qn::ceph::build_sim`, the same seed at
+//! every point so that points differ only by the axis value: common random numbers) and
+//! the knee is the highest simulated IOPS whose simulated percentile (e.g. p99) meets the
+//! target.
+//!
 //! Exact MVA computes every population 1..N on the way to N, so a population sweep is one
 //! MVA pass at its largest value (`solve::single::solve_curve`; see `benches/predict.rs`
 //! for the cost).
@@ -11,11 +16,12 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use super::tails::{simulate_model, CancelOnly, TailOptions, TailReport};
 use super::{bounds, predict, solve_curve_at, Bottleneck, ModelInfo, PredictError, PredictOptions};
 use super::{SolverInfo, REPORT_SCHEMA_VERSION};
 use crate::model::ModelParams;
 use crate::progress::Progress;
-use crate::qn::ceph::build;
+use crate::qn::ceph::{build, build_sim};
 use crate::solve::Method;
 use crate::spec::Scenario;
 
@@ -71,8 +77,21 @@ pub struct SweepSpec {
     pub axis: SweepAxis,
     /// Values in the axis unit (block size in bytes), in the order to report.
     pub values: Vec<u64>,
-    /// Report the knee: the highest IOPS whose mean latency is at most this.
+    /// Report the knee: the highest IOPS whose mean latency (or simulated percentile, with
+    /// `tails`) is at most this.
     pub latency_target_secs: Option<f64>,
+    /// Simulate every point; the knee then uses the simulated percentile.
+    #[serde(default)]
+    pub tails: Option<SweepTails>,
+}
+
+/// Simulation of every sweep point.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SweepTails {
+    /// Latency percentile of the knee, in percent: 50, 95, 99 or 99.9.
+    pub percentile: f64,
+    /// Simulation options; the same seed is used at every point.
+    pub options: TailOptions,
 }
 
 impl SweepSpec {
@@ -132,7 +151,29 @@ impl SweepSpec {
             axis,
             values,
             latency_target_secs,
+            tails: None,
         })
+    }
+
+    /// Simulates every point with `options` and takes the knee by the simulated
+    /// `percentile` (50, 95, 99 or 99.9, the percentiles the simulator reports).
+    pub fn with_tails(
+        mut self,
+        percentile: f64,
+        options: TailOptions,
+    ) -> Result<Self, PredictError> {
+        if !crate::sim::QUANTILES.contains(&(percentile / 100.0)) {
+            return Err(PredictError::BadSweep {
+                input: format!("percentile {percentile}"),
+                problem: "the simulator reports only p50, p95, p99 and p99.9".into(),
+                fix: "use --percentile 50, 95, 99 or 99.9".into(),
+            });
+        }
+        self.tails = Some(SweepTails {
+            percentile,
+            options,
+        });
+        Ok(self)
     }
 }
 
@@ -152,6 +193,9 @@ pub struct SweepPoint {
     pub bottleneck: Bottleneck,
     pub utilization: BTreeMap<String, f64>,
     pub max_iops: f64,
+    /// Simulated figures, when the sweep simulates (`SweepSpec::tails`).
+    #[serde(default)]
+    pub tails: Option<TailReport>,
 }
 
 /// A value that could not be evaluated (e.g. fewer nodes than replicas).
@@ -165,10 +209,18 @@ pub struct SkippedPoint {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct KneeReport {
     pub latency_target_secs: f64,
+    /// Percentile (in percent) the target applies to; None: the MVA mean latency.
+    #[serde(default)]
+    pub percentile: Option<f64>,
     /// Axis value reaching the highest IOPS within the target; None when no point does.
     pub value: Option<u64>,
+    /// IOPS at the knee (simulated when `percentile` is set).
     pub iops: Option<f64>,
+    /// Mean latency at the knee (simulated when `percentile` is set).
     pub latency_mean_secs: Option<f64>,
+    /// The simulated percentile at the knee (with `percentile`).
+    #[serde(default)]
+    pub latency_percentile_secs: Option<f64>,
     pub note: String,
 }
 
@@ -187,41 +239,71 @@ pub struct SweepReport {
     pub solver: SolverInfo,
 }
 
-/// The knee among sweep points: the highest IOPS whose mean latency ≤ target.
-pub fn knee(points: &[SweepPoint], target_secs: f64, axis: SweepAxis) -> KneeReport {
-    let best = points
+/// The knee among sweep points: the highest IOPS whose MVA mean latency (`percentile`
+/// None) or simulated percentile is at most the target; points without simulated tails are
+/// left out of a percentile knee.
+fn knee(
+    points: &[SweepPoint],
+    target_secs: f64,
+    axis: SweepAxis,
+    percentile: Option<f64>,
+) -> KneeReport {
+    // (point, iops, mean, measure compared with the target)
+    let measured: Vec<(&SweepPoint, f64, f64, f64)> = points
         .iter()
-        .filter(|p| p.latency_mean_secs <= target_secs)
-        .max_by(|a, b| a.iops.total_cmp(&b.iops));
+        .filter_map(|p| match percentile {
+            None => Some((p, p.iops, p.latency_mean_secs, p.latency_mean_secs)),
+            Some(q) => {
+                let t = p.tails.as_ref()?;
+                let lat = t.all.quantile(q / 100.0)?.mean;
+                Some((p, t.all.iops.mean, t.all.latency_mean_secs.mean, lat))
+            }
+        })
+        .collect();
+    let what = match percentile {
+        None => "mean latency".to_string(),
+        Some(q) => format!("simulated p{q}"),
+    };
+    let best = measured
+        .iter()
+        .filter(|m| m.3 <= target_secs)
+        .max_by(|a, b| a.1.total_cmp(&b.1));
     match best {
-        Some(p) => KneeReport {
+        Some(&(p, iops, mean, lat)) => KneeReport {
             latency_target_secs: target_secs,
+            percentile,
             value: Some(p.value),
-            iops: Some(p.iops),
-            latency_mean_secs: Some(p.latency_mean_secs),
+            iops: Some(iops),
+            latency_mean_secs: Some(mean),
+            latency_percentile_secs: percentile.map(|_| lat),
             note: format!(
-                "{}={} gives the highest IOPS with mean latency ≤ {:.3} ms",
+                "{}={} gives the highest {}IOPS with {what} ≤ {:.3} ms",
                 axis.key(),
                 p.value,
+                if percentile.is_some() {
+                    "simulated "
+                } else {
+                    ""
+                },
                 target_secs * 1e3
             ),
         },
         None => {
-            let low = points
-                .iter()
-                .min_by(|a, b| a.latency_mean_secs.total_cmp(&b.latency_mean_secs));
+            let low = measured.iter().min_by(|a, b| a.3.total_cmp(&b.3));
             KneeReport {
                 latency_target_secs: target_secs,
+                percentile,
                 value: None,
                 iops: None,
                 latency_mean_secs: None,
+                latency_percentile_secs: None,
                 note: match low {
-                    Some(p) => format!(
-                        "no point meets {:.3} ms; the lowest mean latency is {:.3} ms at {}={}",
+                    Some(m) => format!(
+                        "no point meets {:.3} ms; the lowest {what} is {:.3} ms at {}={}",
                         target_secs * 1e3,
-                        p.latency_mean_secs * 1e3,
+                        m.3 * 1e3,
                         axis.key(),
-                        p.value
+                        m.0.value
                     ),
                     None => "no points were evaluated".into(),
                 },
@@ -250,9 +332,26 @@ pub fn sweep(
         spec.values.len() as u64,
         &format!("sweep {}", spec.axis.key()),
     );
+    // Simulates one point; None when the sweep was cancelled meanwhile.
+    let simulate_point =
+        |model: &crate::sim::SimModel, label: String| -> Result<Option<TailReport>, PredictError> {
+            let Some(t) = &spec.tails else {
+                return Ok(None);
+            };
+            progress.message(&format!("{label}: simulating"));
+            let r = simulate_model(model, &t.options, &CancelOnly(progress));
+            if progress.is_cancelled() {
+                return Ok(None);
+            }
+            r.map(Some)
+        };
     if spec.axis.is_population() {
         let cn = build(s, p)?;
         warnings.extend(cn.warnings.iter().cloned());
+        let cs = match &spec.tails {
+            Some(t) => Some(build_sim(s, p, &t.options.service)?),
+            None => None,
+        };
         // I/Os in flight per unit of the axis value.
         let other = match spec.axis {
             SweepAxis::Iodepth => s.images * s.jobs_per_image,
@@ -283,7 +382,20 @@ pub fn sweep(
                     }
                 }
                 solver = solved.solver;
-                points.push(point(*v, *n, solved.figures, bounds(&cn, *n).max_iops));
+                let mut pt = point(*v, *n, solved.figures, bounds(&cn, *n).max_iops);
+                if let Some(cs) = &cs {
+                    match simulate_point(
+                        &cs.with_population(*n),
+                        format!("{}={v}", spec.axis.key()),
+                    )? {
+                        Some(t) => pt.tails = Some(t),
+                        None => {
+                            complete = false;
+                            break;
+                        }
+                    }
+                }
+                points.push(pt);
                 progress.advance(1);
             }
         }
@@ -314,6 +426,19 @@ pub fn sweep(
                 }),
                 Ok(sv) => {
                     let r = predict(&sv, p, &opts)?;
+                    let tails = match &spec.tails {
+                        Some(t) => {
+                            let cs = build_sim(&sv, p, &t.options.service)?;
+                            match simulate_point(&cs.model, format!("{}={v}", spec.axis.key()))? {
+                                Some(t) => Some(t),
+                                None => {
+                                    complete = false;
+                                    break;
+                                }
+                            }
+                        }
+                        None => None,
+                    };
                     for w in r.warnings {
                         if !warnings.contains(&w) {
                             warnings.push(w);
@@ -333,6 +458,7 @@ pub fn sweep(
                         bottleneck: r.bottleneck,
                         utilization: r.utilization,
                         max_iops: r.bounds.max_iops,
+                        tails,
                     });
                 }
             }
@@ -340,9 +466,22 @@ pub fn sweep(
         }
     }
     progress.finish();
-    let knee = spec
-        .latency_target_secs
-        .map(|t| knee(&points, t, spec.axis));
+    let knee = spec.latency_target_secs.map(|t| {
+        knee(
+            &points,
+            t,
+            spec.axis,
+            spec.tails.as_ref().map(|t| t.percentile),
+        )
+    });
+    for pt in &points {
+        for w in pt.tails.iter().flat_map(|t| &t.warnings) {
+            let w = format!("{}={}: {w}", spec.axis.key(), pt.value);
+            if !warnings.contains(&w) {
+                warnings.push(w);
+            }
+        }
+    }
     Ok(SweepReport {
         schema_version: REPORT_SCHEMA_VERSION,
         scenario: s.name.clone(),
@@ -371,5 +510,6 @@ fn point(value: u64, in_flight: u32, f: super::Figures, max_iops: f64) -> SweepP
         bottleneck: f.bottleneck,
         utilization: f.utilization,
         max_iops,
+        tails: None,
     }
 }

@@ -1,7 +1,12 @@
 //! The one builder that maps a validated Ceph [`Scenario`] and a [`ModelParams`] onto a
 //! generic closed queueing [`Network`]. Solvers and the simulator see only the network.
 //!
-//! Not here: solving (`solve`), the report (`predict`), or parsing (`spec`).
+//! [`build_sim`] (module [`sim`]) builds the same scenario as a simulation model with real
+//! fork-joins (replicas, EC shards) from the same per-operation costs (`Plan`), for tail
+//! latencies.
+//!
+//! Not here: solving (`solve`), simulating (`sim`), the report (`predict`), or parsing
+//! (`spec`).
 //!
 //! # The model (what users must be able to trust)
 //!
@@ -77,6 +82,10 @@ use super::{Class, Demand, Network, NetworkError, Station, StationKind};
 use crate::model::{names, ModelError, ModelParams};
 use crate::spec::{CpuEntry, DriveEntry, Protection, Scenario};
 
+pub mod sim;
+
+pub use sim::{build_sim, CephSim, CephSimOptions, ServiceShape};
+
 /// Ceph's default erasure-code stripe unit (`osd_pool_erasure_code_stripe_unit`), bytes.
 pub const EC_STRIPE_UNIT_BYTES: f64 = 4096.0;
 
@@ -105,6 +114,8 @@ pub enum BuildError {
     Model(#[from] ModelError),
     #[error("the Ceph network is invalid: {0}; this is a cephplan bug or a degenerate model parameter (check the model file)")]
     Network(#[from] NetworkError),
+    #[error("the Ceph simulation model is invalid: {0}; check the service options (an SCV must be finite and ≥ 0), otherwise this is a cephplan bug")]
+    Sim(#[from] crate::sim::SimModelError),
 }
 
 /// Per-station accumulator for one I/O type.
@@ -182,208 +193,316 @@ fn device_delay_secs(d: &DriveEntry, write: bool, iops_override: Option<f64>) ->
     (lat - 1.0 / iops).max(0.0)
 }
 
+/// Device work of one OSD write or read: seconds at the device queue (`svc`) and at its
+/// latency delay (`lat`), for the data device and, for writes with a WAL device, the WAL.
+#[derive(Debug, Clone, Copy)]
+struct DeviceWork {
+    data_svc: f64,
+    data_lat: f64,
+    wal: Option<(f64, f64)>,
+}
+
+/// The stations of a scenario and the service time of every operation on them: the one
+/// place where hardware and parameters become seconds. [`build`] sums these times into
+/// per-station demands; [`sim::build_sim`] lays the same times out as routes with forks, so
+/// the two models cannot drift apart.
+struct Plan<'a> {
+    s: &'a Scenario,
+    /// Stations in network order, with empty demands.
+    stations: Vec<Station>,
+    ids: Ids,
+    warnings: Vec<String>,
+    /// Block size, bytes.
+    bs: f64,
+    osd_read: f64,
+    osd_write: f64,
+    per_byte: f64,
+    osd_speed: f64,
+    osd_scale: f64,
+    net_eff: f64,
+    cluster_rate: f64,
+    /// Data-device and WAL-device ops per OSD write.
+    data_ops: f64,
+    wal_ops: f64,
+    /// Per I/O: client CPU, client NIC and public-network transfer of `bs`.
+    client_cpu_secs: f64,
+    client_wire_secs: f64,
+    public_wire_secs: f64,
+    fixed_read_secs: f64,
+    fixed_write_secs: f64,
+}
+
+impl<'a> Plan<'a> {
+    fn new(s: &'a Scenario, p: &ModelParams) -> Result<Self, BuildError> {
+        let mut warnings = Vec::new();
+        let osd_read = p.require(names::OSD_CPU_READ)?;
+        let osd_write = p.require(names::OSD_CPU_WRITE)?;
+        let per_byte = p.require(names::CPU_PER_BYTE)?;
+        let client_gc = p.require(names::CLIENT_CPU)?;
+        let smt = p.require(names::SMT_GAIN)?;
+        let wa = p.require(names::WRITE_AMP)?;
+        let wal_share = p.require(names::WAL_SHARE)?;
+        let shard_threads = p.require(names::SHARD_THREADS)?;
+        let net_eff = p.require(names::NET_EFF)?;
+        let fixed_r = p.require(names::FIXED_READ)?;
+        let fixed_w = p.require(names::FIXED_WRITE)?;
+        let (release, w) = p.release_factor(&s.ceph_release);
+        warnings.extend(w);
+        let osd_arch = p.arch_efficiency(s.node_cpu.arch.as_str())?;
+        let client_arch = p.arch_efficiency(s.client_cpu.arch.as_str())?;
+
+        // CPU speed in gigacycles per second per core, and the server scaling.
+        let osd_eff_cores =
+            cores(&s.node_cpu, s.sockets, smt).min(f64::from(s.osds_per_node()) * shard_threads);
+        let osd_servers = servers_for(osd_eff_cores);
+        let osd_scale = f64::from(osd_servers) / osd_eff_cores;
+        let osd_speed = s.node_cpu.ghz * osd_arch * release;
+        let cl_eff_cores = cores(&s.client_cpu, s.client_sockets, smt);
+        let cl_servers = servers_for(cl_eff_cores);
+        let cl_scale = f64::from(cl_servers) / cl_eff_cores;
+        let bs = s.block_size_bytes as f64;
+        let client_cpu_secs =
+            (client_gc + bs * per_byte) / (s.client_cpu.ghz * client_arch) * cl_scale;
+
+        // Stations.
+        let mut stations: Vec<Station> = Vec::new();
+        let mut add = |name: &str, kind: StationKind, servers: u32, m: u32| {
+            stations.push(Station {
+                name: name.to_string(),
+                kind,
+                servers,
+                multiplicity: m,
+                demands: Vec::new(),
+            });
+            stations.len() - 1
+        };
+        use StationKind::{Delay, Queue};
+        let client_cpu = add("client_cpu", Queue, cl_servers, s.client_nodes);
+        let client_tx = add("client_nic_tx", Queue, 1, s.client_nodes);
+        let client_rx = add("client_nic_rx", Queue, 1, s.client_nodes);
+        let pub_rx = add("osd_public_rx", Queue, 1, s.nodes);
+        let pub_tx = add("osd_public_tx", Queue, 1, s.nodes);
+        let (cl_tx, cl_rx) = if s.cluster_bits_per_sec.is_some() {
+            (
+                add("osd_cluster_tx", Queue, 1, s.nodes),
+                add("osd_cluster_rx", Queue, 1, s.nodes),
+            )
+        } else {
+            (pub_tx, pub_rx)
+        };
+        let osd_cpu = add("osd_cpu", Queue, osd_servers, s.nodes);
+        let data_count = s.data.count_per_node * s.nodes;
+        let data = add("data_device", Queue, 1, data_count);
+        let data_lat = add("data_device_latency", Delay, 1, 1);
+        let wal = s.wal.as_ref().map(|w| {
+            (
+                add("wal_device", Queue, 1, w.count_per_node * s.nodes),
+                add("wal_device_latency", Delay, 1, 1),
+            )
+        });
+        let soft = add("software_latency", Delay, 1, 1);
+        let ids = Ids {
+            client_cpu,
+            client_tx,
+            client_rx,
+            pub_rx,
+            pub_tx,
+            cl_tx,
+            cl_rx,
+            osd_cpu,
+            data,
+            data_lat,
+            wal,
+            soft,
+        };
+
+        // Device writes per OSD write of `bytes`: data-device ops and WAL ops.
+        let (data_ops, wal_ops) = match &s.wal {
+            Some(_) => (wa * (1.0 - wal_share), wa * wal_share),
+            None => (wa, 0.0),
+        };
+        let mut plan = Plan {
+            s,
+            stations,
+            ids,
+            warnings,
+            bs,
+            osd_read,
+            osd_write,
+            per_byte,
+            osd_speed,
+            osd_scale,
+            net_eff,
+            cluster_rate: s.cluster_bits_per_sec.unwrap_or(s.public_bits_per_sec),
+            data_ops,
+            wal_ops,
+            client_cpu_secs,
+            client_wire_secs: 0.0,
+            public_wire_secs: 0.0,
+            fixed_read_secs: fixed_r,
+            fixed_write_secs: fixed_w,
+        };
+        plan.client_wire_secs = plan.wire_secs(bs, s.client_nic_bits_per_sec);
+        plan.public_wire_secs = plan.wire_secs(bs, s.public_bits_per_sec);
+        Ok(plan)
+    }
+
+    fn wire_secs(&self, bytes: f64, bits_per_sec: f64) -> f64 {
+        bytes * 8.0 / (bits_per_sec * self.net_eff)
+    }
+
+    /// Transfer of `bytes` on the cluster network (the public one when there is none).
+    fn cluster_wire_secs(&self, bytes: f64) -> f64 {
+        self.wire_secs(bytes, self.cluster_rate)
+    }
+
+    /// OSD CPU time of `ops` operations of `op_cost` gigacycles moving `bytes`.
+    fn osd_cpu_secs(&self, ops: f64, bytes: f64, op_cost: f64) -> f64 {
+        (ops * op_cost + bytes * self.per_byte) / self.osd_speed * self.osd_scale
+    }
+
+    /// Device work of one OSD write of `bytes` (all its `write_amplification` device ops).
+    fn device_write(&self, bytes: f64) -> DeviceWork {
+        let dd = &self.s.data.drive;
+        let wal = self.s.wal.as_ref().map(|w| {
+            let sync = w.drive.sync_write_4k_iops;
+            (
+                self.wal_ops * device_service_secs(&w.drive, true, bytes, sync),
+                self.wal_ops * device_delay_secs(&w.drive, true, sync),
+            )
+        });
+        DeviceWork {
+            data_svc: self.data_ops * device_service_secs(dd, true, bytes, None),
+            data_lat: self.data_ops * device_delay_secs(dd, true, None),
+            wal,
+        }
+    }
+
+    /// Device work of one device read of `bytes`.
+    fn device_read(&self, bytes: f64) -> DeviceWork {
+        let dd = &self.s.data.drive;
+        DeviceWork {
+            data_svc: device_service_secs(dd, false, bytes, None),
+            data_lat: device_delay_secs(dd, false, None),
+            wal: None,
+        }
+    }
+
+    /// Data shards an EC read of `bs` touches, `min(k, ⌈bs / 4 KiB⌉)` (≥ 1).
+    fn ec_read_shards(&self, k: u32) -> f64 {
+        f64::from(k)
+            .min((self.bs / EC_STRIPE_UNIT_BYTES).ceil())
+            .max(1.0)
+    }
+
+    /// Bytes an EC write of `bs` writes on each shard: whole stripe units.
+    fn ec_chunk_bytes(&self, k: u32) -> f64 {
+        (self.bs / (f64::from(k) * EC_STRIPE_UNIT_BYTES)).ceil() * EC_STRIPE_UNIT_BYTES
+    }
+
+    /// True when an EC write of `bs` does not cover whole stripes (read-modify-write).
+    fn ec_partial_stripe(&self, k: u32) -> bool {
+        (self.bs % (f64::from(k) * EC_STRIPE_UNIT_BYTES)) != 0.0
+    }
+}
+
 /// Builds the closed network of a scenario under a parameter set.
 pub fn build(s: &Scenario, p: &ModelParams) -> Result<CephNetwork, BuildError> {
-    let mut warnings = Vec::new();
-    let osd_read = p.require(names::OSD_CPU_READ)?;
-    let osd_write = p.require(names::OSD_CPU_WRITE)?;
-    let per_byte = p.require(names::CPU_PER_BYTE)?;
-    let client_gc = p.require(names::CLIENT_CPU)?;
-    let smt = p.require(names::SMT_GAIN)?;
-    let wa = p.require(names::WRITE_AMP)?;
-    let wal_share = p.require(names::WAL_SHARE)?;
-    let shard_threads = p.require(names::SHARD_THREADS)?;
-    let net_eff = p.require(names::NET_EFF)?;
-    let fixed_r = p.require(names::FIXED_READ)?;
-    let fixed_w = p.require(names::FIXED_WRITE)?;
-    let (release, w) = p.release_factor(&s.ceph_release);
-    warnings.extend(w);
-    let osd_arch = p.arch_efficiency(s.node_cpu.arch.as_str())?;
-    let client_arch = p.arch_efficiency(s.client_cpu.arch.as_str())?;
-
-    // CPU speed in gigacycles per second per core, and the server scaling.
-    let osd_eff_cores =
-        cores(&s.node_cpu, s.sockets, smt).min(f64::from(s.osds_per_node()) * shard_threads);
-    let osd_servers = servers_for(osd_eff_cores);
-    let osd_scale = f64::from(osd_servers) / osd_eff_cores;
-    let osd_speed = s.node_cpu.ghz * osd_arch * release;
-    let osd_cpu_secs = |ops: f64, bytes: f64, op_cost: f64| {
-        (ops * op_cost + bytes * per_byte) / osd_speed * osd_scale
-    };
-    let cl_eff_cores = cores(&s.client_cpu, s.client_sockets, smt);
-    let cl_servers = servers_for(cl_eff_cores);
-    let cl_scale = f64::from(cl_servers) / cl_eff_cores;
-    let client_cpu_secs =
-        |bytes: f64| (client_gc + bytes * per_byte) / (s.client_cpu.ghz * client_arch) * cl_scale;
-
-    let bs = s.block_size_bytes as f64;
-    let wire = |bytes: f64, bits_per_sec: f64| bytes * 8.0 / (bits_per_sec * net_eff);
-    let cluster_rate = s.cluster_bits_per_sec.unwrap_or(s.public_bits_per_sec);
-
-    // Stations.
-    let mut stations: Vec<Station> = Vec::new();
-    let mut add = |name: &str, kind: StationKind, servers: u32, m: u32| {
-        stations.push(Station {
-            name: name.to_string(),
-            kind,
-            servers,
-            multiplicity: m,
-            demands: Vec::new(),
-        });
-        stations.len() - 1
-    };
-    use StationKind::{Delay, Queue};
-    let client_cpu = add("client_cpu", Queue, cl_servers, s.client_nodes);
-    let client_tx = add("client_nic_tx", Queue, 1, s.client_nodes);
-    let client_rx = add("client_nic_rx", Queue, 1, s.client_nodes);
-    let pub_rx = add("osd_public_rx", Queue, 1, s.nodes);
-    let pub_tx = add("osd_public_tx", Queue, 1, s.nodes);
-    let (cl_tx, cl_rx) = if s.cluster_bits_per_sec.is_some() {
-        (
-            add("osd_cluster_tx", Queue, 1, s.nodes),
-            add("osd_cluster_rx", Queue, 1, s.nodes),
-        )
-    } else {
-        (pub_tx, pub_rx)
-    };
-    let osd_cpu = add("osd_cpu", Queue, osd_servers, s.nodes);
-    let data_count = s.data.count_per_node * s.nodes;
-    let data = add("data_device", Queue, 1, data_count);
-    let data_lat = add("data_device_latency", Delay, 1, 1);
-    let wal = s.wal.as_ref().map(|w| {
-        (
-            add("wal_device", Queue, 1, w.count_per_node * s.nodes),
-            add("wal_device_latency", Delay, 1, 1),
-        )
-    });
-    let soft = add("software_latency", Delay, 1, 1);
-    let ids = Ids {
-        client_cpu,
-        client_tx,
-        client_rx,
-        pub_rx,
-        pub_tx,
-        cl_tx,
-        cl_rx,
-        osd_cpu,
-        data,
-        data_lat,
-        wal,
-        soft,
-    };
-    let k = stations.len();
-    let dd = &s.data.drive;
+    let plan = Plan::new(s, p)?;
+    let ids = &plan.ids;
+    let k = plan.stations.len();
+    let bs = plan.bs;
     let mut rd = Acc::new(k);
     let mut wr = Acc::new(k);
 
     // Client side and public network: the same for every protection scheme.
-    let c = client_cpu_secs(bs);
+    let c = plan.client_cpu_secs;
     rd.add(ids.client_cpu, c, c);
     wr.add(ids.client_cpu, c, c);
-    let t = wire(bs, s.client_nic_bits_per_sec);
+    let t = plan.client_wire_secs;
     rd.add(ids.client_rx, t, t);
     wr.add(ids.client_tx, t, t);
-    let t = wire(bs, s.public_bits_per_sec);
+    let t = plan.public_wire_secs;
     rd.add(ids.pub_tx, t, t);
     wr.add(ids.pub_rx, t, t);
-    rd.add(ids.soft, fixed_r, fixed_r);
-    wr.add(ids.soft, fixed_w, fixed_w);
+    rd.add(ids.soft, plan.fixed_read_secs, plan.fixed_read_secs);
+    wr.add(ids.soft, plan.fixed_write_secs, plan.fixed_write_secs);
 
-    // Device writes per OSD write of `bytes`: data-device ops and WAL ops.
-    let (data_ops, wal_ops) = match &s.wal {
-        Some(_) => (wa * (1.0 - wal_share), wa * wal_share),
-        None => (wa, 0.0),
-    };
-    let wal_drive = s.wal.as_ref().map(|w| &w.drive);
-    // Adds `copies` parallel OSD writes of `bytes` each (path: one of them).
-    let device_writes = |acc: &mut Acc, copies: f64, bytes: f64| {
-        let svc = data_ops * device_service_secs(dd, true, bytes, None);
-        let lat = data_ops * device_delay_secs(dd, true, None);
-        acc.add(ids.data, copies * svc, svc);
-        acc.add(ids.data_lat, copies * lat, lat);
-        if let (Some((wq, wl)), Some(wd)) = (ids.wal, wal_drive) {
-            let sync = wd.sync_write_4k_iops;
-            let svc = wal_ops * device_service_secs(wd, true, bytes, sync);
-            let lat = wal_ops * device_delay_secs(wd, true, sync);
+    // Adds `copies` parallel device operations (path: one of them).
+    let device = |acc: &mut Acc, copies: f64, w: DeviceWork| {
+        acc.add(ids.data, copies * w.data_svc, w.data_svc);
+        acc.add(ids.data_lat, copies * w.data_lat, w.data_lat);
+        if let (Some((wq, wl)), Some((svc, lat))) = (ids.wal, w.wal) {
             acc.add(wq, copies * svc, svc);
             acc.add(wl, copies * lat, lat);
         }
-    };
-    // Adds `count` parallel device reads of `bytes` each (path: one of them).
-    let device_reads = |acc: &mut Acc, count: f64, bytes: f64| {
-        let svc = device_service_secs(dd, false, bytes, None);
-        let lat = device_delay_secs(dd, false, None);
-        acc.add(ids.data, count * svc, svc);
-        acc.add(ids.data_lat, count * lat, lat);
     };
 
     match s.protection {
         Protection::Replicated { size } => {
             let r = f64::from(size);
             // Read: one op on the primary.
-            let cpu = osd_cpu_secs(1.0, bs, osd_read);
+            let cpu = plan.osd_cpu_secs(1.0, bs, plan.osd_read);
             rd.add(ids.osd_cpu, cpu, cpu);
-            device_reads(&mut rd, 1.0, bs);
+            device(&mut rd, 1.0, plan.device_read(bs));
             // Write: r ops, primary + one replica on the path.
-            let one = osd_cpu_secs(1.0, bs, osd_write);
+            let one = plan.osd_cpu_secs(1.0, bs, plan.osd_write);
             wr.add(ids.osd_cpu, r * one, r.min(2.0) * one);
-            let repl = wire((r - 1.0) * bs, cluster_rate);
+            let repl = plan.cluster_wire_secs((r - 1.0) * bs);
             wr.add(ids.cl_tx, repl, repl);
             let one_copy = if size > 1 {
-                wire(bs, cluster_rate)
+                plan.cluster_wire_secs(bs)
             } else {
                 0.0
             };
             wr.add(ids.cl_rx, repl, one_copy);
-            device_writes(&mut wr, r, bs);
+            device(&mut wr, r, plan.device_write(bs));
         }
         Protection::Erasure { k: ek, m: em } => {
             let (kf, n) = (f64::from(ek), f64::from(ek + em));
-            let stripe = kf * EC_STRIPE_UNIT_BYTES;
             // Read: t data shards of bs/t each; the primary gathers t−1 of them.
-            let touched = kf.min((bs / EC_STRIPE_UNIT_BYTES).ceil()).max(1.0);
+            let touched = plan.ec_read_shards(ek);
             let shard = bs / touched;
-            let cpu_all = osd_cpu_secs(touched, bs, osd_read);
-            let cpu_one = osd_cpu_secs(1.0, shard, osd_read);
+            let cpu_all = plan.osd_cpu_secs(touched, bs, plan.osd_read);
+            let cpu_one = plan.osd_cpu_secs(1.0, shard, plan.osd_read);
             // The primary's own op plus one remote shard op are on the path.
             rd.add(ids.osd_cpu, cpu_all, cpu_one * touched.min(2.0));
-            let gather = wire((touched - 1.0) * shard, cluster_rate);
+            let gather = plan.cluster_wire_secs((touched - 1.0) * shard);
             rd.add(
                 ids.cl_tx,
                 gather,
                 if touched > 1.0 {
-                    wire(shard, cluster_rate)
+                    plan.cluster_wire_secs(shard)
                 } else {
                     0.0
                 },
             );
             rd.add(ids.cl_rx, gather, gather);
-            device_reads(&mut rd, touched, shard);
+            device(&mut rd, touched, plan.device_read(shard));
             // Write: a chunk on each of the k+m shards.
-            let stripes = (bs / stripe).ceil();
-            let chunk = stripes * EC_STRIPE_UNIT_BYTES;
+            let chunk = plan.ec_chunk_bytes(ek);
             // Encoding touches bs·(k+m)/k bytes at the primary, on the path.
-            let encode = osd_cpu_secs(0.0, bs * n / kf, 0.0);
-            let one = osd_cpu_secs(1.0, chunk, osd_write);
+            let encode = plan.osd_cpu_secs(0.0, bs * n / kf, 0.0);
+            let one = plan.osd_cpu_secs(1.0, chunk, plan.osd_write);
             wr.add(ids.osd_cpu, n * one + encode, 2.0 * one + encode);
-            let send = wire((n - 1.0) * chunk, cluster_rate);
+            let send = plan.cluster_wire_secs((n - 1.0) * chunk);
             wr.add(ids.cl_tx, send, send);
-            wr.add(ids.cl_rx, send, wire(chunk, cluster_rate));
-            device_writes(&mut wr, n, chunk);
-            if (bs % stripe) != 0.0 {
+            wr.add(ids.cl_rx, send, plan.cluster_wire_secs(chunk));
+            device(&mut wr, n, plan.device_write(chunk));
+            if plan.ec_partial_stripe(ek) {
                 // Read-modify-write: read the k data chunks of the partial stripe first.
-                let cpu_all = osd_cpu_secs(kf, kf * EC_STRIPE_UNIT_BYTES, osd_read);
-                let cpu_one = osd_cpu_secs(1.0, EC_STRIPE_UNIT_BYTES, osd_read);
+                let cpu_all = plan.osd_cpu_secs(kf, kf * EC_STRIPE_UNIT_BYTES, plan.osd_read);
+                let cpu_one = plan.osd_cpu_secs(1.0, EC_STRIPE_UNIT_BYTES, plan.osd_read);
                 wr.add(ids.osd_cpu, cpu_all, 2.0 * cpu_one);
-                let back = wire((kf - 1.0) * EC_STRIPE_UNIT_BYTES, cluster_rate);
+                let back = plan.cluster_wire_secs((kf - 1.0) * EC_STRIPE_UNIT_BYTES);
                 let one_back = if ek > 1 {
-                    wire(EC_STRIPE_UNIT_BYTES, cluster_rate)
+                    plan.cluster_wire_secs(EC_STRIPE_UNIT_BYTES)
                 } else {
                     0.0
                 };
                 wr.add(ids.cl_tx, back, one_back);
                 wr.add(ids.cl_rx, back, back);
-                device_reads(&mut wr, kf, EC_STRIPE_UNIT_BYTES);
+                device(&mut wr, kf, plan.device_read(EC_STRIPE_UNIT_BYTES));
             }
         }
     }
@@ -391,6 +510,11 @@ pub fn build(s: &Scenario, p: &ModelParams) -> Result<CephNetwork, BuildError> {
     let read = rd.demands();
     let write = wr.demands();
     let pr = s.read_fraction;
+    let Plan {
+        mut stations,
+        warnings,
+        ..
+    } = plan;
     for (i, st) in stations.iter_mut().enumerate() {
         st.demands = vec![Demand::forked(
             pr * read[i].secs + (1.0 - pr) * write[i].secs,

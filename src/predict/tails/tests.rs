@@ -1,0 +1,152 @@
+//! Simulated tails against the exact MVA prediction of the same scenario. Oracles: for
+//! r = 1 and exponential service the simulation model and the MVA network are the same
+//! product-form network, so exact MVA (`predict`) is the true mean; with r = 3 the
+//! fork-join waits for the slowest of three replicas, which MVA's one-replica path
+//! demand cannot exceed.
+
+use super::*;
+use crate::predict::{predict, sweep, PredictOptions, SweepSpec};
+use crate::progress::NoProgress;
+use crate::qn::ceph::tests::{params, tiny};
+
+/// TINY (3 nodes × 2 devices, OSD CPU the bottleneck at 60k IOPS) with 32 I/Os in flight.
+fn loaded(edit: impl Fn(String) -> String) -> Scenario {
+    tiny(|t| edit(t.replace("iodepth = 1", "iodepth = 8")))
+}
+
+fn opts(seed: u64) -> TailOptions {
+    TailOptions {
+        sim: SimOptions {
+            seed,
+            ..SimOptions::default()
+        },
+        service: CephSimOptions::default(),
+    }
+}
+
+#[test]
+fn without_forks_the_simulation_agrees_with_exact_mva() {
+    let s = loaded(|t| t.replace("replicated = 3", "replicated = 1"));
+    let p = params();
+    let mva = predict(&s, &p, &PredictOptions::default()).unwrap();
+    assert_eq!(mva.solver.method, crate::solve::Method::ExactSingleClass);
+    let t = predict_tails(&s, &p, &opts(11), &NoProgress).unwrap();
+    assert_eq!(t.stop_reason, StopReason::PrecisionReached);
+    assert!(
+        t.all.iops.contains(mva.iops),
+        "IOPS: simulated {:?}, exact MVA {}",
+        t.all.iops,
+        mva.iops
+    );
+    assert!(
+        t.all.latency_mean_secs.contains(mva.latency_mean_secs),
+        "mean: simulated {:?}, exact MVA {}",
+        t.all.latency_mean_secs,
+        mva.latency_mean_secs
+    );
+    assert!(t.read.is_none() && t.write.is_some());
+}
+
+#[test]
+fn three_replica_fork_join_is_slower_than_the_one_replica_path_and_has_a_tail() {
+    let s = loaded(|t| t);
+    let p = params();
+    let mva = predict(&s, &p, &PredictOptions::default()).unwrap();
+    let t = predict_tails(&s, &p, &opts(12), &NoProgress).unwrap();
+    let w = t.write.as_ref().unwrap();
+    let mva_write = mva.latency_write_mean_secs.unwrap();
+    let low = w.latency_mean_secs.mean - w.latency_mean_secs.half_width.unwrap();
+    assert!(
+        low >= mva_write,
+        "simulated write mean {:?} vs MVA {mva_write}",
+        w.latency_mean_secs
+    );
+    assert!(w.latency_p99_secs.mean > w.latency_mean_secs.mean);
+    assert!(t.all.latency_p999_secs.mean > t.all.latency_p99_secs.mean);
+    assert!(t.all.latency_p95_secs.mean > t.all.latency_p50_secs.mean);
+    let r = mva.with_tails(t.clone());
+    assert_eq!(r.latency_p99_secs, Some(t.all.latency_p99_secs.mean));
+    let json = serde_json::to_value(&r).unwrap();
+    assert!(json["tails"]["latency_p999_secs"]["half_width"].is_number());
+    assert!(json["tails"]["iops"]["mean"].is_number());
+}
+
+#[test]
+fn a_mix_reports_reads_and_writes_whose_rates_add_up() {
+    let s = loaded(|t| t.replace("\"randwrite\"", "\"randrw\"\nread_percent = 70"));
+    let mut o = opts(13);
+    o.sim.relative_precision = 0.05;
+    let t = predict_tails(&s, &params(), &o, &NoProgress).unwrap();
+    let (r, w) = (t.read.unwrap(), t.write.unwrap());
+    // Every I/O is a read or a write: the rates add up in every replication, so their
+    // means do (to rounding).
+    let sum = r.iops.mean + w.iops.mean;
+    assert!(
+        (sum - t.all.iops.mean).abs() < 1e-9 * sum,
+        "{sum} vs {:?}",
+        t.all.iops
+    );
+    // 70 % reads: the read share of the simulated rate is within its noise of 0.7.
+    let share = r.iops.mean / t.all.iops.mean;
+    assert!((share - 0.7).abs() < 0.01, "{share}");
+    // Reads avoid the replica fork: faster than writes.
+    assert!(r.latency_mean_secs.mean < w.latency_mean_secs.mean);
+}
+
+#[test]
+fn no_room_for_a_replication_is_an_error_with_a_remedy() {
+    let mut o = opts(1);
+    o.sim.max_events = 1_000;
+    let e = predict_tails(&loaded(|t| t), &params(), &o, &NoProgress).unwrap_err();
+    assert!(e.to_string().contains("--max-events"), "{e}");
+}
+
+#[test]
+fn a_sweep_with_tails_takes_the_knee_by_the_simulated_percentile() {
+    let mut o = opts(3);
+    o.sim.relative_precision = 0.05;
+    o.sim.samples_per_replication = 5_000;
+    let spec = SweepSpec::parse_vary("iodepth=1,4,16", Some(1e-3))
+        .unwrap()
+        .with_tails(99.0, o.clone())
+        .unwrap();
+    let s = tiny(|t| t);
+    let r = sweep(&s, &params(), &spec, &NoProgress).unwrap();
+    assert!(r.complete);
+    let p99: Vec<f64> = r
+        .points
+        .iter()
+        .map(|p| p.tails.as_ref().unwrap().all.latency_p99_secs.mean)
+        .collect();
+    // Latency grows with the load (4 → 64 I/Os in flight on a 60k-IOPS CPU bottleneck).
+    assert!(p99.windows(2).all(|w| w[0] < w[1]), "{p99:?}");
+    let k = r.knee.unwrap();
+    assert_eq!(k.percentile, Some(99.0));
+    // Simulated IOPS grow with the load too, so the knee (highest IOPS within the target)
+    // is the last point whose simulated p99 meets 1 ms.
+    let iops: Vec<f64> = r
+        .points
+        .iter()
+        .map(|p| p.tails.as_ref().unwrap().all.iops.mean)
+        .collect();
+    assert!(iops.windows(2).all(|w| w[0] < w[1]), "{iops:?}");
+    let want = r.points.iter().zip(&p99).rfind(|(_, l)| **l <= 1e-3);
+    assert_eq!(k.value, want.map(|(p, _)| p.value), "{p99:?}");
+    if let Some((pt, &l)) = want {
+        assert_eq!(k.latency_percentile_secs, Some(l));
+        assert_eq!(k.iops, Some(pt.tails.as_ref().unwrap().all.iops.mean));
+    }
+    // Common random numbers: the point at iodepth=4 is the same simulation as a
+    // one-point sweep at 4 with the same seed.
+    let one = SweepSpec::parse_vary("iodepth=4", None)
+        .unwrap()
+        .with_tails(99.0, o)
+        .unwrap();
+    let r1 = sweep(&s, &params(), &one, &NoProgress).unwrap();
+    assert_eq!(r1.points[0].tails, r.points[1].tails);
+    let e = SweepSpec::parse_vary("iodepth=4", None)
+        .unwrap()
+        .with_tails(98.0, TailOptions::default())
+        .unwrap_err();
+    assert!(e.to_string().contains("99.9"), "{e}");
+}

@@ -1,0 +1,284 @@
+//! The simulation twin of [`super::build`]: the same Ceph scenario as a [`SimModel`] whose
+//! routes state the fork-joins that the MVA network can only summarise as path demands.
+//!
+//! **Same stations, same numbers.** The stations (names, kinds, servers, multiplicities) and
+//! every service time come from the same per-operation costs as the MVA network, so the
+//! simulated demand at every station equals [`Demand::secs`](crate::qn::Demand) of the
+//! network and the longest branch of a route (by mean) equals the sum of its path demands
+//! (tests check both). A station with `m` copies is simulated as `m` copies: every visit
+//! picks one copy uniformly at random and is served there for the whole operation, so each
+//! copy sees `1/m` of the work, as MVA's multiplicity assumes — demand is never inflated.
+//!
+//! **Routes** (one closed class `io`, no think time, population = I/Os in flight; a mix is a
+//! random [`Route::choose`] between the labelled branches `read` and `write` with the read
+//! share as probability, so read and write latencies are reported separately):
+//!
+//! | I/O | route |
+//! |---|---|
+//! | read, replicated (or EC touching one shard) | client CPU → primary OSD CPU → device read → public tx → client rx → software latency |
+//! | read, EC touching `t > 1` shards | client CPU → primary OSD CPU → fork(local device read ∥ `t−1` × (remote OSD CPU → device read → cluster tx)) → primary cluster rx of the `t−1` shards → public tx → client rx → software latency |
+//! | write, replicated size `r` | client CPU → client tx → public rx → primary OSD CPU → cluster tx of `r−1` copies → fork(primary device write ∥ `r−1` × (cluster rx → replica OSD CPU → device write)) → software latency |
+//! | write, EC `k+m` | as replicated with `k+m` shards of one chunk each and the encoding on the primary's CPU; a partial-stripe write first gathers `k` data chunks like an EC read |
+//!
+//! A device write is the data-device queue then its latency delay (then the WAL device and
+//! its delay when there is one). Visits with zero mean are left out.
+//!
+//! **Placement.** Every station is [`Placement::Random`]; the first visits of a fork's
+//! branches go to distinct copies when they are to the same station (the replicas'
+//! cluster-rx NICs, so replicas land on distinct nodes). Later visits are independent, so
+//! a replica's device may be the primary's device (probability `1/devices` per replica, 1.4 %
+//! with 72 OSDs), which CRUSH rules out; it is the even-spread assumption MVA makes too.
+//!
+//! **Service distributions** are exponential unless [`CephSimOptions`] says otherwise: the
+//! devices (queue and latency delay) and the rest can each be deterministic or follow the
+//! two-moment family of [`Dist::two_moment`].
+//!
+//! Not here: running the simulation or reporting (`predict::predict_tails`), the generic
+//! simulator (`sim`).
+
+use serde::{Deserialize, Serialize};
+
+use super::{build, BuildError, CephNetwork, DeviceWork, Plan, EC_STRIPE_UNIT_BYTES};
+use crate::model::ModelParams;
+use crate::qn::StationKind;
+use crate::sim::{Dist, Placement, Route, SimModel, SimStation, StationId};
+use crate::spec::{Protection, Scenario};
+
+/// Label of the read branch of a mixed workload in the simulation report.
+pub const READ_LABEL: &str = "read";
+/// Label of the write branch of a mixed workload in the simulation report.
+pub const WRITE_LABEL: &str = "write";
+
+/// Shape of a group of service-time distributions, each with the mean the model gives.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ServiceShape {
+    /// Exponential (SCV 1): the MVA assumption.
+    #[default]
+    Exponential,
+    /// Always exactly the mean (SCV 0).
+    Deterministic,
+    /// The two-moment family with this squared coefficient of variation.
+    TwoMoment { scv: f64 },
+}
+
+impl ServiceShape {
+    /// The distribution of this shape with the given mean.
+    pub fn dist(self, mean_secs: f64) -> Dist {
+        match self {
+            ServiceShape::Exponential => Dist::exponential(mean_secs),
+            ServiceShape::Deterministic => Dist::deterministic(mean_secs),
+            ServiceShape::TwoMoment { scv } => Dist::two_moment(mean_secs, scv),
+        }
+    }
+}
+
+/// How the Ceph simulation model draws service times. [`Default`]: all exponential.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default)]
+pub struct CephSimOptions {
+    /// Data and WAL devices: the device queues and their latency delays.
+    pub device_service: ServiceShape,
+    /// Every other station (CPUs, NICs, software latency).
+    pub other_service: ServiceShape,
+}
+
+/// A scenario built for simulation, with the MVA network of the same scenario.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CephSim {
+    /// One closed class "io" whose route is described in the module docs.
+    pub model: SimModel,
+    /// The MVA network of the same scenario and parameters (same station order).
+    pub network: CephNetwork,
+}
+
+impl CephSim {
+    /// The same model with `population` I/Os in flight (a population sweep).
+    pub fn with_population(&self, population: u32) -> SimModel {
+        let mut m = self.model.clone();
+        for c in &mut m.classes {
+            if let crate::sim::Arrivals::Closed { population: p, .. } = &mut c.arrivals {
+                *p = population;
+            }
+        }
+        m
+    }
+}
+
+/// Lays out routes: skips zero-mean visits and picks the distribution per station group.
+struct Layout<'p, 'a> {
+    plan: &'p Plan<'a>,
+    opts: CephSimOptions,
+}
+
+impl Layout<'_, '_> {
+    fn visit(&self, r: Route, station: usize, mean_secs: f64) -> Route {
+        if mean_secs <= 0.0 {
+            return r;
+        }
+        let ids = &self.plan.ids;
+        let device = station == ids.data
+            || station == ids.data_lat
+            || ids.wal.is_some_and(|(q, l)| station == q || station == l);
+        let shape = if device {
+            self.opts.device_service
+        } else {
+            self.opts.other_service
+        };
+        r.visit(StationId(station), shape.dist(mean_secs))
+    }
+
+    /// Appends the device work of one OSD operation: data device, then WAL device.
+    fn device(&self, r: Route, w: DeviceWork) -> Route {
+        let ids = &self.plan.ids;
+        let mut r = self.visit(r, ids.data, w.data_svc);
+        r = self.visit(r, ids.data_lat, w.data_lat);
+        if let (Some((q, l)), Some((svc, lat))) = (ids.wal, w.wal) {
+            r = self.visit(r, q, svc);
+            r = self.visit(r, l, lat);
+        }
+        r
+    }
+
+    /// `branches` (≥ 1) in parallel: the primary's `local` work and `branches − 1` copies of
+    /// `remote`; a single branch is inlined.
+    fn fork(&self, r: Route, branches: u32, local: Route, remote: Route) -> Route {
+        if branches <= 1 {
+            return r.then(local);
+        }
+        r.fork(std::iter::once(local).chain((1..branches).map(|_| remote.clone())))
+    }
+
+    /// A read of `shards` data shards of `shard_bytes` each, gathered at the primary: the
+    /// primary's op, then the local read in parallel with the remote shards (op, read, send),
+    /// then the primary receives the remote shards.
+    fn gather(&self, r: Route, shards: u32, shard_bytes: f64) -> Route {
+        let p = self.plan;
+        let ids = &p.ids;
+        let cpu_one = p.osd_cpu_secs(1.0, shard_bytes, p.osd_read);
+        let read = p.device_read(shard_bytes);
+        let r = self.visit(r, ids.osd_cpu, cpu_one);
+        let local = self.device(Route::new(), read);
+        let remote = self.visit(Route::new(), ids.osd_cpu, cpu_one);
+        let remote = self.device(remote, read);
+        let remote = self.visit(remote, ids.cl_tx, p.cluster_wire_secs(shard_bytes));
+        let r = self.fork(r, shards, local, remote);
+        self.visit(
+            r,
+            ids.cl_rx,
+            p.cluster_wire_secs(f64::from(shards.saturating_sub(1)) * shard_bytes),
+        )
+    }
+
+    /// A write of `copies` copies (replicas or EC shards) of `bytes` each, after the
+    /// primary's CPU work `primary_cpu_secs`: the primary sends `copies − 1`, then writes
+    /// its own copy in parallel with the others (receive, op, write).
+    fn replicate(&self, r: Route, copies: u32, bytes: f64, primary_cpu_secs: f64) -> Route {
+        let p = self.plan;
+        let ids = &p.ids;
+        let one = p.osd_cpu_secs(1.0, bytes, p.osd_write);
+        let write = p.device_write(bytes);
+        let r = self.visit(r, ids.osd_cpu, primary_cpu_secs);
+        let r = self.visit(
+            r,
+            ids.cl_tx,
+            p.cluster_wire_secs(f64::from(copies.saturating_sub(1)) * bytes),
+        );
+        let local = self.device(Route::new(), write);
+        let remote = self.visit(Route::new(), ids.cl_rx, p.cluster_wire_secs(bytes));
+        let remote = self.visit(remote, ids.osd_cpu, one);
+        let remote = self.device(remote, write);
+        self.fork(r, copies, local, remote)
+    }
+
+    fn read_route(&self) -> Route {
+        let p = self.plan;
+        let ids = &p.ids;
+        let r = self.visit(Route::new(), ids.client_cpu, p.client_cpu_secs);
+        let r = match p.s.protection {
+            Protection::Replicated { .. } => self.gather(r, 1, p.bs),
+            Protection::Erasure { k, .. } => {
+                let touched = p.ec_read_shards(k);
+                self.gather(r, touched as u32, p.bs / touched)
+            }
+        };
+        let r = self.visit(r, ids.pub_tx, p.public_wire_secs);
+        let r = self.visit(r, ids.client_rx, p.client_wire_secs);
+        self.visit(r, ids.soft, p.fixed_read_secs)
+    }
+
+    fn write_route(&self) -> Route {
+        let p = self.plan;
+        let ids = &p.ids;
+        let r = self.visit(Route::new(), ids.client_cpu, p.client_cpu_secs);
+        let r = self.visit(r, ids.client_tx, p.client_wire_secs);
+        let r = self.visit(r, ids.pub_rx, p.public_wire_secs);
+        let r = match p.s.protection {
+            Protection::Replicated { size } => {
+                self.replicate(r, size, p.bs, p.osd_cpu_secs(1.0, p.bs, p.osd_write))
+            }
+            Protection::Erasure { k, m } => {
+                let r = if p.ec_partial_stripe(k) {
+                    self.gather(r, k, EC_STRIPE_UNIT_BYTES)
+                } else {
+                    r
+                };
+                let chunk = p.ec_chunk_bytes(k);
+                let n = f64::from(k + m);
+                let encode = p.osd_cpu_secs(0.0, p.bs * n / f64::from(k), 0.0);
+                let one = p.osd_cpu_secs(1.0, chunk, p.osd_write);
+                self.replicate(r, k + m, chunk, one + encode)
+            }
+        };
+        self.visit(r, ids.soft, p.fixed_write_secs)
+    }
+}
+
+/// Builds the simulation model of a scenario (see the module docs) together with its MVA
+/// network.
+pub fn build_sim(
+    s: &Scenario,
+    p: &ModelParams,
+    opts: &CephSimOptions,
+) -> Result<CephSim, BuildError> {
+    let network = build(s, p)?;
+    let plan = Plan::new(s, p)?;
+    let layout = Layout {
+        plan: &plan,
+        opts: *opts,
+    };
+    let mut b = SimModel::builder();
+    for st in &plan.stations {
+        b.station(SimStation {
+            name: st.name.clone(),
+            kind: st.kind,
+            servers: st.servers,
+            multiplicity: if st.kind == StationKind::Delay {
+                1
+            } else {
+                st.multiplicity
+            },
+            placement: Placement::Random,
+        });
+    }
+    let pr = s.read_fraction;
+    let branches: Vec<(&str, f64, Route)> = [
+        (READ_LABEL, pr, layout.read_route()),
+        (WRITE_LABEL, 1.0 - pr, layout.write_route()),
+    ]
+    .into_iter()
+    .filter(|(_, prob, _)| *prob > 0.0)
+    .collect();
+    b.closed_class(
+        "io",
+        s.population(),
+        Dist::deterministic(0.0),
+        Route::new().choose(branches),
+    );
+    Ok(CephSim {
+        model: b.build()?,
+        network,
+    })
+}
+
+#[cfg(test)]
+mod tests;
