@@ -346,3 +346,73 @@ fn validation_run_against_a_conf_without_a_cluster_reports_the_error() {
     assert!(v.points().is_empty());
     assert!(v.field_errors().is_empty());
 }
+
+fn example_path() -> String {
+    format!(
+        "{}/models/examples/seed-000-ampere-altra-max.toml",
+        env!("CARGO_MANIFEST_DIR")
+    )
+}
+
+#[test]
+fn designer_flags_an_invalid_value_next_to_its_field_and_shows_capacity() {
+    let mut state = State::default();
+    state.designer.text = std::fs::read_to_string(example_path()).unwrap();
+    let mut h = harness(state);
+    h.run();
+    // seed-000: 3 nodes × 24 × 15.36 TB = 1105.9 TB raw, / 3 replicas = 368.6 TB usable
+    // (models/catalogue.toml, micron-7500-pro-15.36tb).
+    h.get_by_label_contains("raw 1105.9 TB, usable 368.6 TB");
+    assert!(h
+        .state_mut()
+        .state
+        .designer
+        .set_value("pool.replicated", "4"));
+    h.run();
+    // The reason sits in the form row of the field the validation error names (the form
+    // shows "problem: fix"; the summary line above it says "…; fix: …").
+    h.get_by_label_contains(
+        "replicated = 4 but there are 3 nodes (failure_domain = \"host\"): use",
+    );
+    h.get_by_label_contains("the scenario does not validate");
+}
+
+#[test]
+fn prediction_adds_a_ceph_scenario_to_compare_with_iops_per_node_and_core() {
+    let mut state = State {
+        page: Page::Prediction,
+        ..State::default()
+    };
+    state.designer.text = std::fs::read_to_string(example_path()).unwrap();
+    let mut h = harness(state);
+    run_until(&mut h, "prediction", |a| {
+        a.state.prediction.result().is_some() && !a.state.prediction.is_busy()
+    });
+    h.get_by_label("Add to Compare").click();
+    h.run();
+    let v = &h.state().state.compare.variants[0];
+    // 3 nodes × 1 socket × 128 cores (seed-000, Altra Max M128-30).
+    assert_eq!((v.nodes, v.cores), (Some(3), Some(384)));
+    h.get_by_label("Compare").click();
+    run_until(&mut h, "compare solved", |a| {
+        a.state.compare.results().len() == 1 && !a.state.compare.is_busy()
+    });
+    h.get_by_label("IOPS per core");
+    h.get_by_label("IOPS per node");
+    // Compare solves the same network the Prediction page did: same throughput.
+    let app = h.state();
+    let x_cmp = app.state.compare.results()[0].at_population.classes[0].throughput_per_sec;
+    let x_pred = app
+        .state
+        .prediction
+        .result()
+        .unwrap()
+        .sweep
+        .at_population
+        .classes[0]
+        .throughput_per_sec;
+    assert!(
+        (x_cmp - x_pred).abs() / x_pred < 1e-9,
+        "{x_cmp} vs {x_pred}"
+    );
+}

@@ -197,7 +197,7 @@ impl App {
             match self.state.page {
                 Page::Designer => self.state.designer.ui(ui, &self.state.recent_files, cmds),
                 Page::Network => self.state.network.ui(ui, cmds),
-                Page::Prediction => self.state.prediction.ui(ui),
+                Page::Prediction => self.state.prediction.ui(ui, cmds),
                 Page::Compare => self.state.compare.ui(ui),
                 Page::Calibration => self.state.calibration.ui(ui),
                 Page::Validation => self.state.validation.ui(ui),
