@@ -20,7 +20,18 @@ fn harness(state: State) -> Harness<'static, App> {
 
 /// Steps the UI (background jobs keep running) until `done` holds or 20 s pass.
 fn run_until(h: &mut Harness<'static, App>, what: &str, done: impl Fn(&App) -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(20);
+    run_until_within(h, what, 20, done);
+}
+
+/// [`run_until`] with another deadline (the Ceph prediction takes many seconds in a debug
+/// build while the other tests compete for two cores).
+fn run_until_within(
+    h: &mut Harness<'static, App>,
+    what: &str,
+    secs: u64,
+    done: impl Fn(&App) -> bool,
+) {
+    let deadline = Instant::now() + Duration::from_secs(secs);
     loop {
         h.step();
         if done(h.state()) {
@@ -385,7 +396,7 @@ fn prediction_adds_a_ceph_scenario_to_compare_with_iops_per_node_and_core() {
     };
     state.designer.text = std::fs::read_to_string(example_path()).unwrap();
     let mut h = harness(state);
-    run_until(&mut h, "prediction", |a| {
+    run_until_within(&mut h, "prediction", 180, |a| {
         a.state.prediction.result().is_some() && !a.state.prediction.is_busy()
     });
     h.get_by_label("Add to Compare").click();
@@ -394,7 +405,7 @@ fn prediction_adds_a_ceph_scenario_to_compare_with_iops_per_node_and_core() {
     // 3 nodes × 1 socket × 128 cores (seed-000, Altra Max M128-30).
     assert_eq!((v.nodes, v.cores), (Some(3), Some(384)));
     h.get_by_label("Compare").click();
-    run_until(&mut h, "compare solved", |a| {
+    run_until_within(&mut h, "compare solved", 180, |a| {
         a.state.compare.results().len() == 1 && !a.state.compare.is_busy()
     });
     h.get_by_label("IOPS per core");

@@ -254,7 +254,11 @@ pub fn log_tick(v: f64) -> String {
     if (v - v.round()).abs() > 1e-9 {
         return String::new();
     }
-    let x = 10f64.powi(v.round() as i32);
+    let e = v.round() as i32;
+    if !(-3..=12).contains(&e) {
+        return format!("1e{e}");
+    }
+    let x = 10f64.powi(e);
     if x >= 1.0 {
         si(x)
             .replace(".0 ", " ")
@@ -365,6 +369,8 @@ mod tests {
         assert_eq!(super::log_tick(0.0), "1");
         assert_eq!(super::log_tick(-3.0), "0.001");
         assert_eq!(super::log_tick(2.5), "");
+        assert_eq!(super::log_tick(-10.0), "1e-10");
+        assert_eq!(super::log_tick(20.0), "1e20");
     }
 
     #[test]

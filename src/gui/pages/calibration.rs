@@ -471,8 +471,13 @@ fn messages_ui(ui: &mut egui::Ui, out: &FitOutput) {
         ui.colored_label(plot::WARN, format!("warning: {w}"));
     }
     if let Some(u) = &r.usl {
-        for s in u.series.iter().filter(|s| s.fit.is_none()) {
-            ui.label(format!("USL {} {}: {}", s.system_id, s.pattern, s.note));
+        let unfitted: Vec<_> = u.series.iter().filter(|s| s.fit.is_none()).collect();
+        if !unfitted.is_empty() {
+            ui.collapsing(format!("{} USL series not fitted", unfitted.len()), |ui| {
+                for s in unfitted {
+                    ui.label(format!("{} {}: {}", s.system_id, s.pattern, s.note));
+                }
+            });
         }
     }
     if !r.not_modelled.is_empty() {

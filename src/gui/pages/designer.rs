@@ -156,7 +156,7 @@ impl DesignerPage {
                         }
                         Some(FormValue::Text(mut v)) => {
                             let r = ui
-                                .add(egui::TextEdit::singleline(&mut v).desired_width(200.0))
+                                .add_sized([220.0, 20.0], egui::TextEdit::singleline(&mut v))
                                 .labelled_by(l.id);
                             if r.changed() {
                                 edit = Some((path, toml_string(&v)));
