@@ -21,6 +21,7 @@ fn settled(page: Page) -> Harness<'static, App> {
         app.apply(Command::AddToCompare(Variant {
             name: name.into(),
             inputs: NetworkInputs::default(),
+            ..Variant::default()
         }));
     }
     let mut h = Harness::builder()

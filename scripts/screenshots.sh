@@ -2,7 +2,8 @@
 # Takes one screenshot per page of the real cephplan-gui window under a virtual X server:
 # assets/screenshots/<page>.png. Installs the X/Mesa runtime packages when missing (root +
 # apt-get), builds the release binary, then for each page starts Xvfb and the app with
-# `--page NAME`, waits for the window, captures the screen and stops both (by PID).
+# `--page NAME`, waits for the window, captures the screen and stops both (by PID). The
+# calibration shot starts a fit on a subset of calibration-data (--fit-on-start).
 #
 # usage: scripts/screenshots.sh [PAGE...]     (default: every page)
 set -euo pipefail
@@ -63,6 +64,9 @@ prepare_compare() {
   click 282 295                       # Network page: "Add to Compare" (variant 1)
   click 55 263                        # "add station" (a third station, 1 ms demand)
   click 282 318                       # "Add to Compare" (variant 2), one row lower now
+  click 238 12                        # the Prediction tab: wait for the seed-000 prediction
+  sleep "${SCREENSHOT_PREDICT_SECS:-20}"
+  click 214 43                        # "Add to Compare" (the Ceph scenario, with nodes and cores)
   click 319 12                        # the Compare tab
 }
 
@@ -72,7 +76,19 @@ for page in "${pages[@]}"; do
   Xvfb "$display" -screen 0 1280x800x24 -nolisten tcp >/dev/null 2>&1 &
   xvfb_pid=$!
   sleep 1
-  DISPLAY="$display" "$bin" --page "$start_page" >"$runtime/app.log" 2>&1 &
+  extra=()
+  settle=${SCREENSHOT_SETTLE_SECS:-4}
+  if [ "$page" = calibration ]; then
+    # A finished fit with leave-one-out on three systems (about 10 s in a debug build;
+    # all of calibration-data takes minutes).
+    extra=(--calibration-data calibration-data/seed-000-ampere-altra-max.csv
+           --calibration-data calibration-data/seed-001-xeon-8180-optane.csv
+           --calibration-data calibration-data/seed-004-journal-ssd.csv --fit-on-start)
+    settle=${SCREENSHOT_FIT_SECS:-30}
+  fi
+  # The Ceph prediction takes several seconds in a debug build.
+  [ "$page" = prediction ] && settle=${SCREENSHOT_PREDICT_SECS:-20}
+  DISPLAY="$display" "$bin" --page "$start_page" "${extra[@]}" >"$runtime/app.log" 2>&1 &
   app_pid=$!
   if ! DISPLAY="$display" timeout 30 xdotool search --sync --name '^cephplan$' >/dev/null; then
     echo "the window did not appear for page $page; app output:" >&2
@@ -82,7 +98,7 @@ for page in "${pages[@]}"; do
   sleep 2
   [ "$page" = compare ] && prepare_compare
   # Let background jobs finish and the layout settle; keep the pointer off the plots.
-  sleep "${SCREENSHOT_SETTLE_SECS:-4}"
+  sleep "$settle"
   DISPLAY="$display" xdotool mousemove 1279 799
   sleep 0.5
   DISPLAY="$display" import -window root "$out/$page.png"

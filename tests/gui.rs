@@ -20,7 +20,18 @@ fn harness(state: State) -> Harness<'static, App> {
 
 /// Steps the UI (background jobs keep running) until `done` holds or 20 s pass.
 fn run_until(h: &mut Harness<'static, App>, what: &str, done: impl Fn(&App) -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(20);
+    run_until_within(h, what, 20, done);
+}
+
+/// [`run_until`] with another deadline (the Ceph prediction takes many seconds in a debug
+/// build while the other tests compete for two cores).
+fn run_until_within(
+    h: &mut Harness<'static, App>,
+    what: &str,
+    secs: u64,
+    done: impl Fn(&App) -> bool,
+) {
+    let deadline = Instant::now() + Duration::from_secs(secs);
     loop {
         h.step();
         if done(h.state()) {
@@ -209,4 +220,210 @@ fn unknown_page_is_rejected_with_the_list_of_pages() {
             predicates::str::contains("unknown page \"nope\"")
                 .and(predicates::str::contains("designer|prediction|compare")),
         );
+}
+
+fn calibration_state(data: &str, leave_one_out: bool) -> State {
+    let mut state = State {
+        page: Page::Calibration,
+        ..State::default()
+    };
+    state.calibration.data_paths = vec![format!("{}/{data}", env!("CARGO_MANIFEST_DIR"))];
+    state.calibration.base_model = format!("{}/models/prior.toml", env!("CARGO_MANIFEST_DIR"));
+    state.calibration.leave_one_out = leave_one_out;
+    state
+}
+
+#[test]
+fn calibration_page_fits_one_system_and_saves_the_model() {
+    let mut h = harness(calibration_state(
+        "calibration-data/seed-000-ampere-altra-max.csv",
+        false,
+    ));
+    h.run();
+    h.get_by_label("Fit").click();
+    run_until(&mut h, "fit finished", |a| {
+        !a.state.calibration.is_busy()
+            && (a.state.calibration.result().is_some() || a.state.calibration.error().is_some())
+    });
+    let cal = &h.state().state.calibration;
+    assert_eq!(cal.error(), None);
+    let r = &cal.result().unwrap().report;
+    // calibration-data/seed-000-ampere-altra-max.csv: two absolute runs (4k randwrite,
+    // 4k randread), each with IOPS and mean latency → 4 comparisons; LOO was off.
+    assert_eq!(r.runs.len(), 4);
+    assert!(r.mape_loo.is_none());
+    assert!(!r.termination.cancelled);
+    assert!(r.mape_in_sample.is_some());
+    // The page shows the parameter table and the termination reason.
+    h.get_by_label("parameter");
+    h.get_by_label_contains("fit: ");
+
+    // Save refuses the shipped prior (not written by cephplan), then saves elsewhere.
+    let prior = format!("{}/models/prior.toml", env!("CARGO_MANIFEST_DIR"));
+    let original = std::fs::read_to_string(&prior).unwrap();
+    h.state_mut().state.calibration.save_path = prior.clone();
+    h.get_by_label("Save model").click();
+    h.run();
+    let saved = h.state().state.calibration.saved().unwrap().clone();
+    assert!(saved.unwrap_err().contains("refusing to overwrite"));
+    assert_eq!(std::fs::read_to_string(&prior).unwrap(), original);
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("fitted.toml");
+    h.state_mut().state.calibration.save_path = out.display().to_string();
+    h.get_by_label("Save model").click();
+    h.run();
+    assert!(h.state().state.calibration.saved().unwrap().is_ok());
+    let model = cephplan::model::ModelParams::load(&out).unwrap();
+    let first = &h
+        .state()
+        .state
+        .calibration
+        .result()
+        .unwrap()
+        .report
+        .parameters[0];
+    assert_eq!(model.get(&first.name), Some(first.value));
+}
+
+#[test]
+fn calibration_fit_can_be_cancelled() {
+    // All of calibration-data with leave-one-out takes minutes: long enough to cancel.
+    let mut h = harness(calibration_state("calibration-data", true));
+    h.run();
+    h.get_by_label("Fit").click();
+    h.run_steps(2);
+    assert!(h.state().state.calibration.is_busy());
+    h.get_by_label("Cancel").click();
+    run_until(&mut h, "fit cancelled", |a| !a.state.calibration.is_busy());
+    let cal = &h.state().state.calibration;
+    // A cancelled fit is data, not an error: the report says so.
+    assert_eq!(cal.error(), None);
+    assert!(cal.result().unwrap().report.termination.cancelled);
+}
+
+fn validation_state() -> State {
+    State {
+        page: Page::Validation,
+        ..State::default()
+    }
+}
+
+#[test]
+fn validation_page_flags_a_missing_ceph_conf_without_starting_a_job() {
+    let mut h = harness(validation_state());
+    h.run();
+    h.get_by_label("Run").click();
+    h.run();
+    let v = &h.state().state.validation;
+    assert!(!v.is_busy());
+    assert!(v.field_errors()["ceph.conf"].contains("Start local lab"));
+    h.get_by_label_contains("give the cluster's ceph.conf");
+    // A path that does not exist is flagged the same way.
+    h.state_mut().state.validation.ceph_conf = "/nonexistent/ceph.conf".into();
+    h.get_by_label("Run").click();
+    h.run();
+    assert!(!h.state().state.validation.is_busy());
+    h.get_by_label_contains("/nonexistent/ceph.conf does not exist");
+}
+
+#[test]
+fn validation_run_against_a_conf_without_a_cluster_reports_the_error() {
+    // A ceph.conf that exists but names no monitor: the library's reachability check
+    // fails at once (`ceph` cannot find a monitor) and the page shows its message.
+    let dir = tempfile::tempdir().unwrap();
+    let conf = dir.path().join("ceph.conf");
+    std::fs::write(&conf, "[global]\n").unwrap();
+    let mut state = validation_state();
+    let v = &mut state.validation;
+    v.ceph_conf = conf.display().to_string();
+    v.scenario = format!(
+        "{}/models/examples/seed-000-ampere-altra-max.toml",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    v.out_dir = dir.path().join("out").display().to_string();
+    let mut h = harness(state);
+    h.run();
+    h.get_by_label("Run").click();
+    run_until(&mut h, "validation error", |a| {
+        !a.state.validation.is_busy() && a.state.validation.error().is_some()
+    });
+    let v = &h.state().state.validation;
+    let e = v.error().unwrap();
+    // Without fio or ceph on the machine the first missing tool is reported instead.
+    assert!(
+        e.contains("cluster unreachable") || e.contains("fio") || e.contains("ceph"),
+        "{e}"
+    );
+    assert!(v.points().is_empty());
+    assert!(v.field_errors().is_empty());
+}
+
+fn example_path() -> String {
+    format!(
+        "{}/models/examples/seed-000-ampere-altra-max.toml",
+        env!("CARGO_MANIFEST_DIR")
+    )
+}
+
+#[test]
+fn designer_flags_an_invalid_value_next_to_its_field_and_shows_capacity() {
+    let mut state = State::default();
+    state.designer.text = std::fs::read_to_string(example_path()).unwrap();
+    let mut h = harness(state);
+    h.run();
+    // seed-000: 3 nodes × 24 × 15.36 TB = 1105.9 TB raw, / 3 replicas = 368.6 TB usable
+    // (models/catalogue.toml, micron-7500-pro-15.36tb).
+    h.get_by_label_contains("raw 1105.9 TB, usable 368.6 TB");
+    assert!(h
+        .state_mut()
+        .state
+        .designer
+        .set_value("pool.replicated", "4"));
+    h.run();
+    // The reason sits in the form row of the field the validation error names (the form
+    // shows "problem: fix"; the summary line above it says "…; fix: …").
+    h.get_by_label_contains(
+        "replicated = 4 but there are 3 nodes (failure_domain = \"host\"): use",
+    );
+    h.get_by_label_contains("the scenario does not validate");
+}
+
+#[test]
+fn prediction_adds_a_ceph_scenario_to_compare_with_iops_per_node_and_core() {
+    let mut state = State {
+        page: Page::Prediction,
+        ..State::default()
+    };
+    state.designer.text = std::fs::read_to_string(example_path()).unwrap();
+    let mut h = harness(state);
+    run_until_within(&mut h, "prediction", 180, |a| {
+        a.state.prediction.result().is_some() && !a.state.prediction.is_busy()
+    });
+    h.get_by_label("Add to Compare").click();
+    h.run();
+    let v = &h.state().state.compare.variants[0];
+    // 3 nodes × 1 socket × 128 cores (seed-000, Altra Max M128-30).
+    assert_eq!((v.nodes, v.cores), (Some(3), Some(384)));
+    h.get_by_label("Compare").click();
+    run_until_within(&mut h, "compare solved", 180, |a| {
+        a.state.compare.results().len() == 1 && !a.state.compare.is_busy()
+    });
+    h.get_by_label("IOPS per core");
+    h.get_by_label("IOPS per node");
+    // Compare solves the same network the Prediction page did: same throughput.
+    let app = h.state();
+    let x_cmp = app.state.compare.results()[0].at_population.classes[0].throughput_per_sec;
+    let x_pred = app
+        .state
+        .prediction
+        .result()
+        .unwrap()
+        .sweep
+        .at_population
+        .classes[0]
+        .throughput_per_sec;
+    assert!(
+        (x_cmp - x_pred).abs() / x_pred < 1e-9,
+        "{x_cmp} vs {x_pred}"
+    );
 }

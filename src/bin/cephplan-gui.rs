@@ -1,7 +1,7 @@
 //! The cephplan desktop app (built with `--features gui`).
 //!
 //! `cephplan-gui [--page designer|prediction|compare|calibration|validation|network]
-//! [SCENARIO.toml]`. Without a display it exits with a message pointing to the `cephplan`
+//! [--calibration-data PATH]... [--no-loo] [--fit-on-start] [SCENARIO.toml]`. Without a display it exits with a message pointing to the `cephplan`
 //! command line, which offers the same computations.
 
 use std::process::ExitCode;
@@ -11,7 +11,12 @@ use cephplan::gui::{self, LaunchOptions, Page};
 /// The example opened when no scenario is given and none was open before.
 const DEFAULT_SCENARIO: &str = "models/examples/seed-000-ampere-altra-max.toml";
 
-const USAGE: &str = "usage: cephplan-gui [--page designer|prediction|compare|calibration|validation|network] [SCENARIO.toml]";
+const USAGE: &str =
+    "usage: cephplan-gui [--page designer|prediction|compare|calibration|validation|network] \
+[--calibration-data PATH]... [--no-loo] [--fit-on-start] [SCENARIO.toml]
+  --calibration-data PATH  dataset (CSV file or directory) for the Calibration page; repeatable
+  --no-loo                 fit without leave-one-out on the Calibration page (faster)
+  --fit-on-start           start the Calibration page's fit when the window opens";
 
 fn parse_args() -> Result<LaunchOptions, String> {
     let mut opts = LaunchOptions::default();
@@ -24,6 +29,13 @@ fn parse_args() -> Result<LaunchOptions, String> {
                     Page::from_slug(&v).ok_or_else(|| format!("unknown page \"{v}\"; {USAGE}"))?,
                 );
             }
+            "--calibration-data" => opts.calibration_data.push(
+                args.next()
+                    .ok_or("--calibration-data needs a CSV file or directory")?
+                    .into(),
+            ),
+            "--no-loo" => opts.calibration_loo = Some(false),
+            "--fit-on-start" => opts.fit_on_start = true,
             "-h" | "--help" => return Err(USAGE.into()),
             s if s.starts_with('-') => return Err(format!("unknown option \"{s}\"; {USAGE}")),
             s => opts.scenario = Some(s.into()),

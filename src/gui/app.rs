@@ -10,9 +10,11 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+use super::pages::calibration::CalibrationPage;
 use super::pages::compare::{ComparePage, Variant};
 use super::pages::prediction::PredictionPage;
-use super::pages::{designer::DesignerPage, network::NetworkPage, pending};
+use super::pages::validation::ValidationPage;
+use super::pages::{designer::DesignerPage, network::NetworkPage};
 
 /// The pages, in navigation order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -79,6 +81,8 @@ pub struct State {
     pub network: NetworkPage,
     pub compare: ComparePage,
     pub prediction: PredictionPage,
+    pub calibration: CalibrationPage,
+    pub validation: ValidationPage,
 }
 
 /// App-wide actions. Pages push them; [`App::apply`] executes them after the frame.
@@ -193,12 +197,10 @@ impl App {
             match self.state.page {
                 Page::Designer => self.state.designer.ui(ui, &self.state.recent_files, cmds),
                 Page::Network => self.state.network.ui(ui, cmds),
-                Page::Prediction => self.state.prediction.ui(ui),
+                Page::Prediction => self.state.prediction.ui(ui, cmds),
                 Page::Compare => self.state.compare.ui(ui),
-                Page::Calibration => {
-                    pending::ui(ui, "Calibration", "data::load_runs() and calibrate")
-                }
-                Page::Validation => pending::ui(ui, "Validation", "lab and validate"),
+                Page::Calibration => self.state.calibration.ui(ui),
+                Page::Validation => self.state.validation.ui(ui),
             }
         });
         self.apply_queued();

@@ -20,6 +20,12 @@ pub struct LaunchOptions {
     pub page: Option<Page>,
     /// Scenario to open first (overrides the saved text).
     pub scenario: Option<std::path::PathBuf>,
+    /// Dataset paths of the Calibration page (override the saved ones when not empty).
+    pub calibration_data: Vec<std::path::PathBuf>,
+    /// Leave-one-out on the Calibration page (overrides the saved choice).
+    pub calibration_loo: Option<bool>,
+    /// Start a fit on the Calibration page as soon as the window opens.
+    pub fit_on_start: bool,
 }
 
 /// True when a display server is reachable through the environment (X11 or Wayland).
@@ -48,6 +54,20 @@ pub fn run(opts: LaunchOptions) -> eframe::Result<()> {
             }
             if let Some(page) = opts.page {
                 app.apply(Command::SetPage(page));
+            }
+            let cal = &mut app.state.calibration;
+            if !opts.calibration_data.is_empty() {
+                cal.data_paths = opts
+                    .calibration_data
+                    .iter()
+                    .map(|p| p.display().to_string())
+                    .collect();
+            }
+            if let Some(loo) = opts.calibration_loo {
+                cal.leave_one_out = loo;
+            }
+            if opts.fit_on_start {
+                cal.start_fit(&cc.egui_ctx);
             }
             Ok(Box::new(app))
         }),

@@ -1,6 +1,7 @@
 //! Plot and chart helpers shared by the pages: the latency-vs-IOPS "hockey stick" with a
 //! latency-target line and the knee, scaling curves, measured-vs-predicted scatter with
-//! y = x, and utilisation bars with the bottleneck highlighted.
+//! y = x (linear, or log-log with a ±band), bars per labelled value, and utilisation bars
+//! with the bottleneck highlighted.
 //!
 //! These only draw what they are given: no model or solver is called from here. Axis
 //! units are fixed per helper (IOPS, milliseconds, percent) and written on the axes.
@@ -176,6 +177,142 @@ pub fn measured_vs_predicted_ui(
         });
 }
 
+/// Measured (x) against predicted (y) on log-log axes, for figures spanning decades
+/// (IOPS, bytes per second and seconds in one chart): the y = x line and a shaded band of
+/// ±`band_rel` (0.15 = ±15 %) around it. Points are plotted as `log10` of their values;
+/// ticks are labelled with the values themselves. Non-positive values are left out.
+pub fn log_measured_vs_predicted_ui(
+    ui: &mut egui::Ui,
+    id: &str,
+    series: &[Series],
+    band_rel: f64,
+    height: f32,
+) {
+    let logs: Vec<Series> = series
+        .iter()
+        .map(|s| {
+            let pts = s
+                .points
+                .iter()
+                .filter(|p| p[0] > 0.0 && p[1] > 0.0 && p[0].is_finite() && p[1].is_finite())
+                .map(|p| [p[0].log10(), p[1].log10()])
+                .collect();
+            Series::new(s.name.clone(), pts)
+        })
+        .collect();
+    let all = logs
+        .iter()
+        .flat_map(|s| s.points.iter())
+        .flat_map(|p| [p[0], p[1]]);
+    let (lo, hi) = all.fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), v| {
+        (l.min(v), h.max(v))
+    });
+    let (lo, hi) = if lo.is_finite() {
+        (lo.floor() - 0.25, hi.ceil() + 0.25)
+    } else {
+        (0.0, 1.0)
+    };
+    let fmt = |m: egui_plot::GridMark, _: &std::ops::RangeInclusive<f64>| log_tick(m.value);
+    let up = (1.0 + band_rel).log10();
+    let down = (1.0 - band_rel).max(1e-9).log10();
+    Plot::new(id)
+        .legend(Legend::default().position(Corner::LeftTop))
+        .x_axis_label("measured (log scale)")
+        .y_axis_label("predicted (log scale)")
+        .x_axis_formatter(fmt)
+        .y_axis_formatter(fmt)
+        .height(height)
+        .data_aspect(1.0)
+        .show(ui, |p| {
+            p.add(
+                egui_plot::FilledArea::new(
+                    format!("±{:.0} %", band_rel * 100.0),
+                    &[lo, hi],
+                    &[lo + down, hi + down],
+                    &[lo + up, hi + up],
+                )
+                .fill_color(Color32::from_gray(128).linear_multiply(0.25)),
+            );
+            p.line(
+                Line::new("y = x", vec![[lo, lo], [hi, hi]])
+                    .color(Color32::GRAY)
+                    .style(egui_plot::LineStyle::dashed_dense()),
+            );
+            for (i, s) in logs.iter().enumerate() {
+                p.points(
+                    Points::new(s.name.clone(), s.points.clone())
+                        .radius(4.0)
+                        .color(PALETTE[i % PALETTE.len()]),
+                );
+            }
+        });
+}
+
+/// Tick label of a `log10` axis: integer decades as 10ⁿ values (`1 k`, `10 M`, `0.001`),
+/// other marks left blank so the axis stays readable.
+pub fn log_tick(v: f64) -> String {
+    if (v - v.round()).abs() > 1e-9 {
+        return String::new();
+    }
+    let e = v.round() as i32;
+    if !(-3..=12).contains(&e) {
+        return format!("1e{e}");
+    }
+    let x = 10f64.powi(e);
+    if x >= 1.0 {
+        si(x)
+            .replace(".0 ", " ")
+            .replace(".00 ", " ")
+            .trim_end_matches(".0")
+            .to_owned()
+    } else {
+        format!("{x}")
+    }
+}
+
+/// Vertical bars, one per labelled value (e.g. the error per run), with a y-axis label;
+/// bars beyond ±`warn_abs` are drawn in [`WARN`].
+pub fn labelled_bars_ui(
+    ui: &mut egui::Ui,
+    id: &str,
+    y_label: &str,
+    values: &[(String, f64)],
+    warn_abs: f64,
+    height: f32,
+) {
+    let bars: Vec<egui_plot::Bar> = values
+        .iter()
+        .enumerate()
+        .map(|(i, (name, v))| {
+            let b = egui_plot::Bar::new(i as f64, *v).name(name).width(0.7);
+            if v.abs() > warn_abs {
+                b.fill(WARN)
+            } else {
+                b.fill(PALETTE[0])
+            }
+        })
+        .collect();
+    Plot::new(id)
+        .y_axis_label(y_label)
+        .x_axis_label("run (hover for its id)")
+        .height(height)
+        .include_y(warn_abs)
+        .include_y(-warn_abs)
+        .show(ui, |p| {
+            p.bar_chart(egui_plot::BarChart::new(y_label.to_owned(), bars));
+            p.hline(
+                HLine::new(format!("+{warn_abs}"), warn_abs)
+                    .color(Color32::GRAY)
+                    .style(egui_plot::LineStyle::dashed_loose()),
+            );
+            p.hline(
+                HLine::new(format!("-{warn_abs}"), -warn_abs)
+                    .color(Color32::GRAY)
+                    .style(egui_plot::LineStyle::dashed_loose()),
+            );
+        });
+}
+
 /// One row per resource: name, a bar of its utilisation (0..1) and the percentage. The
 /// bottleneck row is drawn in [`WARN`] and labelled.
 pub fn utilisation_bars_ui(ui: &mut egui::Ui, rows: &[(String, f64)], bottleneck: Option<&str>) {
@@ -224,6 +361,17 @@ pub fn si(v: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::si;
+
+    #[test]
+    fn log_ticks_label_whole_decades_only() {
+        assert_eq!(super::log_tick(3.0), "1 k");
+        assert_eq!(super::log_tick(6.0), "1 M");
+        assert_eq!(super::log_tick(0.0), "1");
+        assert_eq!(super::log_tick(-3.0), "0.001");
+        assert_eq!(super::log_tick(2.5), "");
+        assert_eq!(super::log_tick(-10.0), "1e-10");
+        assert_eq!(super::log_tick(20.0), "1e20");
+    }
 
     #[test]
     fn si_suffixes() {

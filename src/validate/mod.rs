@@ -386,6 +386,18 @@ pub fn run(
     predictor: &dyn Predictor,
     progress: &dyn Progress,
 ) -> Result<ValidationReport, ValidateError> {
+    run_observed(spec, executor, predictor, progress, &mut |_| {})
+}
+
+/// [`run`], handing each point to `on_point` as soon as it is measured, compared and saved
+/// (for callers that show results while the sweep goes on, such as the GUI).
+pub fn run_observed(
+    spec: &ValidateSpec,
+    executor: &dyn Executor,
+    predictor: &dyn Predictor,
+    progress: &dyn Progress,
+    on_point: &mut dyn FnMut(&PointResult),
+) -> Result<ValidationReport, ValidateError> {
     let log_dir = spec.out_dir.clone();
     let cli = CephCli {
         conf: &spec.ceph_conf,
@@ -415,7 +427,15 @@ pub fn run(
         pool: spec.pool.clone(),
         created: Vec::new(),
     };
-    let result = run_points(spec, executor, predictor, progress, &cli, &mut images);
+    let result = run_points(
+        spec,
+        executor,
+        predictor,
+        progress,
+        &cli,
+        &mut images,
+        on_point,
+    );
     let left = images.remove_all();
     match result {
         _ if !left.is_empty() => {
@@ -440,6 +460,7 @@ fn run_points(
     progress: &dyn Progress,
     cli: &CephCli,
     images: &mut Images,
+    on_point: &mut dyn FnMut(&PointResult),
 ) -> Result<ValidationReport, ValidateError> {
     let points = spec.points();
     let total = points.len();
@@ -637,6 +658,7 @@ fn run_points(
         };
         report.points.push(result);
         output::save(spec, &report, &scenario_copy)?;
+        on_point(report.points.last().expect("just pushed"));
         progress.advance(1);
     }
     progress.finish();

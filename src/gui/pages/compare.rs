@@ -1,7 +1,9 @@
 //! Compare page: two to four network variants side by side — a table of throughput,
-//! response time and bottleneck at each variant's population, and their latency-vs-
+//! IOPS per OSD node and per core (for Ceph scenarios, whose hardware is known), response
+//! time and bottleneck at each variant's population, and their latency-vs-
 //! throughput and throughput-vs-population curves overlaid. Variants are added from the
-//! Network page ("Add to Compare"); all are solved together on a worker thread.
+//! Network page or the Prediction page ("Add to Compare"); all are solved together on a
+//! worker thread.
 //!
 //! Not here: the solving itself (`network::sweep` → `solve`).
 
@@ -19,7 +21,43 @@ pub const MAX_VARIANTS: usize = 4;
 #[serde(default)]
 pub struct Variant {
     pub name: String,
+    /// The network as the Network page edits it (ignored when `network` is set).
     pub inputs: NetworkInputs,
+    /// A built network solved as it is (Ceph scenarios from the Prediction page, whose
+    /// forks the Network page's table cannot show).
+    pub network: Option<crate::qn::Network>,
+    /// OSD nodes of the cluster the network stands for (Ceph scenarios added from the
+    /// Prediction page); `None` for hand-built networks.
+    pub nodes: Option<u32>,
+    /// CPU cores of those OSD nodes in total (nodes × sockets × cores per socket).
+    pub cores: Option<u32>,
+}
+
+impl Variant {
+    /// The network solved for this variant.
+    pub fn at_population(&self) -> Result<crate::qn::Network, String> {
+        match &self.network {
+            Some(n) => Ok(n.clone()),
+            None => self.inputs.at_population(),
+        }
+    }
+
+    /// `(stations, population)` for the table.
+    pub fn size(&self) -> (usize, u32) {
+        match &self.network {
+            Some(n) => (
+                n.stations.len(),
+                n.classes.iter().map(|c| c.population).sum(),
+            ),
+            None => (self.inputs.stations.len(), self.inputs.population),
+        }
+    }
+
+    /// `(IOPS per OSD node, IOPS per OSD-node core)` at throughput `x`, where known.
+    pub fn per_node_and_core(&self, x: f64) -> (Option<f64>, Option<f64>) {
+        let per = |n: Option<u32>| n.filter(|&n| n > 0).map(|n| x / f64::from(n));
+        (per(self.nodes), per(self.cores))
+    }
 }
 
 type CompareResult = Result<Vec<NetworkSweep>, String>;
@@ -66,10 +104,7 @@ pub fn solve_all(variants: Vec<Variant>, progress: &dyn Progress) -> CompareResu
     let mut out = Vec::with_capacity(variants.len());
     for v in variants {
         progress.message(&format!("solving {}", v.name));
-        let net = v
-            .inputs
-            .at_population()
-            .map_err(|e| format!("{}: {e}", v.name))?;
+        let net = v.at_population().map_err(|e| format!("{}: {e}", v.name))?;
         out.push(sweep(net, &CancelOnly(progress))?);
         progress.advance(1);
     }
@@ -141,13 +176,15 @@ impl ComparePage {
         let stale = self.rt.results.len() != self.variants.len();
         egui::Grid::new("compare-table")
             .striped(true)
-            .num_columns(7)
+            .num_columns(9)
             .show(ui, |ui| {
                 for h in [
                     "variant",
                     "stations",
                     "population",
                     "throughput (/s)",
+                    "IOPS per node",
+                    "IOPS per core",
                     "mean response (ms)",
                     "bottleneck",
                     "",
@@ -157,12 +194,23 @@ impl ComparePage {
                 ui.end_row();
                 for (i, v) in self.variants.iter().enumerate() {
                     ui.label(&v.name);
-                    ui.label(v.inputs.stations.len().to_string());
-                    ui.label(v.inputs.population.to_string());
+                    let (stations, population) = v.size();
+                    ui.label(stations.to_string());
+                    ui.label(population.to_string());
                     match self.rt.results.get(i).filter(|_| !stale) {
                         Some(r) => {
                             let c = &r.at_population.classes[0];
                             ui.label(plot::si(c.throughput_per_sec));
+                            let (node, core) = v.per_node_and_core(c.throughput_per_sec);
+                            for per in [node, core] {
+                                match per {
+                                    Some(x) => ui.label(plot::si(x)),
+                                    None => ui.label("–").on_hover_text(
+                                        "hardware unknown: add the variant from the \
+                                         Prediction page (a Ceph scenario) to see it",
+                                    ),
+                                };
+                            }
                             ui.label(format!("{:.3}", c.response_time_secs * 1e3));
                             let b = r.bounds.bottleneck.as_deref().and_then(|name| {
                                 r.at_population.stations.iter().find(|s| s.name == name)
@@ -172,7 +220,7 @@ impl ComparePage {
                             }));
                         }
                         None => {
-                            for _ in 0..3 {
+                            for _ in 0..5 {
                                 ui.label("…");
                             }
                         }
@@ -236,7 +284,23 @@ mod tests {
         Variant {
             name: name.into(),
             inputs,
+            ..Variant::default()
         }
+    }
+
+    /// 3 nodes × 1 socket × 128 cores (Ampere Altra Max M128-30): 230k IOPS →
+    /// 76.7k per node, 599 per core.
+    #[test]
+    fn per_node_and_core_divide_throughput_by_the_hardware() {
+        let v = Variant {
+            nodes: Some(3),
+            cores: Some(384),
+            ..variant("ceph", 0.2)
+        };
+        let (n, c) = v.per_node_and_core(230_000.0);
+        assert!((n.unwrap() - 76_666.67).abs() < 0.01);
+        assert!((c.unwrap() - 598.96).abs() < 0.01);
+        assert_eq!(variant("net", 0.2).per_node_and_core(1.0), (None, None));
     }
 
     #[test]

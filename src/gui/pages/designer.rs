@@ -1,4 +1,10 @@
-//! Cluster designer page: open, edit and save a scenario TOML file.
+//! Cluster designer page: open, edit and save a scenario TOML file, with a form over its
+//! main fields (nodes, devices, pool, clients, workload) beside the text.
+//!
+//! The text stays the source of truth: a form edit replaces just that value in the text
+//! (comments and layout are kept). On every change the text is validated by `spec`; the
+//! error's field path puts the reason next to the form field it names, and the raw and
+//! usable capacity of the valid scenario are shown live.
 //!
 //! Saving goes through [`crate::io::write_atomic_owned`], so a file that cephplan did not
 //! create (such as a shipped example) is never overwritten: save under a new name. Not
@@ -10,6 +16,33 @@ use serde::{Deserialize, Serialize};
 
 use crate::gui::app::Command;
 use crate::io::GENERATED_MARKER;
+use crate::spec::{parse_scenario, CapacityReport, Catalogue, ScenarioSpec, SpecError};
+
+/// Form fields: dotted path in the scenario file and label.
+pub const FORM_FIELDS: [(&str, &str); 12] = [
+    ("cluster.nodes", "OSD nodes"),
+    ("cluster.node.sockets", "sockets per node"),
+    ("cluster.node.osds_per_device", "OSDs per device"),
+    ("cluster.node.data_devices.count", "data devices per node"),
+    ("cluster.node.data_devices.model", "data device model"),
+    ("pool.replicated", "replicas"),
+    ("clients.nodes", "client nodes"),
+    ("workload.images", "RBD images"),
+    ("workload.jobs_per_image", "jobs per image"),
+    ("workload.iodepth", "iodepth"),
+    ("workload.block_size", "block size"),
+    ("workload.pattern", "pattern"),
+];
+
+/// What the designer knows about the current text.
+#[derive(Debug, Clone, Default)]
+struct Checked {
+    /// TOML syntax error (the text is not a table).
+    syntax: Option<String>,
+    /// The scenario error (serde or validation), with its field path.
+    spec: Option<SpecError>,
+    capacity: Option<CapacityReport>,
+}
 
 #[derive(Default, Serialize, Deserialize)]
 #[serde(default)]
@@ -23,9 +56,7 @@ pub struct DesignerPage {
     /// The scenario text being edited.
     pub text: String,
     #[serde(skip)]
-    parse_error: Option<String>,
-    #[serde(skip)]
-    checked: bool,
+    state: Option<Checked>,
 }
 
 impl DesignerPage {
@@ -54,19 +85,101 @@ impl DesignerPage {
         Ok(path)
     }
 
+    /// The TOML syntax error of the text, if any.
     pub fn parse_error(&self) -> Option<&str> {
-        self.parse_error.as_deref()
+        self.state.as_ref()?.syntax.as_deref()
+    }
+
+    /// The scenario error (syntax, type or validation) with its field path, if any.
+    pub fn spec_error(&self) -> Option<&SpecError> {
+        self.state.as_ref()?.spec.as_ref()
+    }
+
+    /// Raw and usable capacity of the scenario, when it validates.
+    pub fn capacity(&self) -> Option<&CapacityReport> {
+        self.state.as_ref()?.capacity.as_ref()
+    }
+
+    /// The reason next to the form field `path`: the scenario error names this field.
+    pub fn field_error(&self, path: &str) -> Option<String> {
+        let e = self.spec_error()?;
+        (e.field == path).then(|| reason(e))
     }
 
     fn check(&mut self) {
-        self.checked = true;
-        self.parse_error = toml::from_str::<toml::Table>(&self.text)
+        let origin = self
+            .path
+            .as_ref()
+            .map_or_else(|| "scenario editor".to_owned(), |p| p.display().to_string());
+        let syntax = toml::from_str::<toml::Table>(&self.text)
             .err()
             .map(|e| e.to_string());
+        let (spec, capacity) = match parse_scenario(&self.text, &origin, &Catalogue::builtin()) {
+            Ok(s) => (None, Some(s.capacity)),
+            Err(e) => (Some(e), None),
+        };
+        self.state = Some(Checked {
+            syntax,
+            spec,
+            capacity,
+        });
+    }
+
+    /// Sets the value at `path` (a TOML literal: `3`, `"4k"`) in the text, keeping the rest
+    /// of the text as written. False when the text has no such value.
+    pub fn set_value(&mut self, path: &str, literal: &str) -> bool {
+        let Some(r) = value_span(&self.text, path) else {
+            return false;
+        };
+        self.text.replace_range(r, literal);
+        self.check();
+        true
+    }
+
+    fn form_ui(&mut self, ui: &mut egui::Ui) {
+        let spec = ScenarioSpec::parse(&self.text, "").ok();
+        let mut edit: Option<(&str, String)> = None;
+        egui::Grid::new("designer-form")
+            .num_columns(3)
+            .striped(true)
+            .show(ui, |ui| {
+                for (path, label) in FORM_FIELDS {
+                    let l = ui.label(label);
+                    match spec.as_ref().and_then(|s| form_value(s, path)) {
+                        Some(FormValue::Int(mut v)) => {
+                            let r = ui
+                                .add(egui::DragValue::new(&mut v).range(0..=1_000_000))
+                                .labelled_by(l.id);
+                            if r.changed() {
+                                edit = Some((path, v.to_string()));
+                            }
+                        }
+                        Some(FormValue::Text(mut v)) => {
+                            let r = ui
+                                .add_sized([220.0, 20.0], egui::TextEdit::singleline(&mut v))
+                                .labelled_by(l.id);
+                            if r.changed() {
+                                edit = Some((path, toml_string(&v)));
+                            }
+                        }
+                        None => {
+                            ui.weak("not in the text");
+                        }
+                    }
+                    match self.field_error(path) {
+                        Some(e) => ui.colored_label(ui.visuals().error_fg_color, e),
+                        None => ui.label(""),
+                    };
+                    ui.end_row();
+                }
+            });
+        if let Some((path, lit)) = edit {
+            self.set_value(path, &lit);
+        }
     }
 
     pub fn ui(&mut self, ui: &mut egui::Ui, recent: &[PathBuf], cmds: &mut Vec<Command>) {
-        if !self.checked {
+        if self.state.is_none() {
             self.check();
         }
         ui.horizontal(|ui| {
@@ -106,29 +219,113 @@ impl DesignerPage {
                 }
             }
         });
-        match &self.parse_error {
-            Some(e) => {
-                ui.colored_label(ui.visuals().error_fg_color, format!("not valid TOML: {e}"));
+        let err = ui.visuals().error_fg_color;
+        match (self.parse_error(), self.spec_error()) {
+            (Some(e), _) => {
+                ui.colored_label(err, format!("not valid TOML: {e}"));
             }
-            None => {
-                ui.label("valid TOML");
+            (None, Some(e)) => {
+                ui.colored_label(err, format!("not a valid scenario: {e}"));
+            }
+            (None, None) => {
+                ui.label("valid scenario");
             }
         }
-        let l = ui.label("scenario TOML");
-        egui::ScrollArea::vertical().show(ui, |ui| {
-            let edit = ui
-                .add(
-                    egui::TextEdit::multiline(&mut self.text)
-                        .code_editor()
-                        .desired_width(f32::INFINITY)
-                        .desired_rows(30),
-                )
-                .labelled_by(l.id);
-            if edit.changed() {
-                self.check();
-            }
+        match self.capacity() {
+            Some(c) => ui.strong(format!(
+                "capacity: raw {:.1} TB, usable {:.1} TB ({:.0} % efficiency, before Ceph's full ratio)",
+                c.raw_bytes / 1e12,
+                c.usable_bytes / 1e12,
+                c.efficiency * 100.0
+            )),
+            None => ui.label("capacity: – (the scenario does not validate)"),
+        };
+        ui.columns(2, |cols| {
+            cols[0].strong("main fields");
+            self.form_ui(&mut cols[0]);
+            let ui = &mut cols[1];
+            let l = ui.label("scenario TOML");
+            egui::ScrollArea::vertical().show(ui, |ui| {
+                let edit = ui
+                    .add(
+                        egui::TextEdit::multiline(&mut self.text)
+                            .code_editor()
+                            .desired_width(f32::INFINITY)
+                            .desired_rows(30),
+                    )
+                    .labelled_by(l.id);
+                if edit.changed() {
+                    self.check();
+                }
+            });
         });
     }
+}
+
+/// The part of a [`SpecError`] shown next to a field: what is wrong and the fix, without
+/// the file and field (the position says those).
+fn reason(e: &SpecError) -> String {
+    use crate::spec::SpecErrorKind as K;
+    match e.kind.as_ref() {
+        K::Invalid { problem, fix } => format!("{problem}: {fix}"),
+        K::Syntax { message, fix } => format!("{message}: {fix}"),
+        K::UnknownName { closest, .. } if !closest.is_empty() => {
+            format!("not in the catalogue; closest: {}", closest.join(", "))
+        }
+        _ => e.to_string(),
+    }
+}
+
+enum FormValue {
+    Int(u64),
+    Text(String),
+}
+
+fn form_value(s: &ScenarioSpec, path: &str) -> Option<FormValue> {
+    use crate::spec::HwRef;
+    let int = |v: u32| Some(FormValue::Int(u64::from(v)));
+    match path {
+        "cluster.nodes" => int(s.cluster.nodes),
+        "cluster.node.sockets" => int(s.cluster.node.sockets),
+        "cluster.node.osds_per_device" => int(s.cluster.node.osds_per_device),
+        "cluster.node.data_devices.count" => int(s.cluster.node.data_devices.count),
+        "cluster.node.data_devices.model" => match &s.cluster.node.data_devices.model {
+            HwRef::Name(n) => Some(FormValue::Text(n.clone())),
+            HwRef::Inline(_) => None,
+        },
+        "pool.replicated" => s.pool.replicated.and_then(int),
+        "clients.nodes" => int(s.clients.nodes),
+        "workload.images" => int(s.workload.images),
+        "workload.jobs_per_image" => int(s.workload.jobs_per_image),
+        "workload.iodepth" => int(s.workload.iodepth),
+        "workload.block_size" => Some(FormValue::Text(s.workload.block_size.to_string())),
+        "workload.pattern" => {
+            let v = toml::Value::try_from(s.workload.pattern).ok()?;
+            Some(FormValue::Text(v.as_str()?.to_owned()))
+        }
+        _ => None,
+    }
+}
+
+/// A TOML basic string literal.
+fn toml_string(s: &str) -> String {
+    toml::Value::String(s.to_owned()).to_string()
+}
+
+/// Byte range of the scalar value at a dotted path (tables declared with `[headers]`,
+/// dotted keys and inline tables alike).
+fn value_span(text: &str, path: &str) -> Option<std::ops::Range<usize>> {
+    let root = toml::de::DeTable::parse(text).ok()?;
+    let mut table = root.get_ref();
+    let keys: Vec<&str> = path.split('.').collect();
+    for (i, key) in keys.iter().enumerate() {
+        let (_, v) = table.iter().find(|(k, _)| k.get_ref().as_ref() == *key)?;
+        if i + 1 == keys.len() {
+            return (!v.get_ref().is_table()).then(|| v.span());
+        }
+        table = v.get_ref().as_table()?;
+    }
+    None
 }
 
 /// `dir/name.toml` → `dir/name-edited.toml`: shipped files are not ours to overwrite.
@@ -179,6 +376,59 @@ mod tests {
         assert!(saved.ends_with("schema_version = 1\n"));
         // Saving again replaces our own file.
         page.save().unwrap();
+    }
+
+    fn example() -> String {
+        std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/models/examples/seed-000-ampere-altra-max.toml"
+        ))
+        .unwrap()
+    }
+
+    /// seed-000: 3 nodes × 24 × 15.36 TB (Micron 7500 PRO, models/catalogue.toml) =
+    /// 1105.92 TB raw; 3 replicas → 368.64 TB usable.
+    #[test]
+    fn capacity_follows_form_edits_and_comments_survive() {
+        let mut page = DesignerPage {
+            text: example(),
+            ..DesignerPage::default()
+        };
+        page.check();
+        let c = page.capacity().unwrap();
+        assert!(
+            (c.raw_bytes / 1e12 - 1105.92).abs() < 0.01,
+            "{}",
+            c.raw_bytes
+        );
+        assert!((c.usable_bytes / 1e12 - 368.64).abs() < 0.01);
+        assert!(page.set_value("cluster.nodes", "6"));
+        let c = page.capacity().unwrap();
+        assert!((c.raw_bytes / 1e12 - 2211.84).abs() < 0.01);
+        assert!(page
+            .text
+            .contains("nodes = 6                                  # STATED"));
+        assert!(page.set_value("workload.pattern", "\"randread\""));
+        assert!(page.text.contains("pattern = \"randread\""));
+        assert!(!page.set_value("pool.erasure.k", "4"));
+    }
+
+    #[test]
+    fn an_invalid_value_is_flagged_at_its_field_with_the_reason() {
+        let mut page = DesignerPage {
+            text: example(),
+            ..DesignerPage::default()
+        };
+        page.check();
+        page.set_value("pool.replicated", "5");
+        let e = page.field_error("pool.replicated").unwrap();
+        assert!(e.contains("replicated = 5 but there are 3 nodes"), "{e}");
+        assert!(page.field_error("cluster.nodes").is_none());
+        assert!(page.capacity().is_none());
+        page.set_value("cluster.node.data_devices.model", "\"micron-7500\"");
+        page.set_value("pool.replicated", "3");
+        let e = page.field_error("cluster.node.data_devices.model").unwrap();
+        assert!(e.contains("closest"), "{e}");
     }
 
     #[test]

@@ -235,6 +235,7 @@ impl NetworkPage {
                             cmds.push(Command::AddToCompare(Variant {
                                 name: self.variant_name.trim().to_owned(),
                                 inputs: self.inputs.clone(),
+                                ..Variant::default()
                             }));
                             self.variant_name = next_variant_name(&self.variant_name);
                         }

@@ -3,14 +3,17 @@
 //! by exact MVA on a worker thread — headline IOPS, bandwidth and mean latency,
 //! utilisation per resource with the bottleneck, latency vs IOPS as iodepth grows (with
 //! the latency target and the highest swept iodepth that meets it), and IOPS vs node
-//! count. Recomputes (debounced) whenever the scenario text changes.
+//! count. Recomputes (debounced) whenever the scenario text changes. "Add to Compare"
+//! files the scenario's network with its node and core counts on the Compare page.
 //!
 //! Not here: the model (`qn::ceph`), solving (`solve`). Intervals and p99 are not shown
 //! yet: they need the `predict` module (parameter covariance) and the simulator.
 
 use serde::{Deserialize, Serialize};
 
+use super::compare::Variant;
 use super::network::{sweep_at, NetworkSweep};
+use crate::gui::app::Command;
 use crate::gui::job::{Job, JobOutcome, Recompute};
 use crate::gui::plot::{self, Series};
 use crate::model::ModelParams;
@@ -27,6 +30,8 @@ pub const IODEPTHS: [u32; 10] = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512];
 pub struct CephPrediction {
     pub name: String,
     pub nodes: u32,
+    /// CPU cores of the OSD nodes in total (nodes × sockets × cores per socket).
+    pub cores: u32,
     pub osds: u32,
     pub images_x_jobs: u32,
     pub iodepth: u32,
@@ -38,6 +43,8 @@ pub struct CephPrediction {
     pub sweep: NetworkSweep,
     /// `(nodes, IOPS)` at the scenario's population, for other node counts that validate.
     pub by_nodes: Vec<(u32, f64)>,
+    /// The network at the scenario's population (what Compare solves for this scenario).
+    pub network: crate::qn::Network,
 }
 
 pub type PredictionResult = Result<CephPrediction, String>;
@@ -73,12 +80,14 @@ pub fn predict_text(text: &str, origin: &str, progress: &dyn Progress) -> Predic
     Ok(CephPrediction {
         name: scenario.name.clone(),
         nodes: scenario.nodes,
+        cores: scenario.nodes * scenario.sockets * scenario.node_cpu.cores,
         osds: scenario.total_osds(),
         images_x_jobs: base,
         iodepth: scenario.iodepth,
         bytes_per_io: ceph.bytes_per_io,
         capacity: scenario.capacity,
         warnings: ceph.warnings,
+        network: ceph.network.clone(),
         sweep,
         by_nodes,
     })
@@ -158,7 +167,7 @@ impl PredictionPage {
         }
     }
 
-    pub fn ui(&mut self, ui: &mut egui::Ui) {
+    pub fn ui(&mut self, ui: &mut egui::Ui, cmds: &mut Vec<Command>) {
         ui.horizontal(|ui| {
             let l = ui.label("latency target (ms)");
             ui.add(
@@ -167,6 +176,17 @@ impl PredictionPage {
                     .speed(0.05),
             )
             .labelled_by(l.id);
+            if let Some(p) = &self.rt.result {
+                if ui.button("Add to Compare").clicked() {
+                    cmds.push(Command::AddToCompare(Variant {
+                        name: p.name.clone(),
+                        network: Some(p.network.clone()),
+                        nodes: Some(p.nodes),
+                        cores: Some(p.cores),
+                        ..Variant::default()
+                    }));
+                }
+            }
             if let Some(job) = self.rt.recompute.job() {
                 job.progress_ui(ui);
             }
@@ -224,7 +244,7 @@ impl PredictionPage {
         let best = best_within_target(p, target_secs);
         match best {
             Some((d, bx, br)) => ui.label(format!(
-                "highest swept iodepth within {} ms: {d} → {} IOPS at {:.3} ms",
+                "highest swept iodepth within {} ms: {d}, giving {} IOPS at {:.3} ms",
                 self.latency_target_ms,
                 plot::si(bx),
                 br * 1e3
@@ -308,6 +328,9 @@ mod tests {
             .all(|w| w[1].1 >= w[0].1 * (1.0 - 1e-12)));
         assert!(at.throughput_per_sec <= p.sweep.bounds.throughput_upper_per_sec * (1.0 + 1e-9));
         assert!(!p.by_nodes.is_empty());
+        // 3 nodes × 1 socket × 128 cores (Altra Max M128-30 in models/catalogue.toml).
+        assert_eq!(p.cores, 384);
+        assert_eq!(p.network.classes[0].population, p.images_x_jobs * p.iodepth);
         assert!(p.capacity.usable_bytes < p.capacity.raw_bytes);
     }
 

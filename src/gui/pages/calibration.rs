@@ -1,0 +1,618 @@
+//! Calibration page: fit the Ceph model's parameters to measured runs, on a worker thread
+//! with progress and Cancel, and show how good the fit is — termination reason, in-sample
+//! and leave-one-out MAPE, the parameter table (value, standard error, 95 % interval,
+//! prior, at-bound), measured against predicted on log-log axes with y = x and a ±15 %
+//! band, the error per run, the per-system summary beside the USL baseline, warnings and
+//! the runs that could not be modelled. "Save model" writes the fitted model file.
+//!
+//! It makes the same library calls as `cephplan calibrate` (`data::load_runs`,
+//! `calibrate::ceph::prepare_runs`, `calibrate::ceph::calibrate`,
+//! `io::write_atomic_owned`), so both give the same numbers and neither overwrites a file
+//! cephplan did not write. Not here: the fitting itself (`calibrate`).
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::calibrate::ceph::{
+    calibrate, data_files, prepare_runs, CalibrateOptions, CalibrationReport, Metric,
+};
+use crate::data::load_runs;
+use crate::gui::job::{Job, JobOutcome};
+use crate::gui::plot::{self, Series};
+use crate::model::ModelParams;
+use crate::progress::Progress;
+use crate::spec::Catalogue;
+
+/// Half-width of the band drawn around y = x (domain.md: the model aims at ±15 %).
+pub const BAND_REL: f64 = 0.15;
+
+/// What a fit is asked to do (a snapshot of the page's inputs).
+#[derive(Debug, Clone, PartialEq)]
+pub struct FitRequest {
+    pub data: Vec<PathBuf>,
+    /// Prior and starting point of the fit; `None` = the built-in `models/prior.toml`.
+    pub base_model: Option<PathBuf>,
+    pub options: CalibrateOptions,
+}
+
+/// A finished fit.
+#[derive(Debug, Clone)]
+pub struct FitOutput {
+    pub report: CalibrationReport,
+    pub model: ModelParams,
+    /// Warnings of the dataset loader (rows it accepted with a remark).
+    pub load_warnings: Vec<String>,
+}
+
+pub type FitResult = Result<FitOutput, String>;
+
+/// Loads the runs and fits, like `cephplan calibrate` (without writing anything).
+pub fn fit(req: &FitRequest, progress: &dyn Progress) -> FitResult {
+    if req.data.is_empty() {
+        return Err(
+            "add at least one dataset path (a CSV file or a directory of CSV files, \
+             e.g. calibration-data/)"
+                .into(),
+        );
+    }
+    let cat = Catalogue::builtin();
+    let prior = match &req.base_model {
+        Some(p) => ModelParams::load(p).map_err(|e| e.to_string())?,
+        None => ModelParams::prior(),
+    };
+    progress.message("loading runs");
+    let mut runs = Vec::new();
+    let mut load_warnings = Vec::new();
+    for p in &req.data {
+        let (r, w) = load_runs(p).map_err(|e| format!("loading {}: {e}", p.display()))?;
+        runs.extend(r);
+        load_warnings.extend(w.into_iter().map(|w| w.to_string()));
+    }
+    let (prepared, not_modelled) = prepare_runs(&runs, &cat).map_err(|e| e.to_string())?;
+    let files = data_files(&req.data);
+    let (report, model) = calibrate(
+        &prepared,
+        not_modelled,
+        &prior,
+        &prior,
+        &files,
+        &req.options,
+        progress,
+    )
+    .map_err(|e| e.to_string())?;
+    Ok(FitOutput {
+        report,
+        model,
+        load_warnings,
+    })
+}
+
+/// Writes the fitted model to `path` the way `cephplan calibrate --out` does: named after
+/// the file, atomically, refusing to replace a file cephplan did not write.
+pub fn save_model(out: &FitOutput, path: &Path) -> Result<(), String> {
+    if path.as_os_str().is_empty() {
+        return Err("type a file name to save the fitted model to".into());
+    }
+    let mut model = out.model.clone();
+    model.name = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "fitted".into());
+    let runs: std::collections::BTreeSet<&str> =
+        out.report.runs.iter().map(|r| r.run_id.as_str()).collect();
+    model.description = format!(
+        "Fitted by cephplan-gui (Calibration page) to {} measured runs; see fitted_on.",
+        runs.len()
+    );
+    crate::io::write_atomic_owned(path, model.to_toml().as_bytes()).map_err(|e| e.to_string())
+}
+
+fn split_list(s: &str) -> Vec<String> {
+    s.split([',', ' ', '\n'])
+        .map(str::trim)
+        .filter(|v| !v.is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
+#[derive(Default)]
+struct Runtime {
+    job: Option<Job<FitResult>>,
+    result: Option<FitOutput>,
+    error: Option<String>,
+    saved: Option<Result<PathBuf, String>>,
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(default)]
+pub struct CalibrationPage {
+    /// Dataset paths: CSV files or directories of CSV files.
+    pub data_paths: Vec<String>,
+    /// Prior and starting model; empty = the built-in `models/prior.toml`.
+    pub base_model: String,
+    pub leave_one_out: bool,
+    pub usl: bool,
+    /// System ids or run ids to leave out, separated by commas or spaces.
+    pub exclude: String,
+    /// Where "Save model" writes.
+    pub save_path: String,
+    #[serde(skip)]
+    rt: Runtime,
+}
+
+impl Default for CalibrationPage {
+    fn default() -> Self {
+        Self {
+            data_paths: vec!["calibration-data/".into()],
+            base_model: "models/prior.toml".into(),
+            leave_one_out: true,
+            usl: true,
+            exclude: String::new(),
+            save_path: "models/fitted.toml".into(),
+            rt: Runtime::default(),
+        }
+    }
+}
+
+impl CalibrationPage {
+    pub fn request(&self) -> FitRequest {
+        let base = self.base_model.trim();
+        FitRequest {
+            data: self
+                .data_paths
+                .iter()
+                .map(|p| p.trim())
+                .filter(|p| !p.is_empty())
+                .map(PathBuf::from)
+                .collect(),
+            base_model: (!base.is_empty()).then(|| PathBuf::from(base)),
+            options: CalibrateOptions {
+                leave_one_out: self.leave_one_out,
+                usl: self.usl,
+                exclude: split_list(&self.exclude),
+                ..CalibrateOptions::default()
+            },
+        }
+    }
+
+    /// Starts a fit of the current inputs (no-op while one runs).
+    pub fn start_fit(&mut self, ctx: &egui::Context) {
+        if self.is_busy() {
+            return;
+        }
+        let req = self.request();
+        self.rt.error = None;
+        self.rt.saved = None;
+        self.rt.job = Some(Job::spawn("fitting", ctx, move |p| fit(&req, p)));
+    }
+
+    pub fn is_busy(&self) -> bool {
+        self.rt.job.is_some()
+    }
+    pub fn result(&self) -> Option<&FitOutput> {
+        self.rt.result.as_ref()
+    }
+    pub fn error(&self) -> Option<&str> {
+        self.rt.error.as_deref()
+    }
+    /// Outcome of the last "Save model".
+    pub fn saved(&self) -> Option<&Result<PathBuf, String>> {
+        self.rt.saved.as_ref()
+    }
+
+    fn poll(&mut self) {
+        let Some(job) = &mut self.rt.job else { return };
+        match job.poll() {
+            None => {}
+            Some(JobOutcome::Done(Ok(r))) => {
+                self.rt.result = Some(r);
+                self.rt.job = None;
+            }
+            Some(JobOutcome::Done(Err(e))) => {
+                self.rt.error = Some(e);
+                self.rt.job = None;
+            }
+            Some(JobOutcome::Panicked(m)) => {
+                self.rt.error = Some(format!("the fit failed: {m}"));
+                self.rt.job = None;
+            }
+        }
+    }
+
+    pub fn ui(&mut self, ui: &mut egui::Ui) {
+        self.poll();
+        ui.heading("Calibration");
+        self.inputs_ui(ui);
+        if let Some(job) = &self.rt.job {
+            job.progress_ui(ui);
+        }
+        if let Some(e) = &self.rt.error {
+            ui.colored_label(ui.visuals().error_fg_color, e);
+        }
+        let Some(out) = &self.rt.result else {
+            if self.rt.job.is_none() {
+                ui.label(
+                    "Press Fit to fit the model to the measured runs. Without leave-one-out \
+                     the fit is much faster but gives no out-of-sample error.",
+                );
+            }
+            return;
+        };
+        ui.separator();
+        ui.horizontal(|ui| {
+            let l = ui.label("save fitted model as");
+            ui.add(egui::TextEdit::singleline(&mut self.save_path).desired_width(300.0))
+                .labelled_by(l.id);
+            if ui.button("Save model").clicked() {
+                let path = PathBuf::from(self.save_path.trim());
+                self.rt.saved = Some(save_model(out, &path).map(|()| path));
+            }
+            match &self.rt.saved {
+                Some(Ok(p)) => {
+                    ui.label(format!("saved {}", p.display()));
+                }
+                Some(Err(e)) => {
+                    ui.colored_label(ui.visuals().error_fg_color, e);
+                }
+                None => {}
+            }
+        });
+        report_ui(ui, out);
+    }
+
+    fn inputs_ui(&mut self, ui: &mut egui::Ui) {
+        let running = self.rt.job.is_some();
+        let mut remove = None;
+        for (i, p) in self.data_paths.iter_mut().enumerate() {
+            ui.horizontal(|ui| {
+                let l = ui.label(format!("dataset {}", i + 1));
+                ui.add(
+                    egui::TextEdit::singleline(p)
+                        .desired_width(360.0)
+                        .hint_text("calibration-data/ or a .csv file"),
+                )
+                .labelled_by(l.id);
+                if ui.button(format!("remove dataset {}", i + 1)).clicked() {
+                    remove = Some(i);
+                }
+            });
+        }
+        if let Some(i) = remove {
+            self.data_paths.remove(i);
+        }
+        ui.horizontal(|ui| {
+            if ui.button("add dataset").clicked() {
+                self.data_paths.push(String::new());
+            }
+            let l = ui.label("base model (prior)");
+            ui.add(
+                egui::TextEdit::singleline(&mut self.base_model)
+                    .desired_width(240.0)
+                    .hint_text("built-in models/prior.toml"),
+            )
+            .labelled_by(l.id);
+        });
+        ui.horizontal(|ui| {
+            ui.checkbox(&mut self.leave_one_out, "leave-one-out");
+            ui.checkbox(&mut self.usl, "USL baseline");
+            let l = ui.label("exclude systems / run ids");
+            ui.add(
+                egui::TextEdit::singleline(&mut self.exclude)
+                    .desired_width(240.0)
+                    .hint_text("seed-003, s001-randread-4k"),
+            )
+            .labelled_by(l.id);
+            if ui.add_enabled(!running, egui::Button::new("Fit")).clicked() {
+                self.start_fit(ui.ctx());
+            }
+        });
+    }
+}
+
+fn opt(v: Option<f64>, f: impl Fn(f64) -> String) -> String {
+    v.map(f).unwrap_or_else(|| "–".into())
+}
+
+fn metric_name(m: Metric) -> &'static str {
+    match m {
+        Metric::LatencyMean => "mean latency (s)",
+        Metric::Iops => "IOPS",
+        Metric::Bandwidth => "bandwidth (B/s)",
+    }
+}
+
+fn report_ui(ui: &mut egui::Ui, out: &FitOutput) {
+    let r = &out.report;
+    let t = &r.termination;
+    ui.horizontal_wrapped(|ui| {
+        let reason = format!(
+            "fit: {} after {} evaluations, {} degrees of freedom",
+            t.reason, t.evaluations, r.degrees_of_freedom
+        );
+        if t.converged {
+            ui.strong(reason);
+        } else {
+            ui.colored_label(plot::WARN, reason);
+        }
+        ui.separator();
+        ui.strong(format!(
+            "MAPE in-sample {} %",
+            opt(r.mape_in_sample, |v| format!("{v:.1}"))
+        ));
+        ui.separator();
+        ui.strong(format!(
+            "leave-one-out {} %",
+            opt(r.mape_loo, |v| format!("{v:.1}"))
+        ));
+        ui.label("(IOPS and bandwidth figures)");
+    });
+    egui::ScrollArea::vertical().show(ui, |ui| {
+        ui.columns(2, |cols| {
+            let ui = &mut cols[0];
+            ui.strong("parameters");
+            parameter_table_ui(ui, r);
+            ui.add_space(6.0);
+            ui.strong("per system");
+            system_table_ui(ui, r);
+            messages_ui(ui, out);
+            let ui = &mut cols[1];
+            let mut by_metric: std::collections::BTreeMap<&str, Vec<[f64; 2]>> = Default::default();
+            for c in &r.runs {
+                by_metric
+                    .entry(metric_name(c.metric))
+                    .or_default()
+                    .push([c.measured, c.predicted]);
+            }
+            let series: Vec<Series> = by_metric
+                .into_iter()
+                .map(|(n, pts)| Series::new(n, pts))
+                .collect();
+            ui.strong(format!(
+                "measured vs predicted (log-log, y = x and ±{:.0} %)",
+                BAND_REL * 100.0
+            ));
+            plot::log_measured_vs_predicted_ui(ui, "calibration-scatter", &series, BAND_REL, 300.0);
+            ui.strong("error per run (%; LOO where computed)");
+            let errors: Vec<(String, f64)> = r
+                .runs
+                .iter()
+                .map(|c| {
+                    (
+                        format!("{} {}", c.run_id, metric_name(c.metric)),
+                        c.error_pct_loo.unwrap_or(c.error_pct),
+                    )
+                })
+                .collect();
+            plot::labelled_bars_ui(
+                ui,
+                "calibration-residuals",
+                "error %",
+                &errors,
+                BAND_REL * 100.0,
+                200.0,
+            );
+        });
+        ui.strong("runs");
+        run_table_ui(ui, r);
+    });
+}
+
+fn parameter_table_ui(ui: &mut egui::Ui, r: &CalibrationReport) {
+    egui::Grid::new("calibration-parameters")
+        .striped(true)
+        .num_columns(6)
+        .show(ui, |ui| {
+            for h in [
+                "parameter",
+                "value",
+                "std error",
+                "95 % interval",
+                "prior",
+                "",
+            ] {
+                ui.strong(h);
+            }
+            ui.end_row();
+            for p in &r.parameters {
+                ui.label(&p.name).on_hover_text(&p.unit);
+                ui.label(format!("{:.4e}", p.value));
+                ui.label(opt(p.std_error, |v| format!("{v:.2e}")));
+                ui.label(match (p.interval_low, p.interval_high) {
+                    (Some(l), Some(h)) => format!("{l:.3e} … {h:.3e}"),
+                    _ => "not identified".into(),
+                });
+                ui.label(format!("{:.4e}", p.prior));
+                if p.at_bound {
+                    ui.colored_label(plot::WARN, "at bound");
+                } else {
+                    ui.label("");
+                }
+                ui.end_row();
+            }
+        });
+}
+
+fn system_table_ui(ui: &mut egui::Ui, r: &CalibrationReport) {
+    egui::Grid::new("calibration-systems")
+        .striped(true)
+        .num_columns(6)
+        .show(ui, |ui| {
+            for h in [
+                "system",
+                "runs",
+                "MAPE %",
+                "LOO MAPE %",
+                "USL MAPE %",
+                "USL LOO %",
+            ] {
+                ui.strong(h);
+            }
+            ui.end_row();
+            for s in &r.systems {
+                ui.label(&s.system_id);
+                ui.label(s.runs.to_string());
+                for v in [
+                    s.mape_in_sample,
+                    s.mape_loo,
+                    s.usl_mape_in_sample,
+                    s.usl_mape_loo,
+                ] {
+                    ui.label(opt(v, |v| format!("{v:.1}")));
+                }
+                ui.end_row();
+            }
+        });
+}
+
+fn messages_ui(ui: &mut egui::Ui, out: &FitOutput) {
+    let r = &out.report;
+    for w in out.load_warnings.iter().chain(&r.warnings) {
+        ui.colored_label(plot::WARN, format!("warning: {w}"));
+    }
+    if let Some(u) = &r.usl {
+        let unfitted: Vec<_> = u.series.iter().filter(|s| s.fit.is_none()).collect();
+        if !unfitted.is_empty() {
+            ui.collapsing(format!("{} USL series not fitted", unfitted.len()), |ui| {
+                for s in unfitted {
+                    ui.label(format!("{} {}: {}", s.system_id, s.pattern, s.note));
+                }
+            });
+        }
+    }
+    if !r.not_modelled.is_empty() {
+        ui.collapsing(
+            format!("{} run(s) not modelled", r.not_modelled.len()),
+            |ui| {
+                for n in &r.not_modelled {
+                    ui.label(format!("{} ({}): {}", n.run_id, n.system_id, n.reason));
+                }
+            },
+        );
+    }
+}
+
+fn run_table_ui(ui: &mut egui::Ui, r: &CalibrationReport) {
+    egui::Grid::new("calibration-runs")
+        .striped(true)
+        .num_columns(6)
+        .show(ui, |ui| {
+            for h in [
+                "run",
+                "metric",
+                "measured",
+                "predicted",
+                "error %",
+                "LOO error %",
+            ] {
+                ui.strong(h);
+            }
+            ui.end_row();
+            for c in &r.runs {
+                ui.label(&c.run_id);
+                ui.label(metric_name(c.metric));
+                ui.label(format!("{:.4e}", c.measured));
+                ui.label(format!("{:.4e}", c.predicted));
+                let e = format!("{:+.1}", c.error_pct);
+                if c.error_pct.abs() > BAND_REL * 100.0 {
+                    ui.colored_label(plot::WARN, e);
+                } else {
+                    ui.label(e);
+                }
+                ui.label(opt(c.error_pct_loo, |v| format!("{v:+.1}")));
+                ui.end_row();
+            }
+        });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::progress::NoProgress;
+
+    fn seed_000() -> FitRequest {
+        FitRequest {
+            data: vec![PathBuf::from(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/calibration-data/seed-000-ampere-altra-max.csv"
+            ))],
+            base_model: None,
+            options: CalibrateOptions {
+                leave_one_out: false,
+                ..CalibrateOptions::default()
+            },
+        }
+    }
+
+    /// The page's fit is the CLI's fit: seed 000 (two absolute runs: 230k write IOPS at
+    /// 3.5 ms, 1.1M read IOPS at 2.1 ms, calibration-data/seed-000-ampere-altra-max.csv)
+    /// gives the same report as calling the library directly.
+    #[test]
+    fn fit_matches_the_library_call_the_cli_makes() {
+        let out = fit(&seed_000(), &NoProgress).unwrap();
+        let (runs, _) = load_runs(&seed_000().data[0]).unwrap();
+        let (prepared, nm) = prepare_runs(&runs, &Catalogue::builtin()).unwrap();
+        let prior = ModelParams::prior();
+        let (direct, _) = calibrate(
+            &prepared,
+            nm,
+            &prior,
+            &prior,
+            &data_files(&seed_000().data),
+            &seed_000().options,
+            &NoProgress,
+        )
+        .unwrap();
+        assert_eq!(out.report.runs, direct.runs);
+        assert_eq!(out.report.parameters, direct.parameters);
+        // Two runs, each with IOPS and mean latency measured.
+        assert_eq!(out.report.runs.len(), 4);
+        assert!(out.report.mape_loo.is_none());
+    }
+
+    #[test]
+    fn no_dataset_is_an_error_with_a_remedy() {
+        let req = FitRequest {
+            data: vec![],
+            ..seed_000()
+        };
+        assert!(fit(&req, &NoProgress)
+            .unwrap_err()
+            .contains("calibration-data/"));
+    }
+
+    #[test]
+    fn save_refuses_a_foreign_file_and_writes_a_loadable_model() {
+        let out = fit(&seed_000(), &NoProgress).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let foreign = dir.path().join("mine.toml");
+        std::fs::write(&foreign, "# hand-written\n").unwrap();
+        let e = save_model(&out, &foreign).unwrap_err();
+        assert!(e.contains("refusing to overwrite"), "{e}");
+        assert_eq!(
+            std::fs::read_to_string(&foreign).unwrap(),
+            "# hand-written\n"
+        );
+        let path = dir.path().join("fitted-s000.toml");
+        save_model(&out, &path).unwrap();
+        let back = ModelParams::load(&path).unwrap();
+        assert_eq!(back.name, "fitted-s000");
+        for p in &out.report.parameters {
+            assert_eq!(back.get(&p.name), Some(p.value), "{}", p.name);
+        }
+        // Our own file may be replaced.
+        save_model(&out, &path).unwrap();
+    }
+
+    #[test]
+    fn exclude_list_splits_on_commas_and_spaces() {
+        let page = CalibrationPage {
+            exclude: "seed-003, s001-a  s002-b".into(),
+            ..CalibrationPage::default()
+        };
+        assert_eq!(
+            page.request().options.exclude,
+            ["seed-003", "s001-a", "s002-b"]
+        );
+    }
+}

@@ -1,0 +1,610 @@
+//! Validation page: run fio against a real Ceph cluster for a sweep of points and compare
+//! each measurement with the model's prediction as it arrives — a table and
+//! predicted-against-measured IOPS and mean-latency charts that fill in point by point.
+//! The cluster is given by its ceph.conf and pool, or started here as a throwaway local
+//! lab ("Start local lab" / "Stop lab").
+//!
+//! It makes the same library calls as `cephplan validate` and `cephplan lab up|down`
+//! (`validate::run_observed`, `lab::up`, `lab::down`) on worker threads; Cancel stops fio
+//! and the library removes the images it created. Inputs are checked before a job starts
+//! and problems are shown next to the field. Not here: running fio or Ceph (`fio`, `lab`,
+//! `validate`).
+
+use std::path::PathBuf;
+use std::sync::mpsc::{channel, Receiver};
+
+use serde::{Deserialize, Serialize};
+
+use crate::fio::{check_fio, FioTarget, ProcessExecutor, RwPattern};
+use crate::gui::job::{Job, JobOutcome};
+use crate::gui::plot::{self, Series};
+use crate::lab::{self, LabReport, LabSpec};
+use crate::model::ModelParams;
+use crate::predict::PredictOptions;
+use crate::progress::Progress;
+use crate::spec::Catalogue;
+use crate::validate::{
+    self, ModelPredictor, NoPredictor, PointResult, PointSetting, Predictor, ValidateSpec,
+    ValidationReport, Vary,
+};
+
+/// Port of the local lab's monitor (the CLI's `lab up` default).
+pub const LAB_PORT: u16 = 6789;
+
+/// A validation run ready to start: every input parsed and checked.
+#[derive(Debug, Clone)]
+pub struct RunRequest {
+    pub spec: ValidateSpec,
+    /// Model parameter file; `None` = the shipped default model.
+    pub model: Option<PathBuf>,
+    pub predict: bool,
+}
+
+/// Inputs that failed their check, by field (shown next to the field).
+pub type FieldErrors = std::collections::BTreeMap<&'static str, String>;
+
+pub type RunResult = Result<ValidationReport, String>;
+
+/// Runs a validation sweep like `cephplan validate`, handing every point to `on_point`.
+pub fn run(
+    req: &RunRequest,
+    progress: &dyn Progress,
+    on_point: &mut dyn FnMut(&PointResult),
+) -> RunResult {
+    let spec = &req.spec;
+    check_fio(std::path::Path::new("fio")).map_err(|e| e.to_string())?;
+    std::fs::create_dir_all(&spec.out_dir)
+        .map_err(|e| format!("cannot create {}: {e}", spec.out_dir.display()))?;
+    let predictor: Box<dyn Predictor> = if req.predict {
+        let scenario =
+            crate::spec::load_scenario(&spec.scenario, &Catalogue::builtin()).map_err(|e| {
+                format!("{e}\n(the scenario is needed for predictions; or untick \"predict\")")
+            })?;
+        let params = match &req.model {
+            Some(p) => ModelParams::load(p).map_err(|e| e.to_string())?,
+            None => ModelParams::shipped_default(),
+        };
+        Box::new(ModelPredictor {
+            scenario,
+            params,
+            options: PredictOptions::default(),
+        })
+    } else {
+        Box::new(NoPredictor)
+    };
+    let exec = ProcessExecutor::new(&spec.ceph_conf, FioTarget::Local, &spec.out_dir);
+    validate::run_observed(spec, &exec, predictor.as_ref(), progress, on_point)
+        .map_err(|e| e.to_string())
+}
+
+enum LabOutcome {
+    Up(Box<LabReport>),
+    Down(String),
+}
+
+#[derive(Default)]
+struct Runtime {
+    run: Option<Job<RunResult>>,
+    points_rx: Option<Receiver<PointResult>>,
+    points: Vec<PointResult>,
+    report: Option<ValidationReport>,
+    lab: Option<Job<Result<LabOutcome, String>>>,
+    field_errors: FieldErrors,
+    error: Option<String>,
+    note: Option<String>,
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(default)]
+pub struct ValidationPage {
+    pub ceph_conf: String,
+    pub pool: String,
+    pub scenario: String,
+    pub vary: String,
+    pub pattern: String,
+    pub block_size: String,
+    pub iodepth: u32,
+    pub images: u32,
+    pub runtime: String,
+    pub out_dir: String,
+    pub predict: bool,
+    /// Model parameter file; empty = the shipped default.
+    pub model: String,
+    /// Directory of the local lab.
+    pub lab_dir: String,
+    #[serde(skip)]
+    rt: Runtime,
+}
+
+impl Default for ValidationPage {
+    fn default() -> Self {
+        Self {
+            ceph_conf: String::new(),
+            pool: lab::LAB_POOL.into(),
+            scenario: String::new(),
+            vary: "iodepth=1,4,16".into(),
+            pattern: "randwrite".into(),
+            block_size: "4k".into(),
+            iodepth: 16,
+            images: 1,
+            runtime: "30s".into(),
+            out_dir: "validation".into(),
+            predict: true,
+            model: String::new(),
+            lab_dir: "cephplan-lab".into(),
+            rt: Runtime::default(),
+        }
+    }
+}
+
+impl ValidationPage {
+    /// Checks the inputs; the request, or the problems by field.
+    pub fn request(&self) -> Result<RunRequest, FieldErrors> {
+        let mut errs = FieldErrors::new();
+        let conf = PathBuf::from(self.ceph_conf.trim());
+        if self.ceph_conf.trim().is_empty() {
+            errs.insert(
+                "ceph.conf",
+                "give the cluster's ceph.conf, or press \"Start local lab\"".into(),
+            );
+        } else if !conf.is_file() {
+            errs.insert(
+                "ceph.conf",
+                format!(
+                    "{} does not exist; check the path, or press \"Start local lab\"",
+                    conf.display()
+                ),
+            );
+        }
+        if self.pool.trim().is_empty() {
+            errs.insert("pool", "give the RBD pool to test (e.g. rbd)".into());
+        }
+        let scenario = PathBuf::from(self.scenario.trim());
+        if self.scenario.trim().is_empty() || !scenario.is_file() {
+            errs.insert(
+                "scenario",
+                "give the scenario file describing this cluster (lab up writes one)".into(),
+            );
+        }
+        let vary = if self.vary.trim().is_empty() {
+            None
+        } else {
+            match Vary::parse(self.vary.trim()) {
+                Ok(v) => Some(v),
+                Err(e) => {
+                    errs.insert("vary", e.to_string());
+                    None
+                }
+            }
+        };
+        let pattern = RwPattern::parse(self.pattern.trim());
+        if pattern.is_none() {
+            errs.insert(
+                "pattern",
+                "use randread, randwrite, randrw, read or write".into(),
+            );
+        }
+        let bs = crate::units::parse_bytes(self.block_size.trim());
+        if let Err(e) = &bs {
+            errs.insert("block size", format!("{e} (e.g. 4k, 64k)"));
+        }
+        let runtime = crate::units::parse_duration_secs(self.runtime.trim())
+            .map(|s| s.round() as u64)
+            .map_err(|e| e.to_string())
+            .and_then(|s| {
+                if s == 0 {
+                    Err("must be at least 1s".into())
+                } else {
+                    Ok(s)
+                }
+            });
+        if let Err(e) = &runtime {
+            errs.insert("runtime", format!("{e} (e.g. 30s, 2m)"));
+        }
+        if self.out_dir.trim().is_empty() {
+            errs.insert("output dir", "give a directory for the results".into());
+        }
+        if !errs.is_empty() {
+            return Err(errs);
+        }
+        let pattern = pattern.expect("checked");
+        let spec = ValidateSpec {
+            system_id: scenario
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "validation".into()),
+            scenario,
+            ceph_conf: conf,
+            pool: self.pool.trim().into(),
+            clientname: "admin".into(),
+            clients: vec![],
+            base: PointSetting {
+                pattern,
+                block_size_bytes: bs.expect("checked"),
+                iodepth: self.iodepth.max(1),
+                images: self.images.max(1),
+                read_percent: (pattern == RwPattern::Randrw).then_some(50),
+            },
+            vary,
+            runtime_secs: runtime.expect("checked"),
+            ramp_time_secs: 0,
+            image_size_bytes: 1 << 30,
+            out_dir: PathBuf::from(self.out_dir.trim()),
+            existing_image: None,
+            i_own_this_image: None,
+            run_id: validate::new_run_id(),
+        };
+        let model = self.model.trim();
+        Ok(RunRequest {
+            spec,
+            model: (!model.is_empty()).then(|| PathBuf::from(model)),
+            predict: self.predict,
+        })
+    }
+
+    /// Checks the inputs and starts the sweep; on bad inputs only flags the fields.
+    pub fn start_run(&mut self, ctx: &egui::Context) {
+        if self.is_busy() {
+            return;
+        }
+        let req = match self.request() {
+            Ok(r) => r,
+            Err(errs) => {
+                self.rt.field_errors = errs;
+                return;
+            }
+        };
+        self.rt.field_errors.clear();
+        self.rt.error = None;
+        self.rt.note = None;
+        self.rt.points.clear();
+        self.rt.report = None;
+        let (tx, rx) = channel();
+        self.rt.points_rx = Some(rx);
+        self.rt.run = Some(Job::spawn("validating", ctx, move |p| {
+            run(&req, p, &mut |pt| {
+                // The page may have dropped the receiver; the files hold the point anyway.
+                let _ = tx.send(pt.clone());
+            })
+        }));
+    }
+
+    fn start_lab(&mut self, ctx: &egui::Context, up: bool) {
+        if self.is_busy() {
+            return;
+        }
+        let dir = PathBuf::from(self.lab_dir.trim());
+        self.rt.error = None;
+        self.rt.note = None;
+        let name = if up { "starting lab" } else { "stopping lab" };
+        self.rt.lab = Some(Job::spawn(name, ctx, move |p| {
+            if up {
+                lab::up(&LabSpec::new(&dir, LAB_PORT), p)
+                    .map(|r| LabOutcome::Up(Box::new(r)))
+                    .map_err(|e| e.to_string())
+            } else {
+                lab::down(&dir)
+                    .map(|r| {
+                        LabOutcome::Down(format!(
+                            "lab down: {} daemons stopped ({} needed KILL), {} already gone; removed {}",
+                            r.stopped.len(),
+                            r.killed.len(),
+                            r.not_running.len(),
+                            r.dir.display()
+                        ))
+                    })
+                    .map_err(|e| e.to_string())
+            }
+        }));
+    }
+
+    pub fn is_busy(&self) -> bool {
+        self.rt.run.is_some() || self.rt.lab.is_some()
+    }
+    /// Points received so far (of the running or the last sweep).
+    pub fn points(&self) -> &[PointResult] {
+        &self.rt.points
+    }
+    pub fn report(&self) -> Option<&ValidationReport> {
+        self.rt.report.as_ref()
+    }
+    pub fn error(&self) -> Option<&str> {
+        self.rt.error.as_deref()
+    }
+    pub fn field_errors(&self) -> &FieldErrors {
+        &self.rt.field_errors
+    }
+
+    fn poll(&mut self) {
+        if let Some(rx) = &self.rt.points_rx {
+            self.rt.points.extend(rx.try_iter());
+        }
+        if let Some(job) = &mut self.rt.run {
+            if let Some(out) = job.poll() {
+                self.rt.run = None;
+                if let Some(rx) = self.rt.points_rx.take() {
+                    self.rt.points.extend(rx.try_iter());
+                }
+                match out {
+                    JobOutcome::Done(Ok(r)) => {
+                        self.rt.note = Some(format!(
+                            "saved in {}: {}, {}, {}, raw/",
+                            self.out_dir.trim(),
+                            r.dataset_csv,
+                            r.comparison_csv,
+                            r.report_json
+                        ));
+                        self.rt.report = Some(r);
+                    }
+                    JobOutcome::Done(Err(e)) => self.rt.error = Some(e),
+                    JobOutcome::Panicked(m) => {
+                        self.rt.error = Some(format!("validation failed: {m}"))
+                    }
+                }
+            }
+        }
+        if let Some(job) = &mut self.rt.lab {
+            if let Some(out) = job.poll() {
+                self.rt.lab = None;
+                match out {
+                    JobOutcome::Done(Ok(LabOutcome::Up(r))) => {
+                        self.ceph_conf = r.ceph_conf.display().to_string();
+                        self.scenario = r.scenario.display().to_string();
+                        self.pool = r.pool.clone();
+                        self.rt.field_errors.clear();
+                        self.rt.note = Some(format!(
+                            "lab up in {:.0} s: Ceph {}, {} daemons; ceph.conf, pool and scenario filled in",
+                            r.elapsed_secs,
+                            r.ceph_version,
+                            r.daemons.len()
+                        ));
+                    }
+                    JobOutcome::Done(Ok(LabOutcome::Down(msg))) => self.rt.note = Some(msg),
+                    JobOutcome::Done(Err(e)) => self.rt.error = Some(e),
+                    JobOutcome::Panicked(m) => self.rt.error = Some(format!("lab failed: {m}")),
+                }
+            }
+        }
+    }
+
+    /// A labelled single-line field with its problem (if any) beside it.
+    fn field_ui(
+        ui: &mut egui::Ui,
+        errors: &FieldErrors,
+        key: &'static str,
+        value: &mut String,
+        width: f32,
+        hint: &str,
+    ) {
+        ui.horizontal(|ui| {
+            let l = ui.label(key);
+            ui.add(
+                egui::TextEdit::singleline(value)
+                    .desired_width(width)
+                    .hint_text(hint),
+            )
+            .labelled_by(l.id);
+            if let Some(e) = errors.get(key) {
+                ui.colored_label(ui.visuals().error_fg_color, e);
+            }
+        });
+    }
+
+    pub fn ui(&mut self, ui: &mut egui::Ui) {
+        self.poll();
+        ui.heading("Validation");
+        ui.label(
+            "Runs fio (rbd engine) against a real cluster and compares every point with the \
+             model. Results are saved after each point.",
+        );
+        let errs = self.rt.field_errors.clone();
+        let busy = self.is_busy();
+        ui.horizontal(|ui| {
+            let l = ui.label("lab dir");
+            ui.add(egui::TextEdit::singleline(&mut self.lab_dir).desired_width(200.0))
+                .labelled_by(l.id);
+            if ui
+                .add_enabled(!busy, egui::Button::new("Start local lab"))
+                .clicked()
+            {
+                self.start_lab(ui.ctx(), true);
+            }
+            if ui
+                .add_enabled(!busy, egui::Button::new("Stop lab"))
+                .clicked()
+            {
+                self.start_lab(ui.ctx(), false);
+            }
+        });
+        Self::field_ui(
+            ui,
+            &errs,
+            "ceph.conf",
+            &mut self.ceph_conf,
+            360.0,
+            "/etc/ceph/ceph.conf",
+        );
+        Self::field_ui(ui, &errs, "pool", &mut self.pool, 160.0, "rbd");
+        Self::field_ui(
+            ui,
+            &errs,
+            "scenario",
+            &mut self.scenario,
+            360.0,
+            "models/examples/….toml",
+        );
+        ui.horizontal(|ui| {
+            let l = ui.label("pattern");
+            egui::ComboBox::from_id_salt("validation-pattern")
+                .selected_text(self.pattern.clone())
+                .show_ui(ui, |ui| {
+                    for p in ["randread", "randwrite", "randrw", "read", "write"] {
+                        ui.selectable_value(&mut self.pattern, p.to_owned(), p);
+                    }
+                })
+                .response
+                .labelled_by(l.id);
+            let l = ui.label("iodepth");
+            ui.add(egui::DragValue::new(&mut self.iodepth).range(1..=4096))
+                .labelled_by(l.id);
+            let l = ui.label("images");
+            ui.add(egui::DragValue::new(&mut self.images).range(1..=256))
+                .labelled_by(l.id);
+        });
+        for (key, width, hint) in [
+            ("block size", 80.0, "4k"),
+            ("vary", 200.0, "iodepth=1,4,16 | images=1,2 | bs=4k,64k"),
+            ("runtime", 80.0, "30s"),
+            ("output dir", 240.0, "validation"),
+        ] {
+            let v = match key {
+                "block size" => &mut self.block_size,
+                "vary" => &mut self.vary,
+                "runtime" => &mut self.runtime,
+                _ => &mut self.out_dir,
+            };
+            Self::field_ui(ui, &errs, key, v, width, hint);
+        }
+        ui.horizontal(|ui| {
+            ui.checkbox(&mut self.predict, "predict");
+            let l = ui.label("model");
+            ui.add_enabled(
+                self.predict,
+                egui::TextEdit::singleline(&mut self.model)
+                    .desired_width(240.0)
+                    .hint_text("shipped models/default.toml"),
+            )
+            .labelled_by(l.id);
+            if ui.add_enabled(!busy, egui::Button::new("Run")).clicked() {
+                self.start_run(ui.ctx());
+            }
+        });
+        if let Some(job) = &self.rt.run {
+            job.progress_ui(ui);
+        }
+        if let Some(job) = &self.rt.lab {
+            job.progress_ui(ui);
+        }
+        if let Some(e) = &self.rt.error {
+            ui.colored_label(ui.visuals().error_fg_color, e);
+        }
+        if let Some(n) = &self.rt.note {
+            ui.label(n);
+        }
+        if self.rt.points.is_empty() {
+            return;
+        }
+        points_table_ui(ui, &self.rt.points);
+        let iops: Vec<[f64; 2]> = self
+            .rt
+            .points
+            .iter()
+            .filter_map(|p| Some([p.iops.measured?, p.iops.predicted?]))
+            .collect();
+        let lat: Vec<[f64; 2]> = self
+            .rt
+            .points
+            .iter()
+            .filter_map(|p| {
+                Some([
+                    p.latency_mean_secs.measured? * 1e3,
+                    p.latency_mean_secs.predicted? * 1e3,
+                ])
+            })
+            .collect();
+        let h = (ui.available_height() - 10.0).max(200.0);
+        ui.columns(2, |cols| {
+            plot::measured_vs_predicted_ui(
+                &mut cols[0],
+                "validation-iops",
+                "IOPS",
+                &[Series::new("IOPS", iops)],
+                h,
+            );
+            plot::measured_vs_predicted_ui(
+                &mut cols[1],
+                "validation-latency",
+                "ms",
+                &[Series::new("mean latency", lat)],
+                h,
+            );
+        });
+    }
+}
+
+fn points_table_ui(ui: &mut egui::Ui, points: &[PointResult]) {
+    let f = |v: Option<f64>, scale: f64, prec: usize| {
+        v.map(|x| format!("{:.prec$}", x * scale))
+            .unwrap_or_else(|| "–".into())
+    };
+    egui::Grid::new("validation-points")
+        .striped(true)
+        .num_columns(8)
+        .show(ui, |ui| {
+            for h in [
+                "#",
+                "point",
+                "IOPS pred",
+                "IOPS meas",
+                "err %",
+                "mean ms pred",
+                "mean ms meas",
+                "p99 ms meas",
+            ] {
+                ui.strong(h);
+            }
+            ui.end_row();
+            for p in points {
+                ui.label(p.index.to_string());
+                ui.label(p.setting.label());
+                ui.label(f(p.iops.predicted, 1.0, 0));
+                ui.label(f(p.iops.measured, 1.0, 0));
+                ui.label(f(p.iops.error_percent, 1.0, 1));
+                ui.label(f(p.latency_mean_secs.predicted, 1e3, 2));
+                ui.label(f(p.latency_mean_secs.measured, 1e3, 2));
+                ui.label(f(p.latency_p99_secs.measured, 1e3, 2));
+                ui.end_row();
+            }
+        });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn missing_inputs_are_flagged_by_field() {
+        let page = ValidationPage {
+            vary: "qd=1".into(),
+            runtime: "0s".into(),
+            ..ValidationPage::default()
+        };
+        let errs = page.request().unwrap_err();
+        for k in ["ceph.conf", "scenario", "vary", "runtime"] {
+            assert!(errs.contains_key(k), "{k}: {errs:?}");
+        }
+        assert!(!errs.contains_key("pool"));
+    }
+
+    #[test]
+    fn a_complete_form_becomes_the_cli_spec() {
+        let dir = tempfile::tempdir().unwrap();
+        let conf = dir.path().join("ceph.conf");
+        std::fs::write(&conf, "[global]\n").unwrap();
+        let page = ValidationPage {
+            ceph_conf: conf.display().to_string(),
+            scenario: concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/models/examples/seed-000-ampere-altra-max.toml"
+            )
+            .into(),
+            ..ValidationPage::default()
+        };
+        let req = page.request().unwrap();
+        let depths: Vec<u32> = req.spec.points().iter().map(|p| p.iodepth).collect();
+        assert_eq!(depths, [1, 4, 16]);
+        assert_eq!(req.spec.runtime_secs, 30);
+        assert_eq!(req.spec.base.block_size_bytes, 4096);
+        assert_eq!(req.spec.system_id, "seed-000-ampere-altra-max");
+    }
+}
