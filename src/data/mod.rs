@@ -93,6 +93,9 @@ const STATABLE: &[&str] = &[
 pub enum RunKind {
     Absolute,
     Ratio,
+    /// A device-level measurement (fio on a raw drive, not through Ceph): kept as data,
+    /// checks the catalogue's drive figures, never fitted as a cluster run.
+    Device,
 }
 
 /// fio's `rw` patterns that cephplan models.
@@ -553,11 +556,12 @@ impl RowReader<'_> {
         let kind = match self.opt("kind") {
             Some("absolute") => RunKind::Absolute,
             Some("ratio") => RunKind::Ratio,
+            Some("device") => RunKind::Device,
             other => {
                 return Err(self.err(
                     "kind",
                     format!(
-                        "\"{}\" is not a kind; write \"absolute\" or \"ratio\"",
+                        "\"{}\" is not a kind; write \"absolute\", \"ratio\" or \"device\"",
                         other.unwrap_or("")
                     ),
                 ))
@@ -677,6 +681,11 @@ impl RowReader<'_> {
                     return Err(self.err("ratio", "a ratio run needs ratio and ratio_metric"));
                 }
             }
+            RunKind::Device => {
+                if measured.iops.is_none() && measured.bandwidth_bytes_per_sec.is_none() {
+                    return Err(self.err("iops", "a device run needs iops or bandwidth (or both)"));
+                }
+            }
         }
         if let (Some(m), Some(p)) = (measured.latency_mean_secs, measured.latency_p99_secs) {
             if p < m {
@@ -789,6 +798,7 @@ pub fn to_csv(runs: &[MeasuredRun]) -> String {
             match r.kind {
                 RunKind::Absolute => "absolute".into(),
                 RunKind::Ratio => "ratio".into(),
+                RunKind::Device => "device".into(),
             },
             r.scenario
                 .as_ref()

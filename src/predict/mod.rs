@@ -330,15 +330,21 @@ fn solved(cn: &CephNetwork, population: u32, sol: &solve::Solution) -> Solved {
     }
 }
 
-/// (iops, mean latency) of a scenario under a parameter set: used for gradients.
+/// (iops, mean latency) of a scenario under a parameter set: used for gradients. `None`
+/// when the parameters build the same network as `base` (the parameter does not enter
+/// this scenario, e.g. the release factor of another release): no solve is needed.
 fn iops_latency(
     s: &Scenario,
     p: &ModelParams,
+    base: &CephNetwork,
     opts: &SolveOptions,
-) -> Result<(f64, f64), PredictError> {
+) -> Result<Option<(f64, f64)>, PredictError> {
     let cn = build(s, p)?;
+    if cn == *base {
+        return Ok(None);
+    }
     let f = solve_at(&cn, s.population(), opts)?.figures;
-    Ok((f.iops, f.latency_mean_secs))
+    Ok(Some((f.iops, f.latency_mean_secs)))
 }
 
 /// Relative finite-difference step for the interval's gradients.
@@ -362,6 +368,7 @@ fn interval(
         return Ok(None);
     };
     let n = cov.names.len();
+    let base = build(s, p)?;
     let mut gx = vec![0.0; n];
     let mut gr = vec![0.0; n];
     for (i, name) in cov.names.iter().enumerate() {
@@ -386,8 +393,11 @@ fn interval(
         up.set(name, hi).map_err(BuildError::from)?;
         let mut dn = p.clone();
         dn.set(name, lo).map_err(BuildError::from)?;
-        let (xu, ru) = iops_latency(s, &up, opts)?;
-        let (xd, rd) = iops_latency(s, &dn, opts)?;
+        let at = |q: &ModelParams| -> Result<(f64, f64), PredictError> {
+            Ok(iops_latency(s, q, &base, opts)?.unwrap_or((iops, latency)))
+        };
+        let (xu, ru) = at(&up)?;
+        let (xd, rd) = at(&dn)?;
         if hi > lo {
             gx[i] = (xu - xd) / (hi - lo);
             gr[i] = (ru - rd) / (hi - lo);
@@ -404,16 +414,19 @@ fn interval(
     };
     let level = 0.95;
     let z = z_of(level);
-    let hx = z * quad(&gx).sqrt();
-    let hr = z * quad(&gr).sqrt();
+    // The interval is taken on the log scale, `exp(ln v ± z·se(ln v))` with
+    // `se(ln v) = se(v)/v` (first order), as the parameters were fitted as logarithms:
+    // it stays positive and is asymmetric, as a ratio-scale quantity's should be.
+    let hx = z * quad(&gx).sqrt() / iops.max(f64::MIN_POSITIVE);
+    let hr = z * quad(&gr).sqrt() / latency.max(f64::MIN_POSITIVE);
     Ok(Some(Interval {
         level,
-        iops_low: (iops - hx).max(0.0),
-        iops_high: iops + hx,
-        latency_mean_low_secs: (latency - hr).max(0.0),
-        latency_mean_high_secs: latency + hr,
+        iops_low: iops * (-hx).exp(),
+        iops_high: iops * hx.exp(),
+        latency_mean_low_secs: latency * (-hr).exp(),
+        latency_mean_high_secs: latency * hr.exp(),
         parameters: cov.names.clone(),
-        note: "parameter uncertainty only (delta method on the model covariance); run-to-run noise of ±5-10% comes on top".into(),
+        note: "parameter uncertainty only (delta method on the model covariance, log scale); run-to-run noise of ±5-10% comes on top".into(),
     }))
 }
 

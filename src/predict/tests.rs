@@ -243,7 +243,8 @@ fn interval_comes_from_the_covariance_by_the_delta_method() {
     let r = predict(&s, &p, &opts()).unwrap();
     let i = r.interval.unwrap();
     assert!(i.iops_low < r.iops && r.iops < i.iops_high);
-    // Slope with a 5x larger step than the implementation: half-width ≈ 1.96 · |dX/dθ| · sd.
+    // Slope with a 5x larger step than the implementation: on the log scale the
+    // half-width is ≈ 1.96 · |dX/dθ| · sd / X, so ln(high/low)/2 ≈ that.
     let mut up = p.clone();
     up.set(names::OSD_CPU_WRITE, v * 1.05).unwrap();
     let mut dn = p.clone();
@@ -251,8 +252,10 @@ fn interval_comes_from_the_covariance_by_the_delta_method() {
     let xu = predict(&s, &up, &opts()).unwrap().iops;
     let xd = predict(&s, &dn, &opts()).unwrap().iops;
     let slope = (xu - xd) / (0.1 * v);
-    let want = 1.959963984540054 * slope.abs() * sd;
-    let got = (i.iops_high - i.iops_low) / 2.0;
+    let want = 1.959963984540054 * slope.abs() * sd / r.iops;
+    let got = (i.iops_high / i.iops_low).ln() / 2.0;
+    // Centred on the prediction on the log scale.
+    assert!(((i.iops_high * i.iops_low).sqrt() / r.iops - 1.0).abs() < 1e-12);
     assert!(
         (got - want).abs() < 0.05 * want,
         "half-width {got} vs {want}"
