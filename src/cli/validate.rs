@@ -115,6 +115,13 @@ pub fn run(a: ValidateArgs) -> anyhow::Result<ExitCode> {
         Some(p) => ModelParams::load(p)?,
         None => ModelParams::shipped_default(),
     };
+    // Refuse a foreign --refit-out before minutes of sweeping, not after.
+    if (a.refit || a.refit_only) && !cephplan::io::is_ours_or_absent(&refit_out(&a)) {
+        return Err(cephplan::io::WriteError::NotOurs {
+            path: refit_out(&a),
+        }
+        .into());
+    }
     if a.refit_only {
         let progress = crate::cli::progress::BarProgress::with_ctrl_c();
         let datasets = validate::validation_datasets(&a.out)?;
@@ -270,6 +277,12 @@ pub fn run(a: ValidateArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+fn refit_out(a: &ValidateArgs) -> PathBuf {
+    a.refit_out
+        .clone()
+        .unwrap_or_else(|| a.out.join("refitted-model.toml"))
+}
+
 /// Runs the refit on `datasets` (+ --refit-data) and writes the refitted model.
 fn refit_and_write(
     a: &ValidateArgs,
@@ -285,10 +298,7 @@ fn refit_and_write(
     // The sweep's model is also the prior: what the validation data cannot inform stays
     // where that model had it.
     let out = validate::refit(&spec, base, base, &Catalogue::builtin(), progress)?;
-    let path = a
-        .refit_out
-        .clone()
-        .unwrap_or_else(|| a.out.join("refitted-model.toml"));
+    let path = refit_out(a);
     cephplan::io::write_atomic_owned(&path, out.model.to_toml().as_bytes())?;
     eprintln!("wrote the refitted model to {}", path.display());
     Ok(out.report)
