@@ -1,4 +1,5 @@
-//! CLI behaviour of `lab` and `validate` that needs no cluster: refusals and error texts.
+//! CLI behaviour of `lab` and `validate` that needs no cluster: refusals and error texts,
+//! and `validate --refit-only` on recorded sweeps.
 
 use assert_cmd::Command;
 use predicates::str::contains;
@@ -55,4 +56,112 @@ fn validate_rejects_a_bad_pattern_before_touching_the_cluster() {
         .assert()
         .failure()
         .stderr(contains("use randread, randwrite, randrw, read or write"));
+}
+
+/// A copy of the recorded lab sweeps (tests/fixtures/validation-lab/README.md) in a
+/// temporary directory, so that the refit writes its model there and not into the fixture.
+fn recorded_sweeps() -> tempfile::TempDir {
+    let src =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/validation-lab");
+    let d = tempfile::tempdir().unwrap();
+    for e in std::fs::read_dir(&src).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_file() {
+            std::fs::copy(&p, d.path().join(p.file_name().unwrap())).unwrap();
+        }
+    }
+    d
+}
+
+#[test]
+fn validate_refit_only_refits_a_recorded_sweep_directory() {
+    let d = recorded_sweeps();
+    let out = Command::cargo_bin("cephplan")
+        .unwrap()
+        .args(["validate", "--refit-only", "--format", "json", "--out"])
+        .arg(d.path())
+        .assert()
+        .success()
+        .stderr(contains("wrote the refitted model"))
+        .get_output()
+        .stdout
+        .clone();
+    let r: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    // Both sweeps' datasets: 4 randwrite + 3 randread points (the fixture's README).
+    let points = r["points"].as_array().unwrap();
+    assert_eq!(points.len(), 7);
+    for p in points {
+        assert!(p["iops_before"]["predicted"].as_f64().unwrap() > 0.0, "{p}");
+        assert!(p["iops_after"]["predicted"].as_f64().unwrap() > 0.0, "{p}");
+    }
+    let (before, after) = (
+        r["iops_mape_before_percent"].as_f64().unwrap(),
+        r["iops_mape_after_percent"].as_f64().unwrap(),
+    );
+    assert!(after < before, "{before} -> {after}");
+    assert!(r["termination"]["reason"].as_str().is_some());
+    // The refitted model: written where the default says, loadable, marked as ours.
+    let model = d.path().join("refitted-model.toml");
+    let m = cephplan::model::ModelParams::load(&model).unwrap();
+    assert_eq!(m.fitted_on.unwrap().runs, 7);
+
+    // The table shows both columns and the fit; a rerun replaces cephplan's own file.
+    Command::cargo_bin("cephplan")
+        .unwrap()
+        .args(["validate", "--refit-only", "--out"])
+        .arg(d.path())
+        .assert()
+        .success()
+        .stdout(contains("IOPS before"))
+        .stdout(contains("IOPS after"))
+        .stdout(contains("IOPS MAPE"))
+        .stdout(contains("fit: converged"));
+}
+
+#[test]
+fn validate_refit_never_overwrites_a_users_file() {
+    let d = recorded_sweeps();
+    let mine = d.path().join("my-model.toml");
+    std::fs::write(&mine, "# my hand-tuned model\n").unwrap();
+    Command::cargo_bin("cephplan")
+        .unwrap()
+        .args(["validate", "--refit-only", "--refit-out"])
+        .arg(&mine)
+        .arg("--out")
+        .arg(d.path())
+        .assert()
+        .failure()
+        .stderr(contains("not created by cephplan"));
+    assert_eq!(
+        std::fs::read_to_string(&mine).unwrap(),
+        "# my hand-tuned model\n"
+    );
+}
+
+#[test]
+fn validate_refit_only_explains_an_empty_directory_and_misplaced_flags() {
+    let d = tempfile::tempdir().unwrap();
+    Command::cargo_bin("cephplan")
+        .unwrap()
+        .args(["validate", "--refit-only", "--out"])
+        .arg(d.path())
+        .assert()
+        .failure()
+        .stderr(contains("no validation dataset (validation-*.csv)"));
+    Command::cargo_bin("cephplan")
+        .unwrap()
+        .args([
+            "validate",
+            "--scenario",
+            "s.toml",
+            "--ceph-conf",
+            "c.conf",
+            "--pool",
+            "rbd",
+            "--refit-data",
+            "calibration-data",
+        ])
+        .assert()
+        .failure()
+        .stderr(contains("apply only with --refit or --refit-only"));
 }

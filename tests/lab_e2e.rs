@@ -146,17 +146,61 @@ fn lab_end_to_end() {
     let state = lab::read_state(&report.dir).unwrap();
     assert_eq!(state.daemons.len(), 5, "mon, mgr, 3 OSDs recorded");
 
-    // 1. A short randread sweep (pre-fill, two points) completes and cleans up.
+    // 1. A short randread sweep (pre-fill, two points) through the CLI with --refit:
+    // completes, cleans up, and refits the model to the two points it just measured.
     let out = root.path().join("sweep");
-    let s = spec(&scenario, &conf, &out, "iodepth=1,8", RwPattern::Randread);
-    let exec = ProcessExecutor::new(&conf, FioTarget::Local, root.path());
-    let rep = validate::run(&s, &exec, &validate::NoPredictor, &NoProgress).expect("sweep");
+    let stdout = assert_cmd::Command::cargo_bin("cephplan")
+        .unwrap()
+        .args(["validate", "--scenario"])
+        .arg(&scenario)
+        .arg("--ceph-conf")
+        .arg(&conf)
+        .args([
+            "--pool",
+            lab::LAB_POOL,
+            "--vary",
+            "iodepth=1,8",
+            "--pattern",
+        ])
+        .args([
+            "randread",
+            "--iodepth",
+            "4",
+            "--runtime",
+            "3s",
+            "--image-size",
+            "64M",
+        ])
+        .args(["--system-id", "lab", "--refit", "--format", "json", "--out"])
+        .arg(&out)
+        .timeout(Duration::from_secs(600))
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let doc: serde_json::Value = serde_json::from_slice(&stdout).expect("one JSON document");
+    let rep: validate::ValidationReport =
+        serde_json::from_value(doc["validation"].clone()).unwrap();
     assert_eq!(rep.points.len(), 2);
     for p in &rep.points {
         assert!(p.measured.total_iops > 0.0, "measured IOPS > 0");
         assert!(p.measured.latency_mean_secs > 0.0);
         assert!(out.join(&p.raw_fio_json).is_file());
     }
+    // The refit: both points with a prediction before and after, the fit's outcome, and
+    // the refitted model in the output directory.
+    let refit: validate::RefitReport = serde_json::from_value(doc["refit"].clone()).unwrap();
+    assert_eq!(refit.points.len(), 2);
+    for (p, v) in refit.points.iter().zip(&rep.points) {
+        assert_eq!(p.run_id, v.run_id);
+        assert_eq!(p.iops_before.measured, Some(v.measured.total_iops));
+        assert!(p.iops_before.predicted.is_some() && p.iops_after.predicted.is_some());
+    }
+    assert!(refit.termination.evaluations > 0 && !refit.termination.cancelled);
+    let model = cephplan::model::ModelParams::load(&out.join("refitted-model.toml"))
+        .expect("refitted model written");
+    assert_eq!(model.fitted_on.unwrap().runs, 2);
     let csv = std::fs::read_to_string(out.join(&rep.dataset_csv)).unwrap();
     assert_eq!(
         csv.lines().filter(|l| !l.starts_with('#')).count(),
@@ -174,6 +218,8 @@ fn lab_end_to_end() {
             .any(|i| i.starts_with(validate::IMAGE_PREFIX)),
         "validation images removed"
     );
+
+    let exec = ProcessExecutor::new(&conf, FioTarget::Local, root.path());
 
     // 2. Writing to an image cephplan did not create is refused, and it survives.
     let foreign = "someone-elses-image";

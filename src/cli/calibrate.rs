@@ -10,7 +10,7 @@ use clap::Args;
 use super::output::{table, Format};
 use super::progress::BarProgress;
 use cephplan::calibrate::ceph::{
-    calibrate, data_files, prepare_runs, CalibrateOptions, CalibrationReport,
+    calibrate, data_files, prepare_runs, CalibrateOptions, CalibrationReport, ParameterEstimate,
 };
 use cephplan::data::load_runs;
 use cephplan::model::ModelParams;
@@ -107,14 +107,9 @@ fn opt(v: Option<f64>, f: impl Fn(f64) -> String) -> String {
     v.map(f).unwrap_or_else(|| "-".into())
 }
 
-fn render(r: &CalibrationReport) -> String {
-    let mut out = String::new();
-    out.push_str(&format!(
-        "fit: {} ({} evaluations), {} degrees of freedom\n\n",
-        r.termination.reason, r.termination.evaluations, r.degrees_of_freedom
-    ));
-    let rows: Vec<Vec<String>> = r
-        .parameters
+/// The fitted-parameter table (also shown by `validate --refit`).
+pub fn parameter_table(parameters: &[ParameterEstimate]) -> String {
+    let rows: Vec<Vec<String>> = parameters
         .iter()
         .map(|p| {
             vec![
@@ -133,7 +128,7 @@ fn render(r: &CalibrationReport) -> String {
             ]
         })
         .collect();
-    out.push_str(&table(
+    table(
         &[
             "parameter",
             "prior",
@@ -145,7 +140,16 @@ fn render(r: &CalibrationReport) -> String {
             "unit",
         ],
         &rows,
+    )
+}
+
+fn render(r: &CalibrationReport) -> String {
+    let mut out = String::new();
+    out.push_str(&format!(
+        "fit: {} ({} evaluations), {} degrees of freedom\n\n",
+        r.termination.reason, r.termination.evaluations, r.degrees_of_freedom
     ));
+    out.push_str(&parameter_table(&r.parameters));
     out.push('\n');
     let rows: Vec<Vec<String>> = r
         .runs

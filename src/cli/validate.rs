@@ -1,6 +1,8 @@
 //! `cephplan validate`: predicted vs measured on a real cluster (see the library's
 //! `validate`). Installs a Ctrl-C handler that cancels the run; the library then kills fio
-//! and removes its images.
+//! and removes its images. `--refit` then fits the model to the dataset just written and
+//! shows the before/after error (`validate::refit`); `--refit-only` does that for the
+//! datasets already in `--out`, without a cluster.
 
 use cephplan::model::ModelParams;
 use cephplan::predict::PredictOptions;
@@ -12,21 +14,22 @@ use anyhow::Context;
 use clap::Args;
 
 use cephplan::fio::{check_fio, FioTarget, ProcessExecutor, RwPattern};
-use cephplan::validate::{self, PointSetting, ValidateSpec, Vary};
+use cephplan::validate::{self, PointSetting, RefitReport, RefitSpec, ValidateSpec, Vary};
 
 use crate::cli::output::{table, Format};
 
 #[derive(Debug, Args)]
 pub struct ValidateArgs {
     /// Scenario file of the cluster under test (copied next to the results).
-    #[arg(long)]
-    scenario: PathBuf,
+    #[arg(long, required_unless_present = "refit_only")]
+    scenario: Option<PathBuf>,
     /// ceph.conf of the cluster (given to fio and to every fio server as CEPH_CONF).
-    #[arg(long)]
-    ceph_conf: PathBuf,
-    #[arg(long)]
-    pool: String,
-    /// Model parameter file for the predictions (default: the shipped models/default.toml).
+    #[arg(long, required_unless_present = "refit_only")]
+    ceph_conf: Option<PathBuf>,
+    #[arg(long, required_unless_present = "refit_only")]
+    pool: Option<String>,
+    /// Model parameter file for the predictions, and the starting point and prior of
+    /// --refit (default: the shipped models/default.toml).
     #[arg(long)]
     model: Option<PathBuf>,
     /// Record measurements only, without predictions.
@@ -76,6 +79,25 @@ pub struct ValidateArgs {
     /// `system_id` of the dataset rows (default: the scenario file's stem).
     #[arg(long)]
     system_id: Option<String>,
+    /// After the sweep, fit the model to the dataset it wrote and show the error per point
+    /// before and after; writes the refitted model (see --refit-out).
+    #[arg(long)]
+    refit: bool,
+    /// Refit on the validation datasets already in --out (validation-*.csv), without
+    /// running fio or touching a cluster.
+    #[arg(long, conflicts_with_all = [
+        "scenario", "ceph_conf", "pool", "no_predict", "clients", "vary", "image",
+        "i_own_this_image", "system_id", "refit",
+    ])]
+    refit_only: bool,
+    /// More measured runs to fit with the validation data (CSV file or directory, as
+    /// `calibrate --data`; e.g. calibration-data/). Repeatable.
+    #[arg(long, value_name = "PATH")]
+    refit_data: Vec<PathBuf>,
+    /// Where to write the refitted model (never over a file cephplan did not write)
+    /// [default: OUT/refitted-model.toml].
+    #[arg(long, value_name = "FILE")]
+    refit_out: Option<PathBuf>,
     #[arg(long, value_enum, default_value_t = Format::Table)]
     format: Format,
 }
@@ -86,6 +108,36 @@ fn secs(s: &str, what: &str) -> anyhow::Result<u64> {
 }
 
 pub fn run(a: ValidateArgs) -> anyhow::Result<ExitCode> {
+    if !(a.refit || a.refit_only) && (!a.refit_data.is_empty() || a.refit_out.is_some()) {
+        anyhow::bail!("--refit-data and --refit-out apply only with --refit or --refit-only");
+    }
+    let base = match &a.model {
+        Some(p) => ModelParams::load(p)?,
+        None => ModelParams::shipped_default(),
+    };
+    // Refuse a foreign --refit-out before minutes of sweeping, not after.
+    if (a.refit || a.refit_only) && !cephplan::io::is_ours_or_absent(&refit_out(&a)) {
+        return Err(cephplan::io::WriteError::NotOurs {
+            path: refit_out(&a),
+        }
+        .into());
+    }
+    if a.refit_only {
+        let progress = crate::cli::progress::BarProgress::with_ctrl_c();
+        let datasets = validate::validation_datasets(&a.out)?;
+        let refit = refit_and_write(&a, datasets, &base, &progress)?;
+        match a.format {
+            Format::Json => println!("{}", serde_json::to_string_pretty(&refit)?),
+            Format::Csv => print!("{}", validate::refit_csv(&refit)),
+            Format::Table => print!("{}", refit_table(&refit)),
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let (Some(scenario), Some(ceph_conf), Some(pool)) =
+        (a.scenario.clone(), a.ceph_conf.clone(), a.pool.clone())
+    else {
+        anyhow::bail!("--scenario, --ceph-conf and --pool are needed to run a sweep");
+    };
     let pattern = RwPattern::parse(&a.pattern).with_context(|| {
         format!(
             "--pattern {}: use randread, randwrite, randrw, read or write",
@@ -103,15 +155,15 @@ pub fn run(a: ValidateArgs) -> anyhow::Result<ExitCode> {
     std::fs::create_dir_all(&a.out).with_context(|| format!("creating {}", a.out.display()))?;
     let spec = ValidateSpec {
         system_id: a.system_id.clone().unwrap_or_else(|| {
-            a.scenario
+            scenario
                 .file_stem()
                 .map(|s| s.to_string_lossy().into_owned())
                 .unwrap_or_else(|| "validation".into())
         }),
-        scenario: a.scenario,
-        ceph_conf: a.ceph_conf.clone(),
-        pool: a.pool,
-        clientname: a.clientname,
+        scenario,
+        ceph_conf: ceph_conf.clone(),
+        pool,
+        clientname: a.clientname.clone(),
         clients: a.clients.clone(),
         base: PointSetting {
             pattern,
@@ -125,17 +177,17 @@ pub fn run(a: ValidateArgs) -> anyhow::Result<ExitCode> {
         ramp_time_secs: secs(&a.ramp_time, "ramp-time")?,
         image_size_bytes: cephplan::units::parse_bytes(&a.image_size).context("--image-size")?,
         out_dir: a.out.clone(),
-        existing_image: a.image,
-        i_own_this_image: a.i_own_this_image,
+        existing_image: a.image.clone(),
+        i_own_this_image: a.i_own_this_image.clone(),
         run_id: validate::new_run_id(),
     };
     let target = if a.clients.is_empty() {
         FioTarget::Local
     } else {
-        FioTarget::Clients(a.clients)
+        FioTarget::Clients(a.clients.clone())
     };
-    let mut exec = ProcessExecutor::new(&a.ceph_conf, target, &a.out);
-    exec.fio_program = a.fio;
+    let mut exec = ProcessExecutor::new(&ceph_conf, target, &a.out);
+    exec.fio_program = a.fio.clone();
     let progress = crate::cli::progress::BarProgress::new();
     let cancel = progress.cancel.clone();
     // Only one handler per process; a second validate in the same process is not a case.
@@ -145,21 +197,33 @@ pub fn run(a: ValidateArgs) -> anyhow::Result<ExitCode> {
     } else {
         let scenario = cephplan::spec::load_scenario(&spec.scenario, &Catalogue::builtin())
             .context("the scenario is needed for predictions (or pass --no-predict)")?;
-        let params = match &a.model {
-            Some(p) => ModelParams::load(p)?,
-            None => ModelParams::shipped_default(),
-        };
         Box::new(validate::ModelPredictor {
             scenario,
-            params,
+            params: base.clone(),
             options: PredictOptions::default(),
         })
     };
     let report = validate::run(&spec, &exec, predictor.as_ref(), &progress)?;
-    match a.format {
-        Format::Json => println!("{}", serde_json::to_string_pretty(&report)?),
-        Format::Csv => print!("{}", validate::comparison_csv(&report)),
-        Format::Table => {
+    let refit = if a.refit {
+        let dataset = spec.out_dir.join(&report.dataset_csv);
+        // A fresh bar (the sweep's is finished) on the same Ctrl-C flag.
+        let mut bar = crate::cli::progress::BarProgress::new();
+        bar.cancel = progress.cancel.clone();
+        Some(refit_and_write(&a, vec![dataset], &base, &bar)?)
+    } else {
+        None
+    };
+    match (a.format, &refit) {
+        (Format::Json, None) => println!("{}", serde_json::to_string_pretty(&report)?),
+        (Format::Json, Some(r)) => println!(
+            "{}",
+            serde_json::to_string_pretty(&serde_json::json!({ "validation": report, "refit": r }))?
+        ),
+        (Format::Csv, None) => print!("{}", validate::comparison_csv(&report)),
+        // The before/after table holds the sweep's measurements and predictions (as
+        // "before"); its own comparison stays in the comparison CSV file.
+        (Format::Csv, Some(r)) => print!("{}", validate::refit_csv(r)),
+        (Format::Table, _) => {
             let f = |v: Option<f64>, scale: f64, prec: usize| {
                 v.map(|x| format!("{:.prec$}", x * scale))
                     .unwrap_or_else(|| "-".into())
@@ -205,7 +269,111 @@ pub fn run(a: ValidateArgs) -> anyhow::Result<ExitCode> {
                 report.comparison_csv,
                 report.report_json
             );
+            if let Some(r) = &refit {
+                print!("\n{}", refit_table(r));
+            }
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+fn refit_out(a: &ValidateArgs) -> PathBuf {
+    a.refit_out
+        .clone()
+        .unwrap_or_else(|| a.out.join("refitted-model.toml"))
+}
+
+/// Runs the refit on `datasets` (+ --refit-data) and writes the refitted model.
+fn refit_and_write(
+    a: &ValidateArgs,
+    datasets: Vec<PathBuf>,
+    base: &ModelParams,
+    progress: &dyn cephplan::progress::Progress,
+) -> anyhow::Result<RefitReport> {
+    let spec = RefitSpec {
+        validation_datasets: datasets,
+        extra_datasets: a.refit_data.clone(),
+        calibrate: validate::refit_options(),
+    };
+    // The sweep's model is also the prior: what the validation data cannot inform stays
+    // where that model had it.
+    let out = validate::refit(&spec, base, base, &Catalogue::builtin(), progress)?;
+    let path = refit_out(a);
+    cephplan::io::write_atomic_owned(&path, out.model.to_toml().as_bytes())?;
+    eprintln!("wrote the refitted model to {}", path.display());
+    Ok(out.report)
+}
+
+/// The before/after table, the MAPE summary, the fitted parameters and the fit's outcome.
+fn refit_table(r: &RefitReport) -> String {
+    let f = |v: Option<f64>, scale: f64, prec: usize| {
+        v.map(|x| format!("{:.prec$}", x * scale))
+            .unwrap_or_else(|| "-".into())
+    };
+    let pm = |v: Option<f64>| v.map_or("-".into(), |x| format!("{x:+.1}"));
+    let rows: Vec<Vec<String>> = r
+        .points
+        .iter()
+        .map(|p| {
+            vec![
+                p.run_id.clone(),
+                p.label.clone(),
+                f(p.iops_before.measured, 1.0, 0),
+                f(p.iops_before.predicted, 1.0, 0),
+                pm(p.iops_before.error_percent),
+                f(p.iops_after.predicted, 1.0, 0),
+                pm(p.iops_after.error_percent),
+                f(p.latency_mean_secs_before.measured, 1e3, 2),
+                f(p.latency_mean_secs_before.predicted, 1e3, 2),
+                pm(p.latency_mean_secs_before.error_percent),
+                f(p.latency_mean_secs_after.predicted, 1e3, 2),
+                pm(p.latency_mean_secs_after.error_percent),
+            ]
+        })
+        .collect();
+    let mut out = format!(
+        "refit of model \"{}\" on {} validation point(s), {} run(s) fitted\n",
+        r.base_model,
+        r.points.len(),
+        r.fitted_runs
+    );
+    out.push_str(&table(
+        &[
+            "run",
+            "point",
+            "IOPS meas",
+            "IOPS before",
+            "err % before",
+            "IOPS after",
+            "err % after",
+            "mean ms meas",
+            "mean ms before",
+            "mean err % before",
+            "mean ms after",
+            "mean err % after",
+        ],
+        &rows,
+    ));
+    out.push_str(&format!(
+        "IOPS MAPE {} % before, {} % after; mean latency MAPE {} % before, {} % after\n",
+        f(r.iops_mape_before_percent, 1.0, 1),
+        f(r.iops_mape_after_percent, 1.0, 1),
+        f(r.latency_mean_mape_before_percent, 1.0, 1),
+        f(r.latency_mean_mape_after_percent, 1.0, 1),
+    ));
+    out.push_str(&format!(
+        "fit: {} ({} evaluations), {} degrees of freedom\n\n",
+        r.termination.reason, r.termination.evaluations, r.degrees_of_freedom
+    ));
+    out.push_str(&crate::cli::calibrate::parameter_table(&r.parameters));
+    for n in &r.not_modelled {
+        out.push_str(&format!(
+            "not fitted: {} ({}): {}\n",
+            n.run_id, n.system_id, n.reason
+        ));
+    }
+    for w in &r.warnings {
+        out.push_str(&format!("warning: {w}\n"));
+    }
+    out
 }

@@ -8,10 +8,14 @@
 //! the images it created when done — also after an error or a cancellation. A hung cluster
 //! is a timeout, never a hang.
 //!
+//! [`refit`] fits the model to such a dataset and compares each point before and after
+//! (`validate --refit`).
+//!
 //! Not here: fio itself (`fio`), the prediction (`predict`, reached through [`Predictor`]),
 //! printing (the CLI).
 
 mod output;
+pub mod refit;
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -23,6 +27,9 @@ use crate::lab::{CephCli, LabError};
 use crate::progress::{NoProgress, Progress};
 
 pub use output::{comparison_csv, measured_run};
+pub use refit::{
+    refit, refit_csv, refit_options, validation_datasets, Refit, RefitReport, RefitSpec,
+};
 
 /// Format version of the validation report JSON.
 pub const REPORT_SCHEMA_VERSION: u32 = 1;
