@@ -582,12 +582,12 @@ mod tests {
 
     #[test]
     fn refit_of_the_lab_sweeps_lowers_their_error_and_shows_before_and_after() {
-        let base = ModelParams::shipped_default();
+        let base = ModelParams::prior();
         let spec = spec_of(validation_datasets(&fixture_dir()).unwrap(), &[]);
         let Refit { report: r, model } = run(&spec, &base);
         let recorded = recorded_comparison();
         // Oracle: the sweep's own comparison CSVs (7 points; predictions made at run time
-        // with the shipped default model, the base here).
+        // with the shipped default model of that day, which was the prior: the base here).
         assert_eq!(r.points.len(), 7);
         assert_eq!(r.fitted_runs, 7);
         for p in &r.points {
@@ -643,7 +643,7 @@ mod tests {
         // throughput-bound point. Nothing in them reads, and the lab has no separate WAL
         // device, so the read parameters and wal_share have no residual but their prior's
         // and must stay at it; the fit must still converge with finite values off bounds.
-        let base = ModelParams::shipped_default();
+        let base = ModelParams::prior();
         let spec = spec_of(
             vec![fixture_dir().join(WRITE_RUN)],
             &["1796124266-19556-02", "1796124266-19556-03"],
@@ -672,7 +672,7 @@ mod tests {
 
     #[test]
     fn a_base_model_other_than_the_sweeps_is_flagged() {
-        let mut base = ModelParams::shipped_default();
+        let mut base = ModelParams::prior();
         let v = base.get("osd_cpu_write_gcycles").unwrap();
         base.set("osd_cpu_write_gcycles", v * 2.0).unwrap();
         let r = run(&spec_of(vec![fixture_dir().join(WRITE_RUN)], &[]), &base).report;
@@ -703,7 +703,7 @@ mod tests {
 
         let mut spec = spec_of(vec![fixture_dir().join(WRITE_RUN)], &[]);
         spec.extra_datasets = vec![fixture_dir().join(WRITE_RUN)];
-        let base = ModelParams::shipped_default();
+        let base = ModelParams::prior();
         let e = refit(&spec, &base, &base, &Catalogue::builtin(), &NoProgress).unwrap_err();
         assert!(matches!(e, RefitError::DuplicateRun { .. }), "{e}");
         assert!(e.to_string().contains("pass each dataset once"));
@@ -711,19 +711,17 @@ mod tests {
 
     #[test]
     fn extra_data_is_fitted_but_not_tabulated() {
-        // seed-004 (one journal-SSD row, calibration-data/README.md) as --refit-data.
-        let base = ModelParams::shipped_default();
+        // seed-000 (two absolute rows, calibration-data/README.md) as --refit-data.
+        let base = ModelParams::prior();
         let mut spec = spec_of(vec![fixture_dir().join(WRITE_RUN)], &[]);
-        spec.extra_datasets =
-            vec![Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("calibration-data/seed-004-journal-ssd.csv")];
+        spec.extra_datasets = vec![Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("calibration-data/seed-000-ampere-altra-max.csv")];
         let Refit { report: r, model } = run(&spec, &base);
-        assert_eq!((r.points.len(), r.fitted_runs), (4, 5));
+        assert_eq!((r.points.len(), r.fitted_runs), (4, 6));
         assert_eq!(r.extra_datasets.len(), 1);
         assert!(r.points.iter().all(|p| p.system_id == "lab"));
-        // The journal-SSD row pulls wal_share onto its bound (as `calibrate --data
-        // calibration-data/seed-004-journal-ssd.csv` does): calibration's warning must
-        // reach the report, and the value stays inside the model file's range.
+        // Any parameter the mixed data push onto a bound must come with calibration's
+        // warning in the report, and every value stays inside the model file's range.
         for p in &r.parameters {
             let q = &model.param[&p.name];
             assert!(p.value.is_finite() && q.lower <= p.value && p.value <= q.upper);
@@ -743,7 +741,7 @@ mod tests {
     fn a_cancelled_refit_is_an_error_not_a_model() {
         let cancel = CancelToken::new();
         cancel.cancel();
-        let base = ModelParams::shipped_default();
+        let base = ModelParams::prior();
         let e = refit(
             &spec_of(vec![fixture_dir().join(WRITE_RUN)], &[]),
             &base,
