@@ -423,14 +423,19 @@ fn is_reference(base: &ModelParams, key: &str) -> bool {
 }
 
 /// Adds the parameters a fit needs that the model lacks (per-release and per-architecture
-/// factors), starting at 1.0 with the same bounds as other factors.
+/// factors), starting at 1.0. Release factors get bounds 0.25-4 (prior ±2σ = ×/÷4):
+/// releases from Luminous to Squid change the CPU cost of an op by tens of percent, not
+/// by orders of magnitude (assumption). The bounds matter: the per-op CPU costs are only
+/// identified jointly with the release factors (no run is on the reference release), so
+/// a looser release prior leaves the costs, and every prediction for a release the data
+/// do not contain, with intervals spanning decades.
 pub fn ensure_params(base: &mut ModelParams, fit: &[String]) {
     for name in fit {
         if base.param.contains_key(name) {
             continue;
         }
         let (unit, lower, upper) = if name.starts_with(names::RELEASE_PREFIX) {
-            ("CPU efficiency ratio", 0.05, 20.0)
+            ("CPU efficiency ratio", 0.25, 4.0)
         } else {
             ("ratio to x86_64 per GHz·core", 0.1, 4.0)
         };
@@ -439,7 +444,7 @@ pub fn ensure_params(base: &mut ModelParams, fit: &[String]) {
             Param {
                 value: 1.0,
                 unit: unit.into(),
-                source: "neutral start 1.0 (added by calibration; prior width ln(upper/lower)/4)"
+                source: "neutral start 1.0 (added by calibration; prior width ln(upper/lower)/4; release factors 0.25-4: tens of percent between releases, assumption)"
                     .into(),
                 lower,
                 upper,
