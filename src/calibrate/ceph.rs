@@ -662,16 +662,23 @@ pub fn calibrate(
     // approximate solver differs from it by more than APPROX_GAP_WARN_PCT, say so.
     let mut runs = Vec::new();
     let mut warnings = Vec::new();
-    for r in prepared {
-        if progress.is_cancelled() {
+    let compared = par_map(prepared, |r| {
+        (!progress.is_cancelled()).then(|| {
+            (
+                predict_scenario_exact(&r.scenario, &fitted),
+                predict_scenario(&r.scenario, &fitted),
+            )
+        })
+    });
+    for (r, c) in prepared.iter().zip(compared) {
+        let Some((pred, approx)) = c else {
             warnings.push(
                 "cancelled while comparing runs with the fitted model: the run table is partial"
                     .into(),
             );
             break;
-        }
-        let pred = predict_scenario_exact(&r.scenario, &fitted);
-        if let (Ok(e), Ok(a)) = (&pred, predict_scenario(&r.scenario, &fitted)) {
+        };
+        if let (Ok(e), Ok(a)) = (&pred, approx) {
             let gap = 100.0 * (a.iops / e.iops - 1.0);
             if gap.abs() > APPROX_GAP_WARN_PCT {
                 warnings.push(format!(
@@ -699,11 +706,12 @@ pub fn calibrate(
     }
 
     // Leave-one-out: refit without run i (warm start at the full fit), predict run i.
+    // The refits are independent: they run on all cores, results in run order.
     if opts.leave_one_out {
-        for (i, r) in prepared.iter().enumerate() {
+        let indexed: Vec<(usize, &PreparedRun)> = prepared.iter().enumerate().collect();
+        let loo = par_map(&indexed, |&(i, r)| {
             if progress.is_cancelled() {
-                warnings.push("leave-one-out cancelled; mape_loo covers the runs done".into());
-                break;
+                return None;
             }
             progress.message(&format!("leave-one-out: without {}", r.run.run_id));
             let rest: Vec<&PreparedRun> = all
@@ -720,14 +728,21 @@ pub fn calibrate(
             };
             let o = fit(&p, &x, &opts.lm, progress);
             let params = p.params_at(&o.values());
-            if let Ok(pred) = predict_scenario_exact(&r.scenario, &params) {
+            let pred = predict_scenario_exact(&r.scenario, &params);
+            progress.advance(1);
+            Some(pred)
+        });
+        if loo.iter().any(Option::is_none) {
+            warnings.push("leave-one-out cancelled; mape_loo covers the runs done".into());
+        }
+        for (r, pred) in prepared.iter().zip(loo) {
+            if let Some(Ok(pred)) = pred {
                 for c in runs.iter_mut().filter(|c| c.run_id == r.run.run_id) {
                     let v = value_of(&pred, c.metric);
                     c.predicted_loo = Some(v);
                     c.error_pct_loo = Some(100.0 * (v / c.measured - 1.0));
                 }
             }
-            progress.advance(1);
         }
     }
 
@@ -873,6 +888,41 @@ pub fn calibrate(
         warnings,
     };
     Ok((report, model))
+}
+
+/// `f` over `items` on all available cores (scoped threads, interleaved), results in
+/// the order of `items`: the output does not depend on the thread count.
+fn par_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(items.len().max(1));
+    if threads <= 1 {
+        return items.iter().map(&f).collect();
+    }
+    // Interleaved chunks balance runs of different cost (systems are contiguous).
+    let f = &f;
+    let mut parts: Vec<Vec<(usize, R)>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                scope.spawn(move || {
+                    items
+                        .iter()
+                        .enumerate()
+                        .skip(t)
+                        .step_by(threads)
+                        .map(|(i, item)| (i, f(item)))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("a calibration worker panicked"))
+            .collect()
+    });
+    let mut out: Vec<(usize, R)> = parts.drain(..).flatten().collect();
+    out.sort_by_key(|(i, _)| *i);
+    out.into_iter().map(|(_, r)| r).collect()
 }
 
 /// Convenience: the CSV files behind `--data` paths (for provenance).

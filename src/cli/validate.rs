@@ -236,8 +236,17 @@ pub fn run(a: ValidateArgs) -> anyhow::Result<ExitCode> {
                         p.index.to_string(),
                         p.setting.label(),
                         f(p.iops.predicted, 1.0, 0),
+                        p.iops
+                            .interval
+                            .map(|(lo, hi)| format!("{lo:.0}-{hi:.0}"))
+                            .unwrap_or_else(|| "-".into()),
                         f(p.iops.measured, 1.0, 0),
                         f(p.iops.error_percent, 1.0, 1),
+                        match p.iops.inside_interval {
+                            Some(true) => "yes".into(),
+                            Some(false) => "no".into(),
+                            None => "-".into(),
+                        },
                         f(p.latency_mean_secs.predicted, 1e3, 2),
                         f(p.latency_mean_secs.measured, 1e3, 2),
                         f(p.latency_p99_secs.measured, 1e3, 2),
@@ -252,8 +261,10 @@ pub fn run(a: ValidateArgs) -> anyhow::Result<ExitCode> {
                         "#",
                         "point",
                         "IOPS pred",
+                        "IOPS 95% range",
                         "IOPS meas",
                         "err %",
+                        "inside",
                         "mean ms pred",
                         "mean ms meas",
                         "p99 ms meas",
