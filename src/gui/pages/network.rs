@@ -432,10 +432,13 @@ impl NetworkPage {
         plot::hockey_stick_ui(
             ui,
             "network-hockey",
+            "mean latency (ms)",
             &[curve, bound],
             &[here],
-            target,
-            None,
+            &plot::HockeyMarks {
+                latency_target_ms: target,
+                knee: None,
+            },
             ui.available_height().max(200.0),
         );
     }
