@@ -350,6 +350,19 @@ impl PredictionPage {
         self.rt.tails.headline_job.is_some() || self.rt.tails.curve_job.is_some()
     }
 
+    /// The name of the simulation job running for the current inputs ("simulating tails",
+    /// "simulating the curve"), unless it was cancelled.
+    pub fn running_simulation(&self) -> Option<&str> {
+        let t = &self.rt.tails;
+        let headline = t.headline_job.as_ref();
+        let h = headline.map(|(k, j)| (k, j.name(), j.is_cancel_requested()));
+        let c = t.curve_job.as_ref();
+        let c = c.map(|(k, j)| (k, j.name(), j.is_cancel_requested()));
+        h.or(c)
+            .filter(|&(k, _, cancelled)| Some(k) == t.wanted_key() && !cancelled)
+            .map(|(_, name, _)| name)
+    }
+
     /// Keeps the prediction in step with `text` (call every frame, also when the page is
     /// not shown, so that it is ready when the user switches to it).
     pub fn follow(&mut self, ctx: &egui::Context, text: &str, origin: &str) {
