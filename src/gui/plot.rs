@@ -69,6 +69,9 @@ pub struct HockeyMarks {
     /// The knee `[iops, latency_ms]` under its legend name, which says the latency the
     /// target applies to ("knee: mean ≤ 4 ms", "knee: simulated p99 ≤ 4 ms").
     pub knee: Option<(String, [f64; 2])>,
+    /// Top of the latency axis in the initial view, to show the knee region rather than
+    /// the saturated tail (zoom out or double-click to see everything); None fits all.
+    pub view_top_ms: Option<f64>,
 }
 
 /// Latency (ms, y, axis named `y_label`) against throughput (IOPS, x): one line per
@@ -82,8 +85,13 @@ pub fn hockey_stick_ui(
     marks: &HockeyMarks,
     height: f32,
 ) {
-    Plot::new(id)
-        .legend(Legend::default().position(Corner::LeftTop))
+    let top = marks.view_top_ms.filter(|t| t.is_finite() && *t > 0.0);
+    // A plot keeps its bounds in memory under its id: a new top needs a new id.
+    let mut plot = Plot::new((id, top.map(f64::to_bits)));
+    if let Some(top) = top {
+        plot = plot.default_y_bounds(0.0, top);
+    }
+    plot.legend(Legend::default().position(Corner::LeftTop))
         .x_axis_label("throughput (IOPS)")
         .y_axis_label(y_label)
         .height(height)

@@ -261,6 +261,7 @@ impl ComparePage {
                 &plot::HockeyMarks {
                     latency_target_ms: target,
                     knee: None,
+                    view_top_ms: None,
                 },
                 h,
             );

@@ -438,6 +438,7 @@ impl NetworkPage {
             &plot::HockeyMarks {
                 latency_target_ms: target,
                 knee: None,
+                view_top_ms: None,
             },
             ui.available_height().max(200.0),
         );

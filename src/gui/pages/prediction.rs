@@ -606,19 +606,15 @@ impl PredictionPage {
             .filter(|s| s.utilization > 0.0)
             .map(|s| (s.name.clone(), s.utilization))
             .collect();
-        match tails {
-            Some(t) => {
-                ui.columns(2, |cols| {
-                    plot::utilisation_bars_ui(
-                        &mut cols[0],
-                        &rows,
-                        p.sweep.bounds.bottleneck.as_deref(),
-                    );
-                    tails_table_ui(&mut cols[1], x, r, t);
-                });
+        ui.horizontal_top(|ui| {
+            ui.vertical(|ui| {
+                plot::utilisation_bars_ui(ui, &rows, p.sweep.bounds.bottleneck.as_deref());
+            });
+            if let Some(t) = tails {
+                ui.add_space(24.0);
+                ui.vertical(|ui| tails_table_ui(ui, x, r, t));
             }
-            None => plot::utilisation_bars_ui(ui, &rows, p.sweep.bounds.bottleneck.as_deref()),
-        }
+        });
         let target_secs = self.latency_target_ms / 1e3;
         let target_ms = self.latency_target_ms;
         let tail_curve = self.tail_curve();
@@ -723,9 +719,18 @@ impl PredictionPage {
             "IOPS vs OSD nodes",
             p.by_nodes.iter().map(|&(n, x)| [f64::from(n), x]).collect(),
         );
+        // The knee region: three times the target, or more when even the lowest iodepth
+        // is slower (then its latencies stay in view).
+        let lowest_ms = series
+            .iter()
+            .chain(&points)
+            .filter(|s| !s.reference)
+            .filter_map(|s| s.points.first().map(|p| p[1]))
+            .fold(0.0, f64::max);
         let marks = plot::HockeyMarks {
             latency_target_ms: Some(target_ms),
             knee,
+            view_top_ms: Some((3.0 * target_ms).max(1.5 * lowest_ms)),
         };
         let h = (ui.available_height() - 10.0).max(200.0);
         ui.columns(2, |cols| {
