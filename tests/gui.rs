@@ -525,7 +525,14 @@ fn simulate_tails_shows_the_clis_p99_above_the_mean_and_the_curve_can_be_cancell
         .expect("a cancelled sweep reports its points");
     assert!(!curve.complete);
     assert_eq!(page.tails(), Some(&want), "the headline tails stay");
-    h.get_by_label("Simulate again");
+    // Simulating again restarts the curve only: the headline tails finished.
+    h.get_by_label("Simulate again").click();
+    run_until_within(&mut h, "curve simulating again", 60, |a| {
+        a.state.prediction.running_simulation() == Some("simulating the curve")
+    });
+    assert_eq!(h.state().state.prediction.tails(), Some(&want));
+    h.state_mut().state.prediction.tails.enabled = false;
+    h.step();
 }
 
 #[test]

@@ -460,10 +460,17 @@ impl PredictionPage {
         }
     }
 
-    /// Forgets the simulations of the current inputs, so that they run again.
+    /// Forgets the curve, and the headline tails unless they finished (the same seed would
+    /// give them again), so that the cancelled or failed runs start again.
     fn simulate_again(&mut self) {
         let t = &mut self.rt.tails;
-        t.headline = None;
+        let finished = matches!(
+            &t.headline,
+            Some((_, Ok(r))) if r.stop_reason != StopReason::Cancelled
+        );
+        if !finished {
+            t.headline = None;
+        }
         t.curve = None;
     }
 
