@@ -3,7 +3,9 @@
 # assets/screenshots/<page>.png. Installs the X/Mesa runtime packages when missing (root +
 # apt-get), builds the release binary, then for each page starts Xvfb and the app with
 # `--page NAME`, waits for the window, captures the screen and stops both (by PID). The
-# calibration shot starts a fit on a subset of calibration-data (--fit-on-start).
+# calibration shot starts a fit on a subset of calibration-data (--fit-on-start); the
+# prediction shot turns on simulated tails (--tails) and waits SCREENSHOT_TAILS_SECS for
+# the p99 curve.
 #
 # usage: scripts/screenshots.sh [PAGE...]     (default: every page)
 set -euo pipefail
@@ -86,8 +88,13 @@ for page in "${pages[@]}"; do
            --calibration-data calibration-data/seed-004-journal-ssd.csv --fit-on-start)
     settle=${SCREENSHOT_FIT_SECS:-30}
   fi
-  # The Ceph prediction takes several seconds in a debug build.
-  [ "$page" = prediction ] && settle=${SCREENSHOT_PREDICT_SECS:-20}
+  if [ "$page" = prediction ]; then
+    # With simulated tails (--tails): the MVA prediction, the headline simulation, then
+    # the p99 curve, one simulation per iodepth (minutes in a debug build: raise
+    # SCREENSHOT_TAILS_SECS with SCREENSHOT_PROFILE=dev).
+    extra=(--tails)
+    settle=${SCREENSHOT_TAILS_SECS:-90}
+  fi
   DISPLAY="$display" "$bin" --page "$start_page" "${extra[@]}" >"$runtime/app.log" 2>&1 &
   app_pid=$!
   if ! DISPLAY="$display" timeout 30 xdotool search --sync --name '^cephplan$' >/dev/null; then

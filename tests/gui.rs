@@ -427,3 +427,170 @@ fn prediction_adds_a_ceph_scenario_to_compare_with_iops_per_node_and_core() {
         "{x_cmp} vs {x_pred}"
     );
 }
+
+/// The small fixture: 3 nodes × 2 devices, 8 I/Os in flight, 4k randwrite on 3 replicas
+/// (its MVA prediction and one simulation take seconds in a debug build).
+fn small_fixture() -> String {
+    std::fs::read_to_string(format!(
+        "{}/tests/fixtures/small-3x2.toml",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .unwrap()
+}
+
+fn prediction_state(text: String, tails: bool) -> State {
+    let mut state = State {
+        page: Page::Prediction,
+        ..State::default()
+    };
+    state.designer.text = text;
+    state.prediction.tails.enabled = tails;
+    state.prediction.tails.seed = 7;
+    state.prediction.tails.relative_precision = 0.05;
+    state
+}
+
+/// What `cephplan predict --scenario F --tails --seed 7 --precision 0.05` computes, called
+/// directly (the CLI's `TailArgs::options`: the given seed and precision, the rest at the
+/// simulator's defaults, exponential service).
+fn cli_tails(text: &str) -> cephplan::predict::TailReport {
+    use cephplan::predict::{predict_tails, TailOptions};
+    use cephplan::sim::SimOptions;
+    let s =
+        cephplan::spec::parse_scenario(text, "small-3x2", &cephplan::spec::Catalogue::builtin())
+            .unwrap();
+    let opts = TailOptions {
+        sim: SimOptions {
+            seed: 7,
+            relative_precision: 0.05,
+            ..SimOptions::default()
+        },
+        service: Default::default(),
+    };
+    predict_tails(
+        &s,
+        &cephplan::model::ModelParams::shipped_default(),
+        &opts,
+        &cephplan::progress::NoProgress,
+    )
+    .unwrap()
+}
+
+#[test]
+fn simulate_tails_shows_the_clis_p99_above_the_mean_and_the_curve_can_be_cancelled() {
+    let text = small_fixture();
+    let mut h = harness(prediction_state(text.clone(), false));
+    run_until_within(&mut h, "MVA prediction", 120, |a| {
+        a.state.prediction.result().is_some() && !a.state.prediction.is_busy()
+    });
+    assert!(!h.state().state.prediction.is_simulating());
+    h.get_by_label("Simulate tails").click();
+    run_until_within(&mut h, "simulated tails", 120, |a| {
+        a.state.prediction.tails().is_some()
+    });
+    let want = cli_tails(&text);
+    let app = h.state();
+    let page = &app.state.prediction;
+    // The page holds exactly the report the library gives the CLI (same seed: the
+    // simulation is bit-identical whatever the thread timing, `sim` module docs).
+    assert_eq!(page.tails(), Some(&want));
+    let p99 = want.all.latency_p99_secs;
+    let mva_mean = page.result().unwrap().sweep.at_population.classes[0].response_time_secs;
+    assert!(p99.mean > mva_mean, "p99 {p99:?}, MVA mean {mva_mean}");
+    assert!(p99.mean > want.all.latency_mean_secs.mean);
+    // The headline and the table show it the way the CLI prints it.
+    let shown = format!(
+        "p99 {:.3} ± {:.3} ms (simulated)",
+        p99.mean * 1e3,
+        p99.half_width.unwrap() * 1e3
+    );
+    h.get_by_label(&shown);
+    // A write-only workload: one "simulated" row (reads and writes get rows in a mix).
+    h.get_by_label("simulated");
+    assert!(h.query_by_label("simulated writes").is_none());
+    h.get_by_label_contains("seed 7");
+
+    // The simulated curve starts next; Cancel stops it with the points done, and the
+    // page offers to simulate again.
+    run_until_within(&mut h, "curve simulation running", 60, |a| {
+        a.state.prediction.running_simulation() == Some("simulating the curve")
+    });
+    h.get_by_label("Cancel").click();
+    run_until_within(&mut h, "curve cancelled", 60, |a| {
+        !a.state.prediction.is_simulating()
+    });
+    let page = &h.state().state.prediction;
+    let curve = page
+        .tail_curve()
+        .expect("a cancelled sweep reports its points");
+    assert!(!curve.complete);
+    assert_eq!(page.tails(), Some(&want), "the headline tails stay");
+    // Simulating again restarts the curve only: the headline tails finished.
+    h.get_by_label("Simulate again").click();
+    run_until_within(&mut h, "curve simulating again", 60, |a| {
+        a.state.prediction.running_simulation() == Some("simulating the curve")
+    });
+    assert_eq!(h.state().state.prediction.tails(), Some(&want));
+    h.state_mut().state.prediction.tails.enabled = false;
+    h.step();
+}
+
+#[test]
+fn an_edit_hides_the_stale_p99_and_a_cancelled_tails_run_can_be_restarted() {
+    let mut h = harness(prediction_state(small_fixture(), true));
+    run_until_within(&mut h, "simulated tails", 120, |a| {
+        a.state.prediction.tails().is_some()
+    });
+    let before = h.state().state.prediction.tails().unwrap().clone();
+    // Four times the I/Os in flight (iodepth 2 → 8).
+    assert!(h
+        .state_mut()
+        .state
+        .designer
+        .set_value("workload.iodepth", "8"));
+    h.step();
+    // From the first frame after the edit no p99 is shown: it belonged to iodepth 2.
+    let page = &h.state().state.prediction;
+    assert!(page.tails().is_none());
+    assert!(page.tail_curve().is_none());
+    assert!(h.query_by_label_contains("(simulated)").is_none());
+
+    // The run for the new text starts once its MVA prediction is in; cancel it.
+    run_until_within(&mut h, "tails run for the edit", 120, |a| {
+        a.state.prediction.running_simulation() == Some("simulating tails")
+    });
+    h.get_by_label("Cancel").click();
+    run_until_within(&mut h, "tails run cancelled", 60, |a| {
+        !a.state.prediction.is_simulating()
+    });
+    let page = &h.state().state.prediction;
+    // Cancelled before or after its first replication: an error, or a report that says so.
+    match page.tails() {
+        Some(t) => assert_eq!(t.stop_reason, cephplan::sim::StopReason::Cancelled),
+        None => assert!(page.tails_error().unwrap().contains("cancelled")),
+    }
+    h.run_steps(3);
+    // Not restarted on its own: the curve does not follow a cancelled run.
+    assert!(!h.state().state.prediction.is_simulating());
+
+    h.get_by_label("Simulate again").click();
+    run_until_within(&mut h, "tails after simulating again", 120, |a| {
+        a.state
+            .prediction
+            .tails()
+            .is_some_and(|t| t.stop_reason != cephplan::sim::StopReason::Cancelled)
+    });
+    let after = h.state().state.prediction.tails().unwrap().clone();
+    // The CPU-bound cluster (OSD CPUs 67 % busy at iodepth 2, MVA) cannot serve four times
+    // the I/Os at the same latency: by Little's law (R = N / X, X ≤ max IOPS) the
+    // latencies grow.
+    assert!(
+        after.all.latency_p99_secs.mean > before.all.latency_p99_secs.mean,
+        "p99 at iodepth 8 {:?} vs 2 {:?}",
+        after.all.latency_p99_secs,
+        before.all.latency_p99_secs
+    );
+    // Leave nothing running for the other tests.
+    h.state_mut().state.prediction.tails.enabled = false;
+    h.step();
+}

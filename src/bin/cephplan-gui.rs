@@ -1,8 +1,9 @@
 //! The cephplan desktop app (built with `--features gui`).
 //!
 //! `cephplan-gui [--page designer|prediction|compare|calibration|validation|network]
-//! [--calibration-data PATH]... [--no-loo] [--fit-on-start] [SCENARIO.toml]`. Without a display it exits with a message pointing to the `cephplan`
-//! command line, which offers the same computations.
+//! [--calibration-data PATH]... [--no-loo] [--fit-on-start] [--tails] [SCENARIO.toml]`.
+//! Without a display it exits with a message pointing to the `cephplan` command line,
+//! which offers the same computations.
 
 use std::process::ExitCode;
 
@@ -13,10 +14,11 @@ const DEFAULT_SCENARIO: &str = "models/examples/seed-000-ampere-altra-max.toml";
 
 const USAGE: &str =
     "usage: cephplan-gui [--page designer|prediction|compare|calibration|validation|network] \
-[--calibration-data PATH]... [--no-loo] [--fit-on-start] [SCENARIO.toml]
+[--calibration-data PATH]... [--no-loo] [--fit-on-start] [--tails] [SCENARIO.toml]
   --calibration-data PATH  dataset (CSV file or directory) for the Calibration page; repeatable
   --no-loo                 fit without leave-one-out on the Calibration page (faster)
-  --fit-on-start           start the Calibration page's fit when the window opens";
+  --fit-on-start           start the Calibration page's fit when the window opens
+  --tails                  turn on \"Simulate tails\" on the Prediction page (p99 by simulation)";
 
 fn parse_args() -> Result<LaunchOptions, String> {
     let mut opts = LaunchOptions::default();
@@ -36,6 +38,7 @@ fn parse_args() -> Result<LaunchOptions, String> {
             ),
             "--no-loo" => opts.calibration_loo = Some(false),
             "--fit-on-start" => opts.fit_on_start = true,
+            "--tails" => opts.tails = true,
             "-h" | "--help" => return Err(USAGE.into()),
             s if s.starts_with('-') => return Err(format!("unknown option \"{s}\"; {USAGE}")),
             s => opts.scenario = Some(s.into()),

@@ -5,7 +5,8 @@
 //! progress messages and, once the worker has ended, hands back its result. The worker
 //! sees a [`crate::progress::Progress`] ([`ChannelProgress`]) that forwards every report
 //! and asks egui for a repaint, so progress bars move without user input. Not here:
-//! what the work is (pages decide) and drawing (see [`Job::progress_ui`]).
+//! what the work is (pages decide) and drawing (see [`Job::progress_ui`]). Dropping a
+//! [`Job`] cancels it.
 
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::thread::JoinHandle;
@@ -223,6 +224,14 @@ impl<T> Job<T> {
     }
 }
 
+impl<T> Drop for Job<T> {
+    /// Nobody can collect a dropped job's result, so its worker is asked to stop rather
+    /// than run on unseen (a page that replaces its inputs, a closed test harness).
+    fn drop(&mut self) {
+        self.cancel.cancel();
+    }
+}
+
 /// Debounced recomputation: the page calls [`Recompute::request`] on every edit and
 /// [`Recompute::tick`] every frame; work starts once edits have paused for `delay_secs`,
 /// a newer request cancels the job in flight, and only the outcome of the newest job is
@@ -352,6 +361,30 @@ mod tests {
         assert!(job.poll().is_none(), "the worker spins until cancelled");
         job.cancel();
         assert!(matches!(wait(&mut job), JobOutcome::Done(_)));
+    }
+
+    #[test]
+    fn dropping_a_job_stops_its_worker() {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        use std::sync::Arc;
+        let ctx = egui::Context::default();
+        let stopped = Arc::new(AtomicBool::new(false));
+        let flag = stopped.clone();
+        let job = Job::spawn("spin", &ctx, move |p| {
+            while !p.is_cancelled() {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            flag.store(true, Ordering::SeqCst);
+        });
+        drop(job);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !stopped.load(Ordering::SeqCst) {
+            assert!(
+                Instant::now() < deadline,
+                "the worker ran on after its job was dropped"
+            );
+            std::thread::sleep(Duration::from_millis(2));
+        }
     }
 
     #[test]

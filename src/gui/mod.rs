@@ -26,6 +26,8 @@ pub struct LaunchOptions {
     pub calibration_loo: Option<bool>,
     /// Start a fit on the Calibration page as soon as the window opens.
     pub fit_on_start: bool,
+    /// Turn on "Simulate tails" on the Prediction page (overrides the saved choice).
+    pub tails: bool,
 }
 
 /// True when a display server is reachable through the environment (X11 or Wayland).
@@ -65,6 +67,9 @@ pub fn run(opts: LaunchOptions) -> eframe::Result<()> {
             }
             if let Some(loo) = opts.calibration_loo {
                 cal.leave_one_out = loo;
+            }
+            if opts.tails {
+                app.state.prediction.tails.enabled = true;
             }
             if opts.fit_on_start {
                 cal.start_fit(&cc.egui_ctx);

@@ -61,21 +61,39 @@ pub const TARGET: Color32 = Color32::from_rgb(220, 50, 50);
 /// Colour for the highlighted bottleneck and for points past a latency target.
 pub const WARN: Color32 = Color32::from_rgb(230, 120, 40);
 
-/// Latency (ms, y) against throughput (IOPS, x): one line per series, an optional
-/// horizontal latency-target line and an optional marked knee `[iops, latency_ms]`.
+/// What a hockey-stick plot marks besides its curves.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct HockeyMarks {
+    /// Drawn as a horizontal line.
+    pub latency_target_ms: Option<f64>,
+    /// The knee `[iops, latency_ms]` under its legend name, which says the latency the
+    /// target applies to ("knee: mean ≤ 4 ms", "knee: simulated p99 ≤ 4 ms").
+    pub knee: Option<(String, [f64; 2])>,
+    /// Top of the latency axis in the initial view, to show the knee region rather than
+    /// the saturated tail (zoom out or double-click to see everything); None fits all.
+    pub view_top_ms: Option<f64>,
+}
+
+/// Latency (ms, y, axis named `y_label`) against throughput (IOPS, x): one line per
+/// series, diamonds for `points`, and the [`HockeyMarks`].
 pub fn hockey_stick_ui(
     ui: &mut egui::Ui,
     id: &str,
+    y_label: &str,
     series: &[Series],
     points: &[Series],
-    latency_target_ms: Option<f64>,
-    knee: Option<[f64; 2]>,
+    marks: &HockeyMarks,
     height: f32,
 ) {
-    Plot::new(id)
-        .legend(Legend::default().position(Corner::LeftTop))
+    let top = marks.view_top_ms.filter(|t| t.is_finite() && *t > 0.0);
+    // A plot keeps its bounds in memory under its id: a new top needs a new id.
+    let mut plot = Plot::new((id, top.map(f64::to_bits)));
+    if let Some(top) = top {
+        plot = plot.default_y_bounds(0.0, top);
+    }
+    plot.legend(Legend::default().position(Corner::LeftTop))
         .x_axis_label("throughput (IOPS)")
-        .y_axis_label("mean latency (ms)")
+        .y_axis_label(y_label)
         .height(height)
         .include_y(0.0)
         .include_x(0.0)
@@ -92,7 +110,7 @@ pub fn hockey_stick_ui(
                         .filled(true),
                 );
             }
-            if let Some(t) = latency_target_ms {
+            if let Some(t) = marks.latency_target_ms {
                 p.hline(
                     HLine::new(format!("latency target {t} ms"), t)
                         .color(TARGET)
@@ -100,9 +118,9 @@ pub fn hockey_stick_ui(
                         .style(egui_plot::LineStyle::dashed_loose()),
                 );
             }
-            if let Some(k) = knee {
+            if let Some((name, k)) = &marks.knee {
                 p.points(
-                    Points::new("knee", vec![k])
+                    Points::new(name.clone(), vec![*k])
                         .radius(7.0)
                         .shape(MarkerShape::Circle)
                         .color(WARN)

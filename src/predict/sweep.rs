@@ -239,6 +239,15 @@ pub struct SweepReport {
     pub solver: SolverInfo,
 }
 
+impl SweepReport {
+    /// The knee of these points under another latency target (`percentile` None: by the MVA
+    /// mean; else by that simulated percentile), without recomputing them: what the sweep
+    /// would have reported with `latency_target_secs` set to `target_secs`.
+    pub fn knee_at(&self, target_secs: f64, percentile: Option<f64>) -> KneeReport {
+        knee(&self.points, target_secs, self.axis, percentile)
+    }
+}
+
 /// The knee among sweep points: the highest IOPS whose MVA mean latency (`percentile`
 /// None) or simulated percentile is at most the target; points without simulated tails are
 /// left out of a percentile knee.

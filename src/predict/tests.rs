@@ -175,6 +175,23 @@ fn knee_is_the_best_point_within_the_target_or_says_none_qualifies() {
 }
 
 #[test]
+fn knee_at_another_target_is_the_knee_a_sweep_with_that_target_reports() {
+    // The oracle is the sweep itself, run once per target: `knee_at` must not need it.
+    let s = tiny(|t| t);
+    let untargeted = SweepSpec::parse_vary("iodepth=1,4,16,64,256", None).unwrap();
+    let r = sweep(&s, &params(), &untargeted, &NoProgress).unwrap();
+    assert!(r.knee.is_none());
+    for target in [1e-6, 1e-3, 4e-3, 1.0] {
+        let spec = SweepSpec::parse_vary("iodepth=1,4,16,64,256", Some(target)).unwrap();
+        let want = sweep(&s, &params(), &spec, &NoProgress)
+            .unwrap()
+            .knee
+            .unwrap();
+        assert_eq!(r.knee_at(target, None), want, "target {target} s");
+    }
+}
+
+#[test]
 fn node_sweep_skips_counts_below_the_replica_count() {
     let s = tiny(|t| t);
     let spec = SweepSpec::parse_vary("nodes=2,3,4", None).unwrap();

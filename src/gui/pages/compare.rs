@@ -255,10 +255,14 @@ impl ComparePage {
             plot::hockey_stick_ui(
                 &mut cols[0],
                 "compare-hockey",
+                "mean latency (ms)",
                 &hockey,
                 &[],
-                target,
-                None,
+                &plot::HockeyMarks {
+                    latency_target_ms: target,
+                    knee: None,
+                    view_top_ms: None,
+                },
                 h,
             );
             plot::curves_ui(

@@ -432,10 +432,14 @@ impl NetworkPage {
         plot::hockey_stick_ui(
             ui,
             "network-hockey",
+            "mean latency (ms)",
             &[curve, bound],
             &[here],
-            target,
-            None,
+            &plot::HockeyMarks {
+                latency_target_ms: target,
+                knee: None,
+                view_top_ms: None,
+            },
             ui.available_height().max(200.0),
         );
     }

@@ -6,8 +6,18 @@
 //! count. Recomputes (debounced) whenever the scenario text changes. "Add to Compare"
 //! files the scenario's network with its node and core counts on the Compare page.
 //!
-//! Not here: the model (`qn::ceph`), solving (`solve`). Intervals and p99 are not shown
-//! yet: they need the `predict` module (parameter covariance) and the simulator.
+//! With "Simulate tails" on, each MVA prediction is followed by two simulation jobs (one
+//! at a time, progress and Cancel): [`tails_text`] — `predict::predict_tails`, what
+//! `cephplan predict --tails --seed S --precision P` prints: p50/p95/p99/p99.9, simulated
+//! IOPS and mean, each with its confidence interval — then [`tail_curve_text`], the
+//! iodepth sweep `with_tails(99, ..)` (`cephplan sweep --percentile 99`), which adds the
+//! simulated p99 curve to the hockey stick and moves the knee to the p99 knee. Every
+//! simulated result is held with the scenario text and settings it was computed for and
+//! shown only while they are the current ones, so an edit never leaves a p99 of another
+//! scenario on screen.
+//!
+//! Not here: the model (`qn::ceph`), solving (`solve`), simulating (`predict`, `sim`). No
+//! interval on the MVA figures: the shipped model has no parameter covariance.
 
 use serde::{Deserialize, Serialize};
 
@@ -17,10 +27,14 @@ use crate::gui::app::Command;
 use crate::gui::job::{Job, JobOutcome, Recompute};
 use crate::gui::plot::{self, Series};
 use crate::model::ModelParams;
+use crate::predict::{
+    predict_tails, sweep, SweepAxis, SweepReport, SweepSpec, TailFigures, TailOptions, TailReport,
+};
 use crate::progress::{NoProgress, Progress};
-use crate::qn::ceph::build;
+use crate::qn::ceph::{build, CephSimOptions};
+use crate::sim::{Estimate, SimOptions, StopReason};
 use crate::solve::{solve, SolveOptions};
-use crate::spec::{parse_scenario, CapacityReport, Catalogue};
+use crate::spec::{parse_scenario, CapacityReport, Catalogue, Scenario};
 
 /// iodepth values of the latency-vs-IOPS curve (the scenario's own is added).
 pub const IODEPTHS: [u32; 10] = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512];
@@ -49,17 +63,30 @@ pub struct CephPrediction {
 
 pub type PredictionResult = Result<CephPrediction, String>;
 
+/// The iodepths of the latency-vs-IOPS curve: [`IODEPTHS`] and the scenario's own, ascending.
+pub fn swept_iodepths(own: u32) -> Vec<u32> {
+    let mut depths: Vec<u32> = IODEPTHS.to_vec();
+    depths.push(own);
+    depths.sort_unstable();
+    depths.dedup();
+    depths
+}
+
+/// The scenario of a text with the built-in catalogue, and the shipped model parameters
+/// (what the CLI uses without `--catalogue` and `--model`).
+fn load(text: &str, origin: &str) -> Result<(Scenario, ModelParams), String> {
+    let scenario =
+        parse_scenario(text, origin, &Catalogue::builtin()).map_err(|e| e.to_string())?;
+    Ok((scenario, ModelParams::shipped_default()))
+}
+
 /// Validates, builds and solves a scenario text (`origin` names it in errors).
 pub fn predict_text(text: &str, origin: &str, progress: &dyn Progress) -> PredictionResult {
     let cat = Catalogue::builtin();
-    let params = ModelParams::shipped_default();
-    let scenario = parse_scenario(text, origin, &cat).map_err(|e| e.to_string())?;
+    let (scenario, params) = load(text, origin)?;
     let ceph = build(&scenario, &params).map_err(|e| e.to_string())?;
     let base = scenario.images * scenario.jobs_per_image;
-    let mut depths: Vec<u32> = IODEPTHS.to_vec();
-    depths.push(scenario.iodepth);
-    depths.sort_unstable();
-    depths.dedup();
+    let depths = swept_iodepths(scenario.iodepth);
     let pops: Vec<u32> = depths.iter().map(|d| d * base).collect();
     let sweep = sweep_at(ceph.network.clone(), &pops, scenario.population(), progress)?;
     // IOPS against node count, everything else as written.
@@ -104,6 +131,155 @@ pub fn best_within_target(p: &CephPrediction, target_secs: f64) -> Option<(u32, 
         .map(|&(n, x, r)| (n / p.images_x_jobs.max(1), x, r))
 }
 
+/// The percentile of the simulated hockey stick and its knee.
+pub const KNEE_PERCENTILE: f64 = 99.0;
+
+/// How the page simulates tails (persisted). Seed and precision are the CLI's `--seed` and
+/// `--precision`; everything else is at the CLI's defaults.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct TailSettings {
+    /// Simulate after each MVA prediction.
+    pub enabled: bool,
+    pub seed: u64,
+    /// Relative CI half-width of the mean and p99 at which the simulation stops.
+    pub relative_precision: f64,
+}
+
+impl Default for TailSettings {
+    fn default() -> Self {
+        let d = SimOptions::default();
+        Self {
+            enabled: false,
+            seed: d.seed,
+            relative_precision: d.relative_precision,
+        }
+    }
+}
+
+impl TailSettings {
+    /// The options `cephplan predict --tails --seed S --precision P` simulates with
+    /// (`cli::predict::TailArgs::options` without the other flags).
+    pub fn options(&self) -> TailOptions {
+        TailOptions {
+            sim: SimOptions {
+                seed: self.seed,
+                relative_precision: self.relative_precision,
+                ..SimOptions::default()
+            },
+            service: CephSimOptions::default(),
+        }
+    }
+}
+
+/// Simulated tails of a scenario text: `predict_tails` with the shipped model, what
+/// `cephplan predict --tails` prints for the same file, seed and precision.
+pub fn tails_text(
+    text: &str,
+    origin: &str,
+    settings: &TailSettings,
+    progress: &dyn Progress,
+) -> Result<TailReport, String> {
+    let (s, p) = load(text, origin)?;
+    predict_tails(&s, &p, &settings.options(), progress).map_err(|e| {
+        if progress.is_cancelled() {
+            "cancelled before the first replication".to_owned()
+        } else {
+            e.to_string()
+        }
+    })
+}
+
+/// The latency-vs-IOPS curve with every point simulated: the iodepth sweep over `depths`
+/// `with_tails(99, ..)`, what `cephplan sweep --vary iodepth=.. --percentile 99` computes
+/// (same seed at every point). A cancelled sweep returns the points done
+/// (`complete: false`).
+pub fn tail_curve_text(
+    text: &str,
+    origin: &str,
+    depths: &[u32],
+    settings: &TailSettings,
+    progress: &dyn Progress,
+) -> Result<SweepReport, String> {
+    let (s, p) = load(text, origin)?;
+    let spec = SweepSpec {
+        axis: SweepAxis::Iodepth,
+        values: depths.iter().map(|&d| u64::from(d)).collect(),
+        latency_target_secs: None,
+        tails: None,
+    }
+    .with_tails(KNEE_PERCENTILE, settings.options())
+    .map_err(|e| e.to_string())?;
+    sweep(&s, &p, &spec, progress).map_err(|e| e.to_string())
+}
+
+/// What a simulation was run for: the scenario text and the settings (the model is the
+/// shipped one, the catalogue the built-in one).
+#[derive(Debug, Clone, PartialEq)]
+struct TailKey {
+    text: String,
+    seed: u64,
+    relative_precision: f64,
+}
+
+type Keyed<T> = Option<(TailKey, T)>;
+
+/// Seconds the simulation inputs must stay unchanged before a run starts (dragging the
+/// seed or precision would otherwise start and cancel a run per step).
+const TAIL_DEBOUNCE_SECS: f64 = 0.3;
+
+#[derive(Default)]
+struct TailRuntime {
+    /// The key the current inputs ask for (None: tails off), and since when (egui time).
+    wanted: Option<(TailKey, f64)>,
+    headline_job: Keyed<Job<Result<TailReport, String>>>,
+    headline: Keyed<Result<TailReport, String>>,
+    curve_job: Keyed<Job<Result<SweepReport, String>>>,
+    curve: Keyed<Result<SweepReport, String>>,
+}
+
+impl TailRuntime {
+    fn wanted_key(&self) -> Option<&TailKey> {
+        self.wanted.as_ref().map(|(k, _)| k)
+    }
+
+    /// A held result, if it belongs to the current inputs.
+    fn current<'a, T>(&self, held: &'a Keyed<T>) -> Option<&'a T> {
+        match (held, self.wanted_key()) {
+            (Some((k, v)), Some(w)) if k == w => Some(v),
+            _ => None,
+        }
+    }
+}
+
+/// True when `h` holds a result for `key`.
+fn held<T>(h: &Keyed<T>, key: &TailKey) -> bool {
+    h.as_ref().is_some_and(|(k, _)| k == key)
+}
+
+/// Polls a keyed job: cancels it once its key is no longer wanted; returns its outcome when
+/// it has ended, unless its key went stale meanwhile.
+fn poll_keyed<T>(
+    slot: &mut Keyed<Job<Result<T, String>>>,
+    wanted: Option<&TailKey>,
+) -> Keyed<Result<T, String>> {
+    let (key, job) = slot.as_mut()?;
+    let stale = wanted != Some(&*key);
+    if stale && !job.is_cancel_requested() {
+        job.cancel();
+    }
+    let out = job.poll()?;
+    let (key, _) = slot.take()?;
+    if stale {
+        return None;
+    }
+    let r = match out {
+        JobOutcome::Done(r) => r,
+        JobOutcome::Panicked(m) => Err(format!("the simulation failed: {m}")),
+    };
+    Some((key, r))
+}
+
 #[derive(Default)]
 struct Runtime {
     recompute: Recompute<PredictionResult>,
@@ -111,12 +287,14 @@ struct Runtime {
     error: Option<String>,
     /// The text last sent for solving.
     solved_text: Option<String>,
+    tails: TailRuntime,
 }
 
 #[derive(Serialize, Deserialize)]
 #[serde(default)]
 pub struct PredictionPage {
     pub latency_target_ms: f64,
+    pub tails: TailSettings,
     #[serde(skip)]
     rt: Runtime,
 }
@@ -125,6 +303,7 @@ impl Default for PredictionPage {
     fn default() -> Self {
         Self {
             latency_target_ms: 4.0,
+            tails: TailSettings::default(),
             rt: Runtime::default(),
         }
     }
@@ -141,6 +320,49 @@ impl PredictionPage {
         self.rt.recompute.is_busy()
     }
 
+    /// The simulated tails of the current scenario text and settings (also a cancelled
+    /// run's, with its warning), None while they are not computed.
+    pub fn tails(&self) -> Option<&TailReport> {
+        self.rt
+            .tails
+            .current(&self.rt.tails.headline)?
+            .as_ref()
+            .ok()
+    }
+
+    /// Why the tails of the current inputs could not be simulated.
+    pub fn tails_error(&self) -> Option<&str> {
+        self.rt
+            .tails
+            .current(&self.rt.tails.headline)?
+            .as_ref()
+            .err()
+            .map(String::as_str)
+    }
+
+    /// The simulated latency-vs-IOPS sweep of the current inputs (partial when cancelled).
+    pub fn tail_curve(&self) -> Option<&SweepReport> {
+        self.rt.tails.current(&self.rt.tails.curve)?.as_ref().ok()
+    }
+
+    /// True while a simulation job runs (or winds down after a cancel).
+    pub fn is_simulating(&self) -> bool {
+        self.rt.tails.headline_job.is_some() || self.rt.tails.curve_job.is_some()
+    }
+
+    /// The name of the simulation job running for the current inputs ("simulating tails",
+    /// "simulating the curve"), unless it was cancelled.
+    pub fn running_simulation(&self) -> Option<&str> {
+        let t = &self.rt.tails;
+        let headline = t.headline_job.as_ref();
+        let h = headline.map(|(k, j)| (k, j.name(), j.is_cancel_requested()));
+        let c = t.curve_job.as_ref();
+        let c = c.map(|(k, j)| (k, j.name(), j.is_cancel_requested()));
+        h.or(c)
+            .filter(|&(k, _, cancelled)| Some(k) == t.wanted_key() && !cancelled)
+            .map(|(_, name, _)| name)
+    }
+
     /// Keeps the prediction in step with `text` (call every frame, also when the page is
     /// not shown, so that it is ready when the user switches to it).
     pub fn follow(&mut self, ctx: &egui::Context, text: &str, origin: &str) {
@@ -153,9 +375,11 @@ impl PredictionPage {
             }
             self.rt.solved_text = Some(text.to_owned());
         }
-        let (text, origin) = (text.to_owned(), origin.to_owned());
+        let (text, owned_origin) = (text.to_owned(), origin.to_owned());
         match self.rt.recompute.tick(ctx, now, move |ctx| {
-            Job::spawn("predicting", ctx, move |p| predict_text(&text, &origin, p))
+            Job::spawn("predicting", ctx, move |p| {
+                predict_text(&text, &owned_origin, p)
+            })
         }) {
             Some(JobOutcome::Done(Ok(r))) => {
                 self.rt.result = Some(r);
@@ -165,6 +389,140 @@ impl PredictionPage {
             Some(JobOutcome::Panicked(m)) => self.rt.error = Some(format!("model failed: {m}")),
             None => {}
         }
+        self.follow_tails(ctx, now, origin);
+    }
+
+    /// Runs the simulations the inputs ask for, one job at a time and only once the MVA
+    /// prediction of the current text is in; drops what belongs to older inputs.
+    fn follow_tails(&mut self, ctx: &egui::Context, now: f64, origin: &str) {
+        let rt = &mut self.rt;
+        let want = match (&rt.solved_text, self.tails.enabled) {
+            (Some(text), true) => Some(TailKey {
+                text: text.clone(),
+                seed: self.tails.seed,
+                relative_precision: self.tails.relative_precision,
+            }),
+            _ => None,
+        };
+        if want.as_ref() != rt.tails.wanted_key() {
+            rt.tails.wanted = want.map(|k| (k, now));
+        }
+        let t = &mut rt.tails;
+        let wanted = t.wanted.as_ref().map(|(k, _)| k);
+        if let Some(done) = poll_keyed(&mut t.headline_job, wanted) {
+            t.headline = Some(done);
+        }
+        if let Some(done) = poll_keyed(&mut t.curve_job, wanted) {
+            t.curve = Some(done);
+        }
+        let Some((key, since)) = t.wanted.clone() else {
+            return;
+        };
+        // The MVA prediction of exactly this text is in (a failed one leaves `error`).
+        let mva_ready = !rt.recompute.is_busy() && rt.error.is_none();
+        let Some(p) = rt.result.as_ref().filter(|_| mva_ready) else {
+            return;
+        };
+        if t.headline_job.is_some() || t.curve_job.is_some() {
+            return;
+        }
+        if now - since < TAIL_DEBOUNCE_SECS {
+            ctx.request_repaint_after(std::time::Duration::from_secs_f64(
+                TAIL_DEBOUNCE_SECS - (now - since),
+            ));
+            return;
+        }
+        let settings = self.tails.clone();
+        let (text, origin) = (key.text.clone(), origin.to_owned());
+        if !held(&t.headline, &key) {
+            t.curve = None;
+            t.headline_job = Some((
+                key,
+                Job::spawn("simulating tails", ctx, move |pr| {
+                    tails_text(&text, &origin, &settings, pr)
+                }),
+            ));
+            return;
+        }
+        // The curve follows a headline run that finished (not one the user cancelled).
+        let headline_done = matches!(
+            &t.headline,
+            Some((_, Ok(r))) if r.stop_reason != StopReason::Cancelled
+        );
+        if headline_done && !held(&t.curve, &key) {
+            let depths = swept_iodepths(p.iodepth);
+            t.curve_job = Some((
+                key,
+                Job::spawn("simulating the curve", ctx, move |pr| {
+                    tail_curve_text(&text, &origin, &depths, &settings, pr)
+                }),
+            ));
+        }
+    }
+
+    /// Forgets the curve, and the headline tails unless they finished (the same seed would
+    /// give them again), so that the cancelled or failed runs start again.
+    fn simulate_again(&mut self) {
+        let t = &mut self.rt.tails;
+        let finished = matches!(
+            &t.headline,
+            Some((_, Ok(r))) if r.stop_reason != StopReason::Cancelled
+        );
+        if !finished {
+            t.headline = None;
+        }
+        t.curve = None;
+    }
+
+    /// The "Simulate tails" row: toggle, seed, precision, the running job's progress and
+    /// Cancel, and "Simulate again" after a cancel or failure.
+    fn tails_controls_ui(&mut self, ui: &mut egui::Ui) {
+        ui.horizontal_wrapped(|ui| {
+            ui.checkbox(&mut self.tails.enabled, "Simulate tails")
+                .on_hover_text(
+                    "Discrete-event simulation after each MVA prediction: p50/p95/p99/p99.9 \
+                     with confidence intervals, and p99 on the latency-vs-IOPS curve",
+                );
+            let l = ui.label("seed");
+            ui.add(egui::DragValue::new(&mut self.tails.seed).speed(1.0))
+                .labelled_by(l.id);
+            let l = ui.label("precision");
+            ui.add(
+                egui::DragValue::new(&mut self.tails.relative_precision)
+                    .range(0.001..=0.5)
+                    .speed(0.001)
+                    .fixed_decimals(3),
+            )
+            .labelled_by(l.id)
+            .on_hover_text(
+                "Simulate until the mean and p99 are known within this relative half-width \
+                 at 95 % confidence (the CLI's --precision)",
+            );
+            let t = &self.rt.tails;
+            let job = t
+                .headline_job
+                .as_ref()
+                .map(|(_, j)| j.progress_ui(ui))
+                .or_else(|| t.curve_job.as_ref().map(|(_, j)| j.progress_ui(ui)));
+            let cancelled_or_failed = |r: Option<&Result<TailReport, String>>| {
+                r.is_some_and(|r| {
+                    r.as_ref()
+                        .map_or(true, |r| r.stop_reason == StopReason::Cancelled)
+                })
+            };
+            let curve_stopped = self
+                .rt
+                .tails
+                .current(&t.curve)
+                .is_some_and(|c| c.as_ref().map_or(true, |c| !c.complete));
+            if self.tails.enabled
+                && job.is_none()
+                && (cancelled_or_failed(self.rt.tails.current(&t.headline)) || curve_stopped)
+                && ui.button("Simulate again").clicked()
+            {
+                self.simulate_again();
+            }
+        });
     }
 
     pub fn ui(&mut self, ui: &mut egui::Ui, cmds: &mut Vec<Command>) {
@@ -191,6 +549,7 @@ impl PredictionPage {
                 job.progress_ui(ui);
             }
         });
+        self.tails_controls_ui(ui);
         if let Some(e) = &self.rt.error {
             ui.colored_label(
                 ui.visuals().error_fg_color,
@@ -201,6 +560,7 @@ impl PredictionPage {
             ui.label("predicting…");
             return;
         };
+        let tails = self.tails();
         let at = &p.sweep.at_population;
         let x = at.classes[0].throughput_per_sec;
         let r = at.classes[0].response_time_secs;
@@ -212,6 +572,19 @@ impl PredictionPage {
             ui.separator();
             ui.strong(format!("mean latency {:.3} ms", r * 1e3));
             ui.separator();
+            if let Some(t) = tails {
+                ui.strong(format!(
+                    "p99 {} (simulated)",
+                    ms_ci(&t.all.latency_p99_secs)
+                ));
+                ui.separator();
+            } else if let Some(e) = self.tails_error() {
+                ui.colored_label(plot::WARN, format!("no p99: {e}"));
+                ui.separator();
+            } else if self.tails.enabled {
+                ui.label("p99: simulating…");
+                ui.separator();
+            }
             ui.label(format!(
                 "{} nodes, {} OSDs, {} I/Os in flight (iodepth {})",
                 p.nodes,
@@ -228,7 +601,8 @@ impl PredictionPage {
         ));
         ui.label(
             "Exact MVA with the shipped default model parameters (not fitted to this \
-             hardware): no intervals and no p99 yet.",
+             hardware; no interval: the model has no parameter covariance). Tail latencies \
+             come from simulating the same scenario (\"Simulate tails\").",
         );
         for w in &p.warnings {
             ui.colored_label(plot::WARN, w);
@@ -239,48 +613,141 @@ impl PredictionPage {
             .filter(|s| s.utilization > 0.0)
             .map(|s| (s.name.clone(), s.utilization))
             .collect();
-        plot::utilisation_bars_ui(ui, &rows, p.sweep.bounds.bottleneck.as_deref());
+        ui.horizontal_top(|ui| {
+            ui.vertical(|ui| {
+                plot::utilisation_bars_ui(ui, &rows, p.sweep.bounds.bottleneck.as_deref());
+            });
+            if let Some(t) = tails {
+                ui.add_space(24.0);
+                ui.vertical(|ui| tails_table_ui(ui, x, r, t));
+            }
+        });
         let target_secs = self.latency_target_ms / 1e3;
-        let best = best_within_target(p, target_secs);
-        match best {
-            Some((d, bx, br)) => ui.label(format!(
-                "highest swept iodepth within {} ms: {d}, giving {} IOPS at {:.3} ms",
-                self.latency_target_ms,
-                plot::si(bx),
-                br * 1e3
-            )),
-            None => ui.label(format!(
-                "no swept iodepth meets {} ms",
-                self.latency_target_ms
-            )),
+        let target_ms = self.latency_target_ms;
+        let tail_curve = self.tail_curve();
+        let mut series = vec![
+            Series::new(
+                "mean latency (MVA)",
+                p.sweep.curve.iter().map(|c| [c.1, c.2 * 1e3]).collect(),
+            ),
+            Series::new(
+                "optimistic bound",
+                p.sweep
+                    .optimistic
+                    .iter()
+                    .map(|c| [c.1, c.2 * 1e3])
+                    .collect(),
+            )
+            .reference(),
+        ];
+        let mut points = vec![Series::new(
+            format!("iodepth {}", p.iodepth),
+            vec![[x, r * 1e3]],
+        )];
+        if let Some(t) = tails {
+            points.push(Series::new(
+                format!("iodepth {} p99 (simulated)", p.iodepth),
+                vec![[t.all.iops.mean, t.all.latency_p99_secs.mean * 1e3]],
+            ));
+        }
+        let knee = match tail_curve {
+            Some(c) => {
+                let sim: Vec<&TailFigures> = c
+                    .points
+                    .iter()
+                    .filter_map(|p| p.tails.as_ref().map(|t| &t.all))
+                    .collect();
+                series.push(Series::new(
+                    "p99 (simulated)",
+                    sim.iter()
+                        .map(|f| [f.iops.mean, f.latency_p99_secs.mean * 1e3])
+                        .collect(),
+                ));
+                series.push(Series::new(
+                    "mean latency (simulated)",
+                    sim.iter()
+                        .map(|f| [f.iops.mean, f.latency_mean_secs.mean * 1e3])
+                        .collect(),
+                ));
+                let k = c.knee_at(target_secs, Some(KNEE_PERCENTILE));
+                let partial = if c.complete {
+                    String::new()
+                } else {
+                    format!(
+                        " (of the {} iodepths simulated before the sweep was cancelled)",
+                        c.points.len()
+                    )
+                };
+                match (k.value, k.iops, k.latency_percentile_secs) {
+                    (Some(d), Some(kx), Some(kp)) => {
+                        ui.label(format!(
+                            "p99 knee (simulated): highest swept iodepth with p99 within \
+                             {target_ms} ms: {d}, giving {} IOPS at p99 {:.3} ms{partial}",
+                            plot::si(kx),
+                            kp * 1e3
+                        ));
+                        Some((
+                            format!("knee: simulated p99 ≤ {target_ms} ms"),
+                            [kx, kp * 1e3],
+                        ))
+                    }
+                    _ => {
+                        ui.label(format!("p99 knee (simulated): {}{partial}", k.note));
+                        None
+                    }
+                }
+            }
+            None => {
+                let note = if self.tails.enabled && tails.is_some() {
+                    " (the p99 knee follows when the simulated curve is ready)"
+                } else {
+                    ""
+                };
+                match best_within_target(p, target_secs) {
+                    Some((d, bx, br)) => {
+                        ui.label(format!(
+                            "mean knee (MVA): highest swept iodepth within {target_ms} ms: \
+                             {d}, giving {} IOPS at {:.3} ms{note}",
+                            plot::si(bx),
+                            br * 1e3
+                        ));
+                        Some((format!("knee: mean ≤ {target_ms} ms"), [bx, br * 1e3]))
+                    }
+                    None => {
+                        ui.label(format!(
+                            "mean knee (MVA): no swept iodepth meets {target_ms} ms{note}"
+                        ));
+                        None
+                    }
+                }
+            }
         };
-        let curve = Series::new(
-            "latency vs IOPS (iodepth sweep)",
-            p.sweep.curve.iter().map(|c| [c.1, c.2 * 1e3]).collect(),
-        );
-        let bound = Series::new(
-            "optimistic bound",
-            p.sweep
-                .optimistic
-                .iter()
-                .map(|c| [c.1, c.2 * 1e3])
-                .collect(),
-        )
-        .reference();
-        let here = Series::new(format!("iodepth {}", p.iodepth), vec![[x, r * 1e3]]);
         let nodes = Series::new(
             "IOPS vs OSD nodes",
             p.by_nodes.iter().map(|&(n, x)| [f64::from(n), x]).collect(),
         );
+        // The knee region: three times the target, or more when even the lowest iodepth
+        // is slower (then its latencies stay in view).
+        let lowest_ms = series
+            .iter()
+            .chain(&points)
+            .filter(|s| !s.reference)
+            .filter_map(|s| s.points.first().map(|p| p[1]))
+            .fold(0.0, f64::max);
+        let marks = plot::HockeyMarks {
+            latency_target_ms: Some(target_ms),
+            knee,
+            view_top_ms: Some((3.0 * target_ms).max(1.5 * lowest_ms)),
+        };
         let h = (ui.available_height() - 10.0).max(200.0);
         ui.columns(2, |cols| {
             plot::hockey_stick_ui(
                 &mut cols[0],
                 "prediction-hockey",
-                &[curve, bound],
-                &[here],
-                Some(self.latency_target_ms),
-                best.map(|(_, bx, br)| [bx, br * 1e3]),
+                "latency (ms)",
+                &series,
+                &points,
+                &marks,
                 h,
             );
             plot::curves_ui(
@@ -292,6 +759,101 @@ impl PredictionPage {
                 h,
             );
         });
+    }
+}
+
+/// MVA's figures beside the simulated ones with their intervals, the way
+/// `cephplan predict --tails` prints them, then how the simulation ran and its warnings.
+fn tails_table_ui(ui: &mut egui::Ui, mva_iops: f64, mva_mean_secs: f64, t: &TailReport) {
+    egui::Grid::new("tails")
+        .num_columns(7)
+        .striped(true)
+        .show(ui, |ui| {
+            for h in ["", "IOPS", "mean", "p50", "p95", "p99", "p99.9"] {
+                ui.strong(h);
+            }
+            ui.end_row();
+            ui.label("MVA");
+            ui.label(thousands(mva_iops));
+            ui.label(ms(mva_mean_secs));
+            for _ in 0..4 {
+                ui.label("–");
+            }
+            ui.end_row();
+            let mut rows = vec![("simulated", &t.all)];
+            if let (Some(rd), Some(wr)) = (&t.read, &t.write) {
+                rows.push(("simulated reads", rd));
+                rows.push(("simulated writes", wr));
+            }
+            for (name, f) in rows {
+                ui.label(name);
+                ui.label(count_ci(&f.iops));
+                for e in [
+                    &f.latency_mean_secs,
+                    &f.latency_p50_secs,
+                    &f.latency_p95_secs,
+                    &f.latency_p99_secs,
+                    &f.latency_p999_secs,
+                ] {
+                    ui.label(ms_ci(e));
+                }
+                ui.end_row();
+            }
+        });
+    ui.small(format!(
+        "simulated: {} replications, seed {}, ± = {:.0} % confidence, stop: {:?}, devices {:?}",
+        t.replications,
+        t.seed,
+        t.confidence * 100.0,
+        t.stop_reason,
+        t.device_service
+    ));
+    for w in &t.warnings {
+        ui.colored_label(plot::WARN, w);
+    }
+}
+
+// Number formats of the CLI (`cli::predict`), so that the page and `cephplan predict
+// --tails` read the same.
+
+/// 1234567.8 → "1,234,568".
+fn thousands(v: f64) -> String {
+    if !v.is_finite() {
+        return "∞".into();
+    }
+    let s = format!("{:.0}", v.abs());
+    let mut out = String::new();
+    for (i, ch) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(ch);
+    }
+    if v < -0.5 {
+        format!("-{out}")
+    } else {
+        out
+    }
+}
+
+/// Seconds → "1.234 ms".
+fn ms(secs: f64) -> String {
+    format!("{:.3} ms", secs * 1e3)
+}
+
+/// "1.234 ± 0.012 ms".
+pub fn ms_ci(e: &Estimate) -> String {
+    match e.half_width {
+        Some(h) => format!("{:.3} ± {:.3} ms", e.mean * 1e3, h * 1e3),
+        None => ms(e.mean),
+    }
+}
+
+/// "123,456 ± 789".
+pub fn count_ci(e: &Estimate) -> String {
+    match e.half_width {
+        Some(h) => format!("{} ± {}", thousands(e.mean), thousands(h)),
+        None => thousands(e.mean),
     }
 }
 
@@ -332,6 +894,85 @@ mod tests {
         assert_eq!(p.cores, 384);
         assert_eq!(p.network.classes[0].population, p.images_x_jobs * p.iodepth);
         assert!(p.capacity.usable_bytes < p.capacity.raw_bytes);
+    }
+
+    fn small() -> String {
+        std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/small-3x2.toml"
+        ))
+        .unwrap()
+    }
+
+    /// The page's default simulation is the CLI's (`predict --tails` without flags):
+    /// `TailOptions::default()` is documented as seed 1, ±2 % at 95 %, exponential service.
+    #[test]
+    fn default_tail_settings_simulate_like_the_cli_without_flags() {
+        let d = TailSettings::default();
+        assert!(!d.enabled);
+        assert_eq!(d.options(), TailOptions::default());
+        let s = TailSettings {
+            seed: 9,
+            relative_precision: 0.05,
+            ..d
+        };
+        assert_eq!(s.options().sim.seed, 9);
+        assert_eq!(s.options().sim.relative_precision, 0.05);
+        assert_eq!(s.options().sim.max_events, SimOptions::default().max_events);
+    }
+
+    /// The simulated curve passes through the headline tails: at the scenario's own
+    /// iodepth the sweep simulates the same model with the same seed (common random
+    /// numbers, `predict::sweep`), so its point is the `predict_tails` report, bit for bit.
+    #[test]
+    fn the_simulated_curve_passes_through_the_headline_tails() {
+        let text = small();
+        let settings = TailSettings {
+            enabled: true,
+            seed: 3,
+            relative_precision: 0.05,
+        };
+        let head = tails_text(&text, "small", &settings, &NoProgress).unwrap();
+        // tests/fixtures/small-3x2.toml: iodepth 2.
+        let curve = tail_curve_text(&text, "small", &[1, 2], &settings, &NoProgress).unwrap();
+        assert!(curve.complete);
+        assert_eq!(curve.points.len(), 2);
+        assert_eq!(curve.points[1].value, 2);
+        assert_eq!(curve.points[1].tails.as_ref(), Some(&head));
+        // The p99 knee under a target just above the lower p99 is a point whose p99 meets it.
+        let p99 = |i: usize| {
+            curve.points[i]
+                .tails
+                .as_ref()
+                .unwrap()
+                .all
+                .latency_p99_secs
+                .mean
+        };
+        let target = p99(0).min(p99(1)) * 1.001;
+        let k = curve.knee_at(target, Some(KNEE_PERCENTILE));
+        assert_eq!(k.percentile, Some(99.0));
+        assert!(k.latency_percentile_secs.unwrap() <= target);
+    }
+
+    #[test]
+    fn ci_formats_are_the_clis() {
+        // The strings `cephplan predict --tails` prints (cli::predict::{ms_ci, count_ci}).
+        let e = Estimate {
+            mean: 0.000_834_2,
+            half_width: Some(0.000_004_1),
+        };
+        assert_eq!(ms_ci(&e), "0.834 ± 0.004 ms");
+        let n = Estimate {
+            mean: 1_668_634.4,
+            half_width: Some(6_007.2),
+        };
+        assert_eq!(count_ci(&n), "1,668,634 ± 6,007");
+        let one = Estimate {
+            mean: 0.0012345,
+            half_width: None,
+        };
+        assert_eq!(ms_ci(&one), "1.234 ms");
     }
 
     #[test]
