@@ -16,8 +16,10 @@
 //! shown only while they are the current ones, so an edit never leaves a p99 of another
 //! scenario on screen.
 //!
-//! Not here: the model (`qn::ceph`), solving (`solve`), simulating (`predict`, `sim`). No
-//! interval on the MVA figures: the shipped model has no parameter covariance.
+//! The headline's 95 % interval is `predict::predict`'s (delta method on the fitted
+//! model's covariance), the same range `cephplan predict` prints.
+//!
+//! Not here: the model (`qn::ceph`), solving (`solve`), simulating (`predict`, `sim`).
 
 use serde::{Deserialize, Serialize};
 
@@ -59,6 +61,9 @@ pub struct CephPrediction {
     pub by_nodes: Vec<(u32, f64)>,
     /// The network at the scenario's population (what Compare solves for this scenario).
     pub network: crate::qn::Network,
+    /// 95 % interval of IOPS and mean latency from the model's parameter covariance
+    /// (`predict::predict`; `None` when the model carries no covariance).
+    pub interval: Option<crate::predict::Interval>,
 }
 
 pub type PredictionResult = Result<CephPrediction, String>;
@@ -89,6 +94,16 @@ pub fn predict_text(text: &str, origin: &str, progress: &dyn Progress) -> Predic
     let depths = swept_iodepths(scenario.iodepth);
     let pops: Vec<u32> = depths.iter().map(|d| d * base).collect();
     let sweep = sweep_at(ceph.network.clone(), &pops, scenario.population(), progress)?;
+    if progress.is_cancelled() {
+        return Err("cancelled".into());
+    }
+    let interval = crate::predict::predict(
+        &scenario,
+        &params,
+        &crate::predict::PredictOptions::default(),
+    )
+    .map_err(|e| e.to_string())?
+    .interval;
     // IOPS against node count, everything else as written.
     let mut by_nodes = Vec::new();
     let max_nodes = (scenario.nodes * 2).max(scenario.nodes + 4);
@@ -117,6 +132,7 @@ pub fn predict_text(text: &str, origin: &str, progress: &dyn Progress) -> Predic
         network: ceph.network.clone(),
         sweep,
         by_nodes,
+        interval,
     })
 }
 
@@ -572,6 +588,17 @@ impl PredictionPage {
             ui.separator();
             ui.strong(format!("mean latency {:.3} ms", r * 1e3));
             ui.separator();
+            if let Some(i) = &p.interval {
+                ui.label(format!(
+                    "95 % range: {} – {} IOPS, {:.3} – {:.3} ms",
+                    plot::si(i.iops_low),
+                    plot::si(i.iops_high),
+                    i.latency_mean_low_secs * 1e3,
+                    i.latency_mean_high_secs * 1e3
+                ))
+                .on_hover_text(&i.note);
+                ui.separator();
+            }
             if let Some(t) = tails {
                 ui.strong(format!(
                     "p99 {} (simulated)",
@@ -600,8 +627,8 @@ impl PredictionPage {
             p.capacity.efficiency * 100.0
         ));
         ui.label(
-            "Exact MVA with the shipped default model parameters (not fitted to this \
-             hardware; no interval: the model has no parameter covariance). Tail latencies \
+            "Exact MVA with the shipped default model (fitted to calibration-data/, not to \
+             this hardware; the 95 % range is parameter uncertainty only). Tail latencies \
              come from simulating the same scenario (\"Simulate tails\").",
         );
         for w in &p.warnings {
@@ -894,6 +921,16 @@ mod tests {
         assert_eq!(p.cores, 384);
         assert_eq!(p.network.classes[0].population, p.images_x_jobs * p.iodepth);
         assert!(p.capacity.usable_bytes < p.capacity.raw_bytes);
+        // The headline's interval is what `cephplan predict` prints for the same scenario
+        // and the shipped (fitted, covariance-carrying) model, and it brackets the figure.
+        let (s, params) = load(&example(), "seed-000").unwrap();
+        let cli = crate::predict::predict(&s, &params, &Default::default()).unwrap();
+        let i = p
+            .interval
+            .as_ref()
+            .expect("the shipped model has a covariance");
+        assert_eq!(Some(i), cli.interval.as_ref());
+        assert!(i.iops_low < at.throughput_per_sec && at.throughput_per_sec < i.iops_high);
     }
 
     fn small() -> String {
