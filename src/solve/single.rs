@@ -584,12 +584,17 @@ fn mva(sts: &[St], copies: &[u32], comps: &[Comp], z: f64, n_pop: usize, want: &
                     tail[i] = xcd / c as f64 * (pi[c - 1] + tail[i]);
                 }
                 // New p(j | n), j ≥ 1, with Σ p(j) and Σ (c−1−j)·p(j) on the way.
-                let (mut sum, mut wsum) = (0.0, 0.0);
+                // (The weight c−1−j is carried as a float counter and the slices are cut
+                // to length c so the hot loop has no int→float conversion or bounds
+                // checks; the arithmetic, and so every result bit, is unchanged.)
+                let (mut sum, mut wsum, mut w) = (0.0, 0.0, 0.0);
+                let (inv_c, pc) = (&inv[..c], &mut pi[..c]);
                 for j in (1..c).rev() {
-                    let v = xcd * inv[j] * pi[j - 1];
-                    pi[j] = v;
+                    let v = xcd * inv_c[j] * pc[j - 1];
+                    pc[j] = v;
                     sum += v;
-                    wsum += (c - 1 - j) as f64 * v;
+                    wsum += w * v;
+                    w += 1.0;
                 }
                 let cm1 = (c - 1) as f64;
                 match (p0, comp) {
