@@ -64,6 +64,17 @@ enum Op {
     },
 }
 
+/// One branch of a compiled fork.
+#[derive(Debug, Clone, Copy)]
+struct ForkBranch {
+    start: u32,
+    /// The randomly placed station whose copy the fork picks for this branch's first visit,
+    /// distinct from the copies picked for earlier branches at that station; `NONE` if the
+    /// copy is chosen on arrival as usual. Fixed at compile time: it depends only on the
+    /// route (see [`Compiled::plan_distinct_copies`]).
+    distinct_station: u32,
+}
+
 /// One alternative of a compiled choice.
 #[derive(Debug, Clone, Copy)]
 struct ChoiceEntry {
@@ -93,7 +104,7 @@ enum CArrivals {
 #[derive(Debug, Clone)]
 pub struct Compiled {
     ops: Vec<Op>,
-    branch_starts: Vec<u32>,
+    branches: Vec<ForkBranch>,
     choices: Vec<ChoiceEntry>,
     /// (class, label) of every labelled choice branch, deduplicated, in first-seen order.
     labels: Vec<(usize, String)>,
@@ -124,7 +135,7 @@ impl Compiled {
         }
         let mut c = Compiled {
             ops: Vec::new(),
-            branch_starts: Vec::new(),
+            branches: Vec::new(),
             choices: Vec::new(),
             labels: Vec::new(),
             class_start: Vec::with_capacity(nc),
@@ -155,7 +166,36 @@ impl Compiled {
                 },
             });
         }
+        c.plan_distinct_copies();
         c
+    }
+
+    /// Marks the fork branches whose first visit goes to a distinct copy: branches whose
+    /// first visit is to the same randomly placed station go to distinct copies (like
+    /// CRUSH's distinct OSDs for the replicas of one object), as long as there are copies
+    /// left and the fork has placed fewer than `MAX_DISTINCT` branches so.
+    fn plan_distinct_copies(&mut self) {
+        for pc in 0..self.ops.len() {
+            let Op::Fork { first, count } = self.ops[pc] else {
+                continue;
+            };
+            let mut chosen: Vec<u32> = Vec::new();
+            for b in &mut self.branches[first as usize..(first + count) as usize] {
+                let Op::Visit { station, .. } = self.ops[b.start as usize] else {
+                    continue;
+                };
+                let st = self.stations[station as usize];
+                let taken = chosen.iter().filter(|&&c| c == station).count() as u32;
+                if st.multiplicity > 1
+                    && !st.round_robin
+                    && chosen.len() < MAX_DISTINCT
+                    && taken < st.multiplicity
+                {
+                    chosen.push(station);
+                    b.distinct_station = station;
+                }
+            }
+        }
     }
 
     /// Emits a sequence then its terminator, then the bodies of its forks and choices.
@@ -171,9 +211,14 @@ impl Compiled {
                     sampler: service.sampler(),
                 }),
                 Step::Fork { branches } => {
-                    let first = self.branch_starts.len() as u32;
-                    self.branch_starts
-                        .extend(std::iter::repeat_n(0, branches.len()));
+                    let first = self.branches.len() as u32;
+                    self.branches.extend(std::iter::repeat_n(
+                        ForkBranch {
+                            start: 0,
+                            distinct_station: NONE,
+                        },
+                        branches.len(),
+                    ));
                     self.ops.push(Op::Fork {
                         first,
                         count: branches.len() as u32,
@@ -215,7 +260,7 @@ impl Compiled {
         self.ops.push(end);
         for (first, branches) in deferred {
             for (i, b) in branches.iter().enumerate() {
-                self.branch_starts[first as usize + i] = self.ops.len() as u32;
+                self.branches[first as usize + i].start = self.ops.len() as u32;
                 self.emit(b, Op::BranchEnd, class, ns, false);
             }
         }
@@ -342,6 +387,9 @@ fn key(t: f64, tok: u32) -> u128 {
 }
 
 /// Binary min-heap of event keys (time bits for t ≥ 0 order like the times).
+///
+/// Keys are unique (a token has at most one pending event), so the order in which events
+/// leave does not depend on how the heap arranges them.
 #[derive(Debug, Default)]
 struct EventHeap(Vec<u128>);
 
@@ -353,9 +401,14 @@ impl EventHeap {
 
     #[inline]
     fn push(&mut self, k: u128) {
-        let h = &mut self.0;
-        let mut i = h.len();
-        h.push(k);
+        let i = self.0.len();
+        self.0.push(k);
+        Self::sift_up(&mut self.0, i, k);
+    }
+
+    /// Moves the hole at `i` up until `k` fits, and puts `k` there.
+    #[inline]
+    fn sift_up(h: &mut [u128], mut i: usize, k: u128) {
         while i > 0 {
             let p = (i - 1) / 2;
             if h[p] <= k {
@@ -367,24 +420,29 @@ impl EventHeap {
         h[i] = k;
     }
 
-    /// Replaces the minimum by `k`.
-    #[inline]
+    /// Replaces the minimum by `k` (sift-down). Where a node has both children, the smaller
+    /// is picked by a conditional move rather than a branch.
+    #[inline(always)]
     fn replace_top(&mut self, k: u128) {
-        let h = &mut self.0;
+        let h = &mut self.0[..];
         let n = h.len();
         let mut i = 0;
         loop {
             let l = 2 * i + 1;
-            if l >= n {
+            if l + 1 < n {
+                let c = l + usize::from(h[l + 1] < h[l]);
+                if h[c] >= k {
+                    break;
+                }
+                h[i] = h[c];
+                i = c;
+            } else {
+                if l < n && h[l] < k {
+                    h[i] = h[l];
+                    i = l;
+                }
                 break;
             }
-            let r = l + 1;
-            let c = if r < n && h[r] < h[l] { r } else { l };
-            if h[c] >= k {
-                break;
-            }
-            h[i] = h[c];
-            i = c;
         }
         h[i] = k;
     }
@@ -515,7 +573,7 @@ impl<'m> Engine<'m> {
     }
 
     /// Adds an event; the first one scheduled while handling an event takes its place.
-    #[inline]
+    #[inline(always)]
     fn schedule(&mut self, k: u128) {
         if self.top_is_current {
             self.top_is_current = false;
@@ -609,21 +667,23 @@ impl<'m> Engine<'m> {
 
     #[inline]
     fn handle(&mut self, t: u32) {
-        let tok = self.tokens[t as usize];
-        if tok.pc == SOURCE_PC {
-            let ci = tok.class as usize;
+        let pc = self.tokens[t as usize].pc;
+        if pc == SOURCE_PC {
+            let class = self.tokens[t as usize].class;
+            let ci = class as usize;
             let CArrivals::Open { interarrival } = self.m.arrivals[ci] else {
                 unreachable!("only open classes have sources")
             };
             let d = interarrival.sample(&mut self.rngs[self.m.arrival_stream(ci)]);
             self.schedule(key(self.now + d, t));
-            let job = self.alloc(tok.class, NONE, self.m.class_start[ci]);
+            let job = self.alloc(class, NONE, self.m.class_start[ci]);
             self.run_token(job);
             return;
         }
-        match self.m.ops[tok.pc as usize] {
+        match self.m.ops[pc as usize] {
             Op::Visit { station, .. } => {
-                self.depart(station as usize, tok.copy as usize);
+                let copy = self.tokens[t as usize].copy;
+                self.depart(station as usize, copy as usize);
                 self.tokens[t as usize].pc += 1;
                 self.run_token(t);
             }
@@ -643,9 +703,14 @@ impl<'m> Engine<'m> {
 
     /// Moves tokens along their programs until each blocks in a station, thinks, waits at a
     /// join, or leaves.
-    fn run_token(&mut self, t: u32) {
-        self.stack.push(t);
-        while let Some(t) = self.stack.pop() {
+    ///
+    /// Tokens made ready while one runs (fork children, a parent released by its join) are
+    /// handled last-in first-out: the token made ready last continues at once, the others
+    /// wait on `stack`.
+    fn run_token(&mut self, mut t: u32) {
+        loop {
+            // Each arm either continues with `t` (possibly a new token) or breaks when `t`
+            // blocks; then the next waiting token, if any, runs.
             loop {
                 let pc = self.tokens[t as usize].pc;
                 match self.m.ops[pc as usize] {
@@ -660,48 +725,46 @@ impl<'m> Engine<'m> {
                     Op::Fork { first, count } => {
                         self.tokens[t as usize].pending = count;
                         let class = self.tokens[t as usize].class;
-                        // Branches whose first visit is to the same randomly placed station
-                        // go to distinct copies (like CRUSH's distinct OSDs for the replicas
-                        // of one object), as long as there are copies left.
+                        // Copies already picked by this fork, as (station, copy).
                         let mut chosen = [(0u32, 0u32); MAX_DISTINCT];
                         let mut n_chosen = 0;
+                        let mut last_child = NONE;
                         for i in 0..count {
-                            let pc = self.m.branch_starts[(first + i) as usize];
-                            let child = self.alloc(class, t, pc);
-                            if let Op::Visit { station, .. } = self.m.ops[pc as usize] {
-                                let st = self.m.stations[station as usize];
-                                let taken =
-                                    chosen[..n_chosen].iter().filter(|c| c.0 == station).count();
-                                if st.multiplicity > 1
-                                    && !st.round_robin
-                                    && n_chosen < MAX_DISTINCT
-                                    && (taken as u32) < st.multiplicity
-                                {
-                                    let copy = loop {
-                                        let c = self.random_copy(station as usize);
-                                        if !chosen[..n_chosen].contains(&(station, c)) {
-                                            break c;
-                                        }
-                                    };
-                                    chosen[n_chosen] = (station, copy);
-                                    n_chosen += 1;
-                                    self.tokens[child as usize].preset_copy = copy;
-                                }
+                            let b = self.m.branches[(first + i) as usize];
+                            let child = self.alloc(class, t, b.start);
+                            let station = b.distinct_station;
+                            if station != NONE {
+                                let copy = loop {
+                                    let c = self.random_copy(station as usize);
+                                    if !chosen[..n_chosen].contains(&(station, c)) {
+                                        break c;
+                                    }
+                                };
+                                chosen[n_chosen] = (station, copy);
+                                n_chosen += 1;
+                                self.tokens[child as usize].preset_copy = copy;
                             }
-                            self.stack.push(child);
+                            if i + 1 < count {
+                                self.stack.push(child);
+                            } else {
+                                last_child = child;
+                            }
                         }
-                        break;
+                        if last_child == NONE {
+                            break;
+                        }
+                        t = last_child;
                     }
                     Op::BranchEnd => {
                         let parent = self.tokens[t as usize].parent;
                         self.free.push(t);
                         let p = &mut self.tokens[parent as usize];
                         p.pending -= 1;
-                        if p.pending == 0 {
-                            p.pc += 1;
-                            self.stack.push(parent);
+                        if p.pending != 0 {
+                            break;
                         }
-                        break;
+                        p.pc += 1;
+                        t = parent;
                     }
                     Op::Choice { first, count } => {
                         let class = self.tokens[t as usize].class as usize;
@@ -758,6 +821,10 @@ impl<'m> Engine<'m> {
                         }
                     }
                 }
+            }
+            match self.stack.pop() {
+                Some(next) => t = next,
+                None => return,
             }
         }
     }
