@@ -9,8 +9,10 @@
 //!   (time bits, token id) — ties are broken by token id, so runs are deterministic. The
 //!   event being handled stays at the top of the heap until the handler schedules its first
 //!   new event, which then replaces it with one sift-down instead of a pop and a push;
-//! - tokens, FIFO queues and the heap are vectors that grow to the peak number of jobs
-//!   and are then reused: no allocation per event, no dynamic dispatch;
+//! - tokens and the heap are vectors that grow to the peak number of jobs and are then
+//!   reused; a copy's FIFO queue is a list linked through the tokens. No allocation per
+//!   event (after the peak), no dynamic dispatch; memory does not grow with simulated time
+//!   (`tests/sim_memory.rs`);
 //! - random numbers come from separate ChaCha8 streams per (class, station) service,
 //!   per station placement and per class think/arrival, each seeded from (master seed,
 //!   replication) and a stream id built from those indices, so changing one parameter
@@ -20,8 +22,6 @@
 //! class response-time count, sum, a fixed-size [`Histogram`] and optionally a bounded
 //! [`BatchSeries`] for warm-up detection. Not here: replications, warm-up policy and
 //! stopping (see `sim`).
-
-use std::collections::VecDeque;
 
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -113,6 +113,10 @@ pub struct Compiled {
     stations: Vec<CStation>,
     n_copies: usize,
     n_streams: usize,
+    /// First stream id of each kind (see [`Compiled::new`]).
+    placement_base: usize,
+    arrival_base: usize,
+    routing_base: usize,
 }
 
 impl Compiled {
@@ -146,6 +150,9 @@ impl Compiled {
             // streams (class), routing-choice streams (class); new kinds go at the end so
             // that existing streams keep their ids.
             n_streams: nc * ns + ns + nc + nc,
+            placement_base: nc * ns,
+            arrival_base: nc * ns + ns,
+            routing_base: nc * ns + ns + nc,
         };
         for (ci, class) in model.classes.iter().enumerate() {
             c.class_start.push(c.ops.len() as u32);
@@ -285,14 +292,17 @@ impl Compiled {
             .map(|s| (f64::from(s.servers), f64::from(s.multiplicity), s.delay))
             .collect()
     }
+    #[inline]
     fn placement_stream(&self, station: usize) -> usize {
-        self.n_classes() * self.n_stations() + station
+        self.placement_base + station
     }
+    #[inline]
     fn arrival_stream(&self, class: usize) -> usize {
-        self.n_classes() * self.n_stations() + self.n_stations() + class
+        self.arrival_base + class
     }
+    #[inline]
     fn routing_stream(&self, class: usize) -> usize {
-        self.n_classes() * self.n_stations() + self.n_stations() + self.n_classes() + class
+        self.routing_base + class
     }
     /// (class index, label) of every labelled choice branch, in report order.
     pub fn labels(&self) -> &[(usize, String)] {
@@ -311,13 +321,29 @@ struct Token {
     preset_copy: u32,
     /// Label of the choice branch taken in this cycle, or `NONE`.
     label: u32,
+    /// Next token in the FIFO queue this token waits in, or `NONE`.
+    next: u32,
     start: f64,
 }
 
-#[derive(Debug, Clone, Default)]
+/// One copy of a station: servers busy and its FIFO queue of waiting tokens, linked
+/// through [`Token::next`] (so queues need no memory of their own).
+#[derive(Debug, Clone, Copy)]
 struct CopyState {
     busy: u32,
-    queue: VecDeque<u32>,
+    /// First and last waiting token, or `NONE`.
+    head: u32,
+    tail: u32,
+}
+
+impl Default for CopyState {
+    fn default() -> Self {
+        Self {
+            busy: 0,
+            head: NONE,
+            tail: NONE,
+        }
+    }
 }
 
 /// Time integrals of one station (all copies together).
@@ -592,6 +618,7 @@ impl<'m> Engine<'m> {
             copy: 0,
             preset_copy: NONE,
             label: NONE,
+            next: NONE,
             start: self.now,
         };
         if let Some(i) = self.free.pop() {
@@ -866,7 +893,14 @@ impl<'m> Engine<'m> {
             let d = sampler.sample(&mut self.rngs[stream]);
             self.schedule(key(self.now + d, t));
         } else {
-            self.copies[ci].queue.push_back(t);
+            self.tokens[t as usize].next = NONE;
+            let q = &mut self.copies[ci];
+            let tail = std::mem::replace(&mut q.tail, t);
+            if tail == NONE {
+                q.head = t;
+            } else {
+                self.tokens[tail as usize].next = t;
+            }
         }
     }
 
@@ -879,7 +913,14 @@ impl<'m> Engine<'m> {
             return;
         }
         let ci = st.copy_base as usize + copy;
-        if let Some(w) = self.copies[ci].queue.pop_front() {
+        let w = self.copies[ci].head;
+        if w != NONE {
+            let next = self.tokens[w as usize].next;
+            let q = &mut self.copies[ci];
+            q.head = next;
+            if next == NONE {
+                q.tail = NONE;
+            }
             let Op::Visit {
                 stream, sampler, ..
             } = self.m.ops[self.tokens[w as usize].pc as usize]
