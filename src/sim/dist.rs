@@ -142,7 +142,7 @@ fn unit_exp(rng: &mut ChaCha8Rng) -> f64 {
 }
 
 impl Sampler {
-    #[inline]
+    #[inline(always)]
     pub(crate) fn sample(&self, rng: &mut ChaCha8Rng) -> f64 {
         match *self {
             Sampler::Deterministic { secs } => secs,

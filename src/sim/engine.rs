@@ -5,12 +5,14 @@
 //!   program counter. A fork spawns one child token per branch; the parent waits on a
 //!   counter and resumes at the op after the fork when the last child reaches `BranchEnd`;
 //! - the only event is "token `t` finishes its current activity at time τ" (service, think,
-//!   or an open source's next arrival), kept in a binary min-heap of packed `u128` keys
+//!   or an open source's next arrival), kept in a 4-ary min-heap of packed `u128` keys
 //!   (time bits, token id) — ties are broken by token id, so runs are deterministic. The
 //!   event being handled stays at the top of the heap until the handler schedules its first
 //!   new event, which then replaces it with one sift-down instead of a pop and a push;
-//! - tokens, FIFO queues and the heap are vectors that grow to the peak number of jobs
-//!   and are then reused: no allocation per event, no dynamic dispatch;
+//! - tokens and the heap are vectors that grow to the peak number of jobs and are then
+//!   reused; a copy's FIFO queue is a list linked through the tokens. No allocation per
+//!   event (after the peak), no dynamic dispatch; memory does not grow with simulated time
+//!   (`tests/sim_memory.rs`);
 //! - random numbers come from separate ChaCha8 streams per (class, station) service,
 //!   per station placement and per class think/arrival, each seeded from (master seed,
 //!   replication) and a stream id built from those indices, so changing one parameter
@@ -20,8 +22,6 @@
 //! class response-time count, sum, a fixed-size [`Histogram`] and optionally a bounded
 //! [`BatchSeries`] for warm-up detection. Not here: replications, warm-up policy and
 //! stopping (see `sim`).
-
-use std::collections::VecDeque;
 
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -64,6 +64,17 @@ enum Op {
     },
 }
 
+/// One branch of a compiled fork.
+#[derive(Debug, Clone, Copy)]
+struct ForkBranch {
+    start: u32,
+    /// The randomly placed station whose copy the fork picks for this branch's first visit,
+    /// distinct from the copies picked for earlier branches at that station; `NONE` if the
+    /// copy is chosen on arrival as usual. Fixed at compile time: it depends only on the
+    /// route (see [`Compiled::plan_distinct_copies`]).
+    distinct_station: u32,
+}
+
 /// One alternative of a compiled choice.
 #[derive(Debug, Clone, Copy)]
 struct ChoiceEntry {
@@ -93,7 +104,7 @@ enum CArrivals {
 #[derive(Debug, Clone)]
 pub struct Compiled {
     ops: Vec<Op>,
-    branch_starts: Vec<u32>,
+    branches: Vec<ForkBranch>,
     choices: Vec<ChoiceEntry>,
     /// (class, label) of every labelled choice branch, deduplicated, in first-seen order.
     labels: Vec<(usize, String)>,
@@ -102,6 +113,10 @@ pub struct Compiled {
     stations: Vec<CStation>,
     n_copies: usize,
     n_streams: usize,
+    /// First stream id of each kind (see [`Compiled::new`]).
+    placement_base: usize,
+    arrival_base: usize,
+    routing_base: usize,
 }
 
 impl Compiled {
@@ -124,7 +139,7 @@ impl Compiled {
         }
         let mut c = Compiled {
             ops: Vec::new(),
-            branch_starts: Vec::new(),
+            branches: Vec::new(),
             choices: Vec::new(),
             labels: Vec::new(),
             class_start: Vec::with_capacity(nc),
@@ -135,6 +150,9 @@ impl Compiled {
             // streams (class), routing-choice streams (class); new kinds go at the end so
             // that existing streams keep their ids.
             n_streams: nc * ns + ns + nc + nc,
+            placement_base: nc * ns,
+            arrival_base: nc * ns + ns,
+            routing_base: nc * ns + ns + nc,
         };
         for (ci, class) in model.classes.iter().enumerate() {
             c.class_start.push(c.ops.len() as u32);
@@ -155,7 +173,36 @@ impl Compiled {
                 },
             });
         }
+        c.plan_distinct_copies();
         c
+    }
+
+    /// Marks the fork branches whose first visit goes to a distinct copy: branches whose
+    /// first visit is to the same randomly placed station go to distinct copies (like
+    /// CRUSH's distinct OSDs for the replicas of one object), as long as there are copies
+    /// left and the fork has placed fewer than `MAX_DISTINCT` branches so.
+    fn plan_distinct_copies(&mut self) {
+        for pc in 0..self.ops.len() {
+            let Op::Fork { first, count } = self.ops[pc] else {
+                continue;
+            };
+            let mut chosen: Vec<u32> = Vec::new();
+            for b in &mut self.branches[first as usize..(first + count) as usize] {
+                let Op::Visit { station, .. } = self.ops[b.start as usize] else {
+                    continue;
+                };
+                let st = self.stations[station as usize];
+                let taken = chosen.iter().filter(|&&c| c == station).count() as u32;
+                if st.multiplicity > 1
+                    && !st.round_robin
+                    && chosen.len() < MAX_DISTINCT
+                    && taken < st.multiplicity
+                {
+                    chosen.push(station);
+                    b.distinct_station = station;
+                }
+            }
+        }
     }
 
     /// Emits a sequence then its terminator, then the bodies of its forks and choices.
@@ -171,9 +218,14 @@ impl Compiled {
                     sampler: service.sampler(),
                 }),
                 Step::Fork { branches } => {
-                    let first = self.branch_starts.len() as u32;
-                    self.branch_starts
-                        .extend(std::iter::repeat_n(0, branches.len()));
+                    let first = self.branches.len() as u32;
+                    self.branches.extend(std::iter::repeat_n(
+                        ForkBranch {
+                            start: 0,
+                            distinct_station: NONE,
+                        },
+                        branches.len(),
+                    ));
                     self.ops.push(Op::Fork {
                         first,
                         count: branches.len() as u32,
@@ -215,7 +267,7 @@ impl Compiled {
         self.ops.push(end);
         for (first, branches) in deferred {
             for (i, b) in branches.iter().enumerate() {
-                self.branch_starts[first as usize + i] = self.ops.len() as u32;
+                self.branches[first as usize + i].start = self.ops.len() as u32;
                 self.emit(b, Op::BranchEnd, class, ns, false);
             }
         }
@@ -240,14 +292,17 @@ impl Compiled {
             .map(|s| (f64::from(s.servers), f64::from(s.multiplicity), s.delay))
             .collect()
     }
+    #[inline]
     fn placement_stream(&self, station: usize) -> usize {
-        self.n_classes() * self.n_stations() + station
+        self.placement_base + station
     }
+    #[inline]
     fn arrival_stream(&self, class: usize) -> usize {
-        self.n_classes() * self.n_stations() + self.n_stations() + class
+        self.arrival_base + class
     }
+    #[inline]
     fn routing_stream(&self, class: usize) -> usize {
-        self.n_classes() * self.n_stations() + self.n_stations() + self.n_classes() + class
+        self.routing_base + class
     }
     /// (class index, label) of every labelled choice branch, in report order.
     pub fn labels(&self) -> &[(usize, String)] {
@@ -266,13 +321,29 @@ struct Token {
     preset_copy: u32,
     /// Label of the choice branch taken in this cycle, or `NONE`.
     label: u32,
+    /// Next token in the FIFO queue this token waits in, or `NONE`.
+    next: u32,
     start: f64,
 }
 
-#[derive(Debug, Clone, Default)]
+/// One copy of a station: servers busy and its FIFO queue of waiting tokens, linked
+/// through [`Token::next`] (so queues need no memory of their own).
+#[derive(Debug, Clone, Copy)]
 struct CopyState {
     busy: u32,
-    queue: VecDeque<u32>,
+    /// First and last waiting token, or `NONE`.
+    head: u32,
+    tail: u32,
+}
+
+impl Default for CopyState {
+    fn default() -> Self {
+        Self {
+            busy: 0,
+            head: NONE,
+            tail: NONE,
+        }
+    }
 }
 
 /// Time integrals of one station (all copies together).
@@ -341,7 +412,15 @@ fn key(t: f64, tok: u32) -> u128 {
     (u128::from(t.to_bits()) << 64) | u128::from(tok)
 }
 
-/// Binary min-heap of event keys (time bits for t ≥ 0 order like the times).
+/// Children per node of [`EventHeap`].
+const ARITY: usize = 4;
+
+/// Min-heap of event keys (time bits for t ≥ 0 order like the times) with four children per
+/// node: half the depth of a binary heap, so a sift-down (the common operation, see
+/// [`Engine::schedule`]) takes fewer dependent steps.
+///
+/// Keys are unique (a token has at most one pending event), so the order in which events
+/// leave does not depend on how the heap arranges them.
 #[derive(Debug, Default)]
 struct EventHeap(Vec<u128>);
 
@@ -353,11 +432,16 @@ impl EventHeap {
 
     #[inline]
     fn push(&mut self, k: u128) {
-        let h = &mut self.0;
-        let mut i = h.len();
-        h.push(k);
+        let i = self.0.len();
+        self.0.push(k);
+        Self::sift_up(&mut self.0, i, k);
+    }
+
+    /// Moves the hole at `i` up until `k` fits, and puts `k` there.
+    #[inline]
+    fn sift_up(h: &mut [u128], mut i: usize, k: u128) {
         while i > 0 {
-            let p = (i - 1) / 2;
+            let p = (i - 1) / ARITY;
             if h[p] <= k {
                 break;
             }
@@ -367,24 +451,35 @@ impl EventHeap {
         h[i] = k;
     }
 
-    /// Replaces the minimum by `k`.
-    #[inline]
+    /// Replaces the minimum by `k` (sift-down). Where a node has all four children, the
+    /// smallest is found by conditional moves rather than branches.
+    #[inline(always)]
     fn replace_top(&mut self, k: u128) {
-        let h = &mut self.0;
-        let n = h.len();
+        let h = &mut self.0[..];
         let mut i = 0;
         loop {
-            let l = 2 * i + 1;
-            if l >= n {
+            let f = ARITY * i + 1;
+            if let Some(&[a, b, c, d]) = h.get(f..f + ARITY) {
+                let (ia, va) = if b < a { (f + 1, b) } else { (f, a) };
+                let (ic, vc) = if d < c { (f + 3, d) } else { (f + 2, c) };
+                let (im, vm) = if vc < va { (ic, vc) } else { (ia, va) };
+                if vm >= k {
+                    break;
+                }
+                h[i] = vm;
+                i = im;
+            } else {
+                let mut im = i;
+                let mut vm = k;
+                for (j, &v) in h.iter().enumerate().skip(f) {
+                    if v < vm {
+                        (im, vm) = (j, v);
+                    }
+                }
+                h[i] = vm;
+                i = im;
                 break;
             }
-            let r = l + 1;
-            let c = if r < n && h[r] < h[l] { r } else { l };
-            if h[c] >= k {
-                break;
-            }
-            h[i] = h[c];
-            i = c;
         }
         h[i] = k;
     }
@@ -515,7 +610,7 @@ impl<'m> Engine<'m> {
     }
 
     /// Adds an event; the first one scheduled while handling an event takes its place.
-    #[inline]
+    #[inline(always)]
     fn schedule(&mut self, k: u128) {
         if self.top_is_current {
             self.top_is_current = false;
@@ -534,6 +629,7 @@ impl<'m> Engine<'m> {
             copy: 0,
             preset_copy: NONE,
             label: NONE,
+            next: NONE,
             start: self.now,
         };
         if let Some(i) = self.free.pop() {
@@ -609,21 +705,23 @@ impl<'m> Engine<'m> {
 
     #[inline]
     fn handle(&mut self, t: u32) {
-        let tok = self.tokens[t as usize];
-        if tok.pc == SOURCE_PC {
-            let ci = tok.class as usize;
+        let pc = self.tokens[t as usize].pc;
+        if pc == SOURCE_PC {
+            let class = self.tokens[t as usize].class;
+            let ci = class as usize;
             let CArrivals::Open { interarrival } = self.m.arrivals[ci] else {
                 unreachable!("only open classes have sources")
             };
             let d = interarrival.sample(&mut self.rngs[self.m.arrival_stream(ci)]);
             self.schedule(key(self.now + d, t));
-            let job = self.alloc(tok.class, NONE, self.m.class_start[ci]);
+            let job = self.alloc(class, NONE, self.m.class_start[ci]);
             self.run_token(job);
             return;
         }
-        match self.m.ops[tok.pc as usize] {
+        match self.m.ops[pc as usize] {
             Op::Visit { station, .. } => {
-                self.depart(station as usize, tok.copy as usize);
+                let copy = self.tokens[t as usize].copy;
+                self.depart(station as usize, copy as usize);
                 self.tokens[t as usize].pc += 1;
                 self.run_token(t);
             }
@@ -643,9 +741,14 @@ impl<'m> Engine<'m> {
 
     /// Moves tokens along their programs until each blocks in a station, thinks, waits at a
     /// join, or leaves.
-    fn run_token(&mut self, t: u32) {
-        self.stack.push(t);
-        while let Some(t) = self.stack.pop() {
+    ///
+    /// Tokens made ready while one runs (fork children, a parent released by its join) are
+    /// handled last-in first-out: the token made ready last continues at once, the others
+    /// wait on `stack`.
+    fn run_token(&mut self, mut t: u32) {
+        loop {
+            // Each arm either continues with `t` (possibly a new token) or breaks when `t`
+            // blocks; then the next waiting token, if any, runs.
             loop {
                 let pc = self.tokens[t as usize].pc;
                 match self.m.ops[pc as usize] {
@@ -660,48 +763,46 @@ impl<'m> Engine<'m> {
                     Op::Fork { first, count } => {
                         self.tokens[t as usize].pending = count;
                         let class = self.tokens[t as usize].class;
-                        // Branches whose first visit is to the same randomly placed station
-                        // go to distinct copies (like CRUSH's distinct OSDs for the replicas
-                        // of one object), as long as there are copies left.
+                        // Copies already picked by this fork, as (station, copy).
                         let mut chosen = [(0u32, 0u32); MAX_DISTINCT];
                         let mut n_chosen = 0;
+                        let mut last_child = NONE;
                         for i in 0..count {
-                            let pc = self.m.branch_starts[(first + i) as usize];
-                            let child = self.alloc(class, t, pc);
-                            if let Op::Visit { station, .. } = self.m.ops[pc as usize] {
-                                let st = self.m.stations[station as usize];
-                                let taken =
-                                    chosen[..n_chosen].iter().filter(|c| c.0 == station).count();
-                                if st.multiplicity > 1
-                                    && !st.round_robin
-                                    && n_chosen < MAX_DISTINCT
-                                    && (taken as u32) < st.multiplicity
-                                {
-                                    let copy = loop {
-                                        let c = self.random_copy(station as usize);
-                                        if !chosen[..n_chosen].contains(&(station, c)) {
-                                            break c;
-                                        }
-                                    };
-                                    chosen[n_chosen] = (station, copy);
-                                    n_chosen += 1;
-                                    self.tokens[child as usize].preset_copy = copy;
-                                }
+                            let b = self.m.branches[(first + i) as usize];
+                            let child = self.alloc(class, t, b.start);
+                            let station = b.distinct_station;
+                            if station != NONE {
+                                let copy = loop {
+                                    let c = self.random_copy(station as usize);
+                                    if !chosen[..n_chosen].contains(&(station, c)) {
+                                        break c;
+                                    }
+                                };
+                                chosen[n_chosen] = (station, copy);
+                                n_chosen += 1;
+                                self.tokens[child as usize].preset_copy = copy;
                             }
-                            self.stack.push(child);
+                            if i + 1 < count {
+                                self.stack.push(child);
+                            } else {
+                                last_child = child;
+                            }
                         }
-                        break;
+                        if last_child == NONE {
+                            break;
+                        }
+                        t = last_child;
                     }
                     Op::BranchEnd => {
                         let parent = self.tokens[t as usize].parent;
                         self.free.push(t);
                         let p = &mut self.tokens[parent as usize];
                         p.pending -= 1;
-                        if p.pending == 0 {
-                            p.pc += 1;
-                            self.stack.push(parent);
+                        if p.pending != 0 {
+                            break;
                         }
-                        break;
+                        p.pc += 1;
+                        t = parent;
                     }
                     Op::Choice { first, count } => {
                         let class = self.tokens[t as usize].class as usize;
@@ -759,6 +860,10 @@ impl<'m> Engine<'m> {
                     }
                 }
             }
+            match self.stack.pop() {
+                Some(next) => t = next,
+                None => return,
+            }
         }
     }
 
@@ -799,7 +904,14 @@ impl<'m> Engine<'m> {
             let d = sampler.sample(&mut self.rngs[stream]);
             self.schedule(key(self.now + d, t));
         } else {
-            self.copies[ci].queue.push_back(t);
+            self.tokens[t as usize].next = NONE;
+            let q = &mut self.copies[ci];
+            let tail = std::mem::replace(&mut q.tail, t);
+            if tail == NONE {
+                q.head = t;
+            } else {
+                self.tokens[tail as usize].next = t;
+            }
         }
     }
 
@@ -812,7 +924,14 @@ impl<'m> Engine<'m> {
             return;
         }
         let ci = st.copy_base as usize + copy;
-        if let Some(w) = self.copies[ci].queue.pop_front() {
+        let w = self.copies[ci].head;
+        if w != NONE {
+            let next = self.tokens[w as usize].next;
+            let q = &mut self.copies[ci];
+            q.head = next;
+            if next == NONE {
+                q.tail = NONE;
+            }
             let Op::Visit {
                 stream, sampler, ..
             } = self.m.ops[self.tokens[w as usize].pc as usize]
