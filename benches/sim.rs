@@ -10,7 +10,7 @@
 //! that "events per second on one core" is measured even when other processes share the
 //! cores; criterion's reports then read "time" as CPU time.
 //!
-//! Run: `CARGO_TARGET_DIR=/work/target-sim cargo bench --bench sim`.
+//! Run: `cargo bench --bench sim`.
 
 use criterion::measurement::{Measurement, ValueFormatter, WallTime};
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
