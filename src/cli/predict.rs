@@ -10,11 +10,12 @@ use clap::Args;
 
 use super::output::{table, Format};
 use cephplan::model::ModelParams;
+pub use cephplan::predict::format::{count_ci, ms, ms_ci, thousands};
 use cephplan::predict::{
     predict, predict_tails, PredictOptions, PredictionReport, TailFigures, TailOptions, TailReport,
 };
 use cephplan::qn::ceph::{CephSimOptions, ServiceShape};
-use cephplan::sim::{Estimate, SimOptions};
+use cephplan::sim::SimOptions;
 use cephplan::spec::{load_scenario, Catalogue, Scenario};
 
 /// Inputs every prediction command takes.
@@ -156,31 +157,6 @@ pub fn run(a: PredictArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// 1234567.8 → "1,234,568".
-pub fn thousands(v: f64) -> String {
-    if !v.is_finite() {
-        return "∞".into();
-    }
-    let s = format!("{:.0}", v.abs());
-    let mut out = String::new();
-    for (i, ch) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(ch);
-    }
-    if v < -0.5 {
-        format!("-{out}")
-    } else {
-        out
-    }
-}
-
-/// Seconds → "1.234 ms".
-pub fn ms(secs: f64) -> String {
-    format!("{:.3} ms", secs * 1e3)
-}
-
 /// Bytes per second → "1.23 GB/s" (decimal, as storage vendors quote bandwidth).
 pub fn rate(bytes_per_sec: f64) -> String {
     let (v, u) = if bytes_per_sec >= 1e9 {
@@ -310,22 +286,6 @@ fn table_report(s: &Scenario, r: &PredictionReport) -> String {
         o.push_str(&format!("warning: {w}\n"));
     }
     o
-}
-
-/// "1.234 ± 0.012 ms".
-pub fn ms_ci(e: &Estimate) -> String {
-    match e.half_width {
-        Some(h) => format!("{:.3} ± {:.3} ms", e.mean * 1e3, h * 1e3),
-        None => ms(e.mean),
-    }
-}
-
-/// "123,456 ± 789".
-pub fn count_ci(e: &Estimate) -> String {
-    match e.half_width {
-        Some(h) => format!("{} ± {}", thousands(e.mean), thousands(h)),
-        None => thousands(e.mean),
-    }
 }
 
 /// The simulated figures as a table (all I/Os, then reads and writes of a mix).

@@ -23,6 +23,7 @@ use crate::qn::StationKind;
 use crate::solve::{self, Convergence, Method, SolveError, SolveOptions};
 use crate::spec::{CapacityReport, Scenario};
 
+pub mod format;
 mod sizing;
 mod sweep;
 mod tails;

@@ -29,12 +29,13 @@ use crate::gui::app::Command;
 use crate::gui::job::{Job, JobOutcome, Recompute};
 use crate::gui::plot::{self, Series};
 use crate::model::ModelParams;
+use crate::predict::format::{count_ci, ms, ms_ci, thousands};
 use crate::predict::{
     predict_tails, sweep, SweepAxis, SweepReport, SweepSpec, TailFigures, TailOptions, TailReport,
 };
 use crate::progress::{NoProgress, Progress};
 use crate::qn::ceph::{build, CephSimOptions};
-use crate::sim::{Estimate, SimOptions, StopReason};
+use crate::sim::{SimOptions, StopReason};
 use crate::solve::{solve, SolveOptions};
 use crate::spec::{parse_scenario, CapacityReport, Catalogue, Scenario};
 
@@ -840,50 +841,6 @@ fn tails_table_ui(ui: &mut egui::Ui, mva_iops: f64, mva_mean_secs: f64, t: &Tail
     }
 }
 
-// Number formats of the CLI (`cli::predict`), so that the page and `cephplan predict
-// --tails` read the same.
-
-/// 1234567.8 → "1,234,568".
-fn thousands(v: f64) -> String {
-    if !v.is_finite() {
-        return "∞".into();
-    }
-    let s = format!("{:.0}", v.abs());
-    let mut out = String::new();
-    for (i, ch) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(ch);
-    }
-    if v < -0.5 {
-        format!("-{out}")
-    } else {
-        out
-    }
-}
-
-/// Seconds → "1.234 ms".
-fn ms(secs: f64) -> String {
-    format!("{:.3} ms", secs * 1e3)
-}
-
-/// "1.234 ± 0.012 ms".
-pub fn ms_ci(e: &Estimate) -> String {
-    match e.half_width {
-        Some(h) => format!("{:.3} ± {:.3} ms", e.mean * 1e3, h * 1e3),
-        None => ms(e.mean),
-    }
-}
-
-/// "123,456 ± 789".
-pub fn count_ci(e: &Estimate) -> String {
-    match e.half_width {
-        Some(h) => format!("{} ± {}", thousands(e.mean), thousands(h)),
-        None => thousands(e.mean),
-    }
-}
-
 /// Predicts without progress (for tests and callers that wait).
 pub fn predict_text_blocking(text: &str, origin: &str) -> PredictionResult {
     predict_text(text, origin, &NoProgress)
@@ -990,26 +947,6 @@ mod tests {
         let k = curve.knee_at(target, Some(KNEE_PERCENTILE));
         assert_eq!(k.percentile, Some(99.0));
         assert!(k.latency_percentile_secs.unwrap() <= target);
-    }
-
-    #[test]
-    fn ci_formats_are_the_clis() {
-        // The strings `cephplan predict --tails` prints (cli::predict::{ms_ci, count_ci}).
-        let e = Estimate {
-            mean: 0.000_834_2,
-            half_width: Some(0.000_004_1),
-        };
-        assert_eq!(ms_ci(&e), "0.834 ± 0.004 ms");
-        let n = Estimate {
-            mean: 1_668_634.4,
-            half_width: Some(6_007.2),
-        };
-        assert_eq!(count_ci(&n), "1,668,634 ± 6,007");
-        let one = Estimate {
-            mean: 0.0012345,
-            half_width: None,
-        };
-        assert_eq!(ms_ci(&one), "1.234 ms");
     }
 
     #[test]
