@@ -16,43 +16,9 @@ use criterion::measurement::{Measurement, ValueFormatter, WallTime};
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 
 use cephplan::sim::engine::{Compiled, Engine};
-use cephplan::sim::{Dist, Placement, Route, SimModel};
+use cephplan::sim::reference::{central_server, replicated_write};
 
 const EVENTS: u64 = 2_000_000;
-
-fn central_server() -> SimModel {
-    let mut b = SimModel::builder();
-    let cpu = b.queue("cpu", 4, 1, Placement::Random);
-    let d1 = b.queue("disk1", 1, 1, Placement::Random);
-    let d2 = b.queue("disk2", 1, 1, Placement::Random);
-    let wire = b.delay("wire");
-    b.closed_class(
-        "jobs",
-        64,
-        Dist::exponential(0.02),
-        Route::new()
-            .visit(cpu, Dist::exponential(0.002))
-            .visit(d1, Dist::exponential(0.0015))
-            .visit(d2, Dist::exponential(0.001))
-            .visit(wire, Dist::exponential(0.0005)),
-    );
-    b.build().unwrap()
-}
-
-fn replicated_write() -> SimModel {
-    let mut b = SimModel::builder();
-    let nic = b.queue("nic", 1, 4, Placement::RoundRobin);
-    let osd = b.queue("osd", 2, 24, Placement::Random);
-    b.closed_class(
-        "write",
-        128,
-        Dist::deterministic(0.0),
-        Route::new()
-            .visit(nic, Dist::exponential(0.00002))
-            .fork((0..3).map(|_| Route::new().visit(osd, Dist::two_moment(0.0004, 2.0)))),
-    );
-    b.build().unwrap()
-}
 
 /// CPU time of the calling thread, in nanoseconds.
 fn thread_cpu_ns() -> f64 {

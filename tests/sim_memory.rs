@@ -15,7 +15,8 @@ use std::sync::Mutex;
 
 use cephplan::progress::NoProgress;
 use cephplan::sim::engine::{Compiled, Engine};
-use cephplan::sim::{simulate, Dist, Placement, Route, SimModel, SimOptions};
+use cephplan::sim::reference::replicated_write;
+use cephplan::sim::{simulate, SimOptions};
 
 struct Counting;
 
@@ -96,23 +97,6 @@ fn peak_above_start(f: impl FnOnce()) -> usize {
     PEAK_BYTES.store(start, Ordering::SeqCst);
     f();
     PEAK_BYTES.load(Ordering::SeqCst) - start
-}
-
-/// The fork-join reference network of `benches/sim.rs`: 128 jobs, NIC, then a 3-way
-/// fork over 24 OSD copies.
-fn replicated_write() -> SimModel {
-    let mut b = SimModel::builder();
-    let nic = b.queue("nic", 1, 4, Placement::RoundRobin);
-    let osd = b.queue("osd", 2, 24, Placement::Random);
-    b.closed_class(
-        "write",
-        128,
-        Dist::deterministic(0.0),
-        Route::new()
-            .visit(nic, Dist::exponential(0.00002))
-            .fork((0..3).map(|_| Route::new().visit(osd, Dist::two_moment(0.0004, 2.0)))),
-    );
-    b.build().unwrap()
 }
 
 #[test]

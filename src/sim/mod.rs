@@ -44,6 +44,7 @@ pub mod engine;
 pub mod file;
 pub mod hist;
 pub mod model;
+pub mod reference;
 pub mod stats;
 
 pub use dist::Dist;
