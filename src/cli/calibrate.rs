@@ -10,7 +10,8 @@ use clap::Args;
 use super::output::{table, Format};
 use super::progress::BarProgress;
 use cephplan::calibrate::ceph::{
-    calibrate, data_files, prepare_runs, CalibrateOptions, CalibrationReport, ParameterEstimate,
+    calibrate, data_files, prepare_runs, CalibrateOptions, CalibrationReport, NotModelled,
+    ParameterEstimate,
 };
 use cephplan::data::load_runs;
 use cephplan::model::ModelParams;
@@ -212,13 +213,21 @@ fn render(r: &CalibrationReport) -> String {
             out.push_str(&format!("USL {} {}: {}\n", s.system_id, s.pattern, s.note));
         }
     }
-    for n in &r.not_modelled {
+    out.push_str(&fit_notes(&r.not_modelled, &r.warnings));
+    out
+}
+
+/// The lines under a fit's tables: runs not fitted (and why), then warnings. Shared by
+/// `calibrate` and `validate --refit`.
+pub fn fit_notes(not_modelled: &[NotModelled], warnings: &[String]) -> String {
+    let mut out = String::new();
+    for n in not_modelled {
         out.push_str(&format!(
             "not fitted: {} ({}): {}\n",
             n.run_id, n.system_id, n.reason
         ));
     }
-    for w in &r.warnings {
+    for w in warnings {
         out.push_str(&format!("warning: {w}\n"));
     }
     out

@@ -377,14 +377,9 @@ fn refit_table(r: &RefitReport) -> String {
         r.termination.reason, r.termination.evaluations, r.degrees_of_freedom
     ));
     out.push_str(&crate::cli::calibrate::parameter_table(&r.parameters));
-    for n in &r.not_modelled {
-        out.push_str(&format!(
-            "not fitted: {} ({}): {}\n",
-            n.run_id, n.system_id, n.reason
-        ));
-    }
-    for w in &r.warnings {
-        out.push_str(&format!("warning: {w}\n"));
-    }
+    out.push_str(&crate::cli::calibrate::fit_notes(
+        &r.not_modelled,
+        &r.warnings,
+    ));
     out
 }
