@@ -349,8 +349,10 @@ impl Default for CopyState {
 /// Time integrals of one station (all copies together).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct StationAcc {
-    present: u32,
-    busy: u32,
+    /// Jobs present and servers busy, counted in `f64` (exact for integers below 2⁵³) so
+    /// that [`Engine::touch`], run twice per event, needs no integer conversion.
+    present: f64,
+    busy: f64,
     last: f64,
     /// ∫ jobs present dt.
     pub area_present: f64,
@@ -698,8 +700,8 @@ impl<'m> Engine<'m> {
     fn touch(&mut self, s: usize) {
         let a = &mut self.acc[s];
         let dt = self.now - a.last;
-        a.area_present += f64::from(a.present) * dt;
-        a.area_busy += f64::from(a.busy) * dt;
+        a.area_present += a.present * dt;
+        a.area_busy += a.busy * dt;
         a.last = self.now;
     }
 
@@ -893,14 +895,14 @@ impl<'m> Engine<'m> {
         };
         self.tokens[t as usize].copy = copy;
         self.touch(s);
-        self.acc[s].present += 1;
+        self.acc[s].present += 1.0;
         let ci = (st.copy_base + copy) as usize;
         if st.delay {
             let d = sampler.sample(&mut self.rngs[stream]);
             self.schedule(key(self.now + d, t));
         } else if self.copies[ci].busy < st.servers {
             self.copies[ci].busy += 1;
-            self.acc[s].busy += 1;
+            self.acc[s].busy += 1.0;
             let d = sampler.sample(&mut self.rngs[stream]);
             self.schedule(key(self.now + d, t));
         } else {
@@ -919,7 +921,7 @@ impl<'m> Engine<'m> {
     fn depart(&mut self, s: usize, copy: usize) {
         let st = self.m.stations[s];
         self.touch(s);
-        self.acc[s].present -= 1;
+        self.acc[s].present -= 1.0;
         if st.delay {
             return;
         }
@@ -942,7 +944,7 @@ impl<'m> Engine<'m> {
             self.schedule(key(self.now + d, w));
         } else {
             self.copies[ci].busy -= 1;
-            self.acc[s].busy -= 1;
+            self.acc[s].busy -= 1.0;
         }
     }
 }
