@@ -159,6 +159,15 @@ pub fn solve_exact(net: &Network) -> Solution {
 /// population (the stable-`p(0)` plan is chosen for the largest one). Panics if the network
 /// has more than one class.
 pub fn solve_curve(net: &Network, populations: &[u32]) -> Vec<Solution> {
+    solve_curve_with(net, populations, Window::On)
+}
+
+/// [`solve_curve`] with or without the windowed marginals.
+pub(crate) fn solve_curve_with(
+    net: &Network,
+    populations: &[u32],
+    window: Window,
+) -> Vec<Solution> {
     let mut want: Vec<usize> = populations.iter().map(|&n| n as usize).collect();
     want.sort_unstable();
     want.dedup();
@@ -170,6 +179,7 @@ pub fn solve_curve(net: &Network, populations: &[u32]) -> Vec<Solution> {
         NAIVE_SAFE_LOAD,
         LATTICE_WORK_BUDGET,
         REFINE_TOLERANCE,
+        window,
     );
     populations
         .iter()
@@ -183,7 +193,7 @@ pub fn solve_curve(net: &Network, populations: &[u32]) -> Vec<Solution> {
 /// [`solve_exact`] with the load up to which the textbook `p(0)` is trusted.
 pub(crate) fn solve_with(net: &Network, safe_load: f64, budget: f64, refine_tol: f64) -> Solution {
     let n = net.classes[0].population as usize;
-    solve_many(net, &[n], safe_load, budget, refine_tol)
+    solve_many(net, &[n], safe_load, budget, refine_tol, Window::On)
         .pop()
         .expect("one population requested")
 }
@@ -195,6 +205,7 @@ fn solve_many(
     safe_load: f64,
     budget: f64,
     refine_tol: f64,
+    window: Window,
 ) -> Vec<Solution> {
     assert_eq!(net.classes.len(), 1, "solve_exact takes one class");
     let n_pop = net.classes[0].population as usize;
@@ -212,7 +223,7 @@ fn solve_many(
         .collect();
     loop {
         let (sts, lattice_groups, approximated) = plan(net, &risky, n_pop, budget);
-        let (runs, refined) = refine(&sts, &lattice_groups, z, n_pop, want, refine_tol);
+        let (runs, refined) = refine(&sts, &lattice_groups, z, n_pop, want, refine_tol, window);
         // A station in textbook mode whose load exceeded the safe bound is promoted.
         let mut promoted = false;
         for (st, load) in sts.iter().zip(&runs.naive_load) {
@@ -255,13 +266,17 @@ fn refine(
     n_pop: usize,
     want: &[usize],
     tol: f64,
+    window: Window,
 ) -> (Run, Option<(u32, f64)>) {
     let none: Vec<Option<Vec<f64>>> = vec![None; groups.len()];
     let approx: Vec<usize> = (0..groups.len())
         .filter(|&g| groups[g].depth < groups[g].m)
         .collect();
     if approx.is_empty() || n_pop == 0 {
-        return (run_lattice(sts, groups, &none, z, n_pop, want), None);
+        return (
+            run_lattice(sts, groups, &none, z, n_pop, want, window),
+            None,
+        );
     }
     // Populations beyond N are needed because X'(n) looks at X(n + Q_copy(n)).
     let m_min = approx
@@ -275,7 +290,7 @@ fn refine(
     let mut change = f64::INFINITY;
     while passes < MAX_REFINE_PASSES && change > tol {
         passes += 1;
-        let run = run_lattice(sts, groups, &est, z, n_ext, &[]);
+        let run = run_lattice(sts, groups, &est, z, n_ext, &[], window);
         change = 0.0;
         for &g in &approx {
             let qc = &run.q_curve[groups[g].station];
@@ -303,7 +318,7 @@ fn refine(
         }
     }
     (
-        run_lattice(sts, groups, &est, z, n_pop, want),
+        run_lattice(sts, groups, &est, z, n_pop, want, window),
         Some((passes, change)),
     )
 }
@@ -426,6 +441,7 @@ fn run_lattice(
     z: f64,
     n_pop: usize,
     want: &[usize],
+    window: Window,
 ) -> Run {
     let radix: Vec<usize> = groups.iter().map(|g| g.depth as usize + 1).collect();
     let size: usize = radix.iter().product();
@@ -449,14 +465,16 @@ fn run_lattice(
                 }
             }
             let last = idx + 1 == size;
-            mva(
-                sts,
-                &copies,
-                &comps,
-                z,
-                n_pop,
-                if last { want } else { &[] },
-            )
+            let want = if last { want } else { &[] };
+            // The windowed recursion gives up (None) when its cut-off could not be
+            // justified; the full recursion is then run instead.
+            (window == Window::On)
+                .then(|| mva(sts, &copies, &comps, z, n_pop, want, Window::On))
+                .flatten()
+                .unwrap_or_else(|| {
+                    mva(sts, &copies, &comps, z, n_pop, want, Window::Off)
+                        .expect("the full recursion always completes")
+                })
         };
         for (l, r) in naive_load.iter_mut().zip(&run.naive_load) {
             *l = f64::max(*l, *r);
@@ -469,10 +487,210 @@ fn run_lattice(
     unreachable!("the lattice has at least one network")
 }
 
+/// Whether the marginals of multi-server stations are kept on a window of significant
+/// `j` ([`Window::On`], the default) or on all `j < c` ([`Window::Off`], the reference the
+/// window is tested against and the fallback when its cut-off cannot be justified).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Window {
+    On,
+    Off,
+}
+
+/// Marginal probabilities whose whole future stays below this are dropped from a window
+/// (absolute: the marginals are probabilities, at most 1); see [`Marginal`].
+pub const WINDOW_CUTOFF: f64 = 1e-18;
+
+/// The marginal `p(j | n)`, `j < c`, of one copy of a multi-server station, with the window
+/// `lo..=hi` of `j` on which it is kept (empty when `lo > hi`; values outside count as 0).
+///
+/// `p(j | n) = X(n)·d/j · p(j−1 | n−1)` moves every value up one place per step, so a
+/// value dropped at `(n, j)` stands for its whole chain `(n+k, j+k)` until it leaves at
+/// `c`; it may be dropped only if that chain stays below [`WINDOW_CUTOFF`]. The mass below
+/// the mode is the seed of the later mode (`p(0|n)` becomes `p(k|n+k)`), so while the
+/// load grows nothing below the mode may go: the window is `[0, ≈ load + 9√load]` while
+/// the station is not saturated and shrinks from below only once it is (its marginal
+/// below `c` then fades away for good). Two cut-offs:
+/// - top: `j ≥ X(n)·d` and `p(j|n) <` the cut-off. Later factors `X(n+k)·d/(j+k)` are
+///   ≤ 1 when the response time does not fall with the population (then
+///   `X(n+1) ≤ X(n)·(n+1)/n`);
+/// - bottom: `p(j|n)·G(j) <` the cut-off, where `G(j) = max_k Π_{i=1..k} λ̄/(j+i)` is the
+///   largest growth of the chain while `X·d ≤ λ̄`, and `λ̄ = d · min_k c_k/d_k` (the
+///   utilisation of every queue is at most 1; +0.1 %, because the fork heuristic of
+///   [`crate::qn`] may exceed it by ~1e-4).
+///
+/// Neither assumption is trusted: bounds on the dropped values (`above`: the largest
+/// value above the window; `below`: the largest `p·G` below it) are carried with the real
+/// factors, and the run is repeated without windows if either exceeds twice the cut-off.
+/// Values in the window are computed exactly as without it, so the marginal is off by at
+/// most `c` dropped values ≤ 2e-18 each: `Σ (c−1−j) p(j)` by ≤ c²·2e-18 (1.3e-13 at
+/// c = 256), against `1 + Q ≥ 1` in the stretch factor. Only the marginals that are not
+/// renormalised ([`Comp::Exact`] and the textbook `p(0)`) are windowed.
+#[derive(Debug, Clone)]
+struct Marginal {
+    p: Vec<f64>,
+    /// The buffer the next step writes into (then swapped with `p`).
+    next: Vec<f64>,
+    /// `c − 1 − j`, the weight of `p(j)` in `Σ (c−1−j) p(j)`.
+    weight: Vec<f64>,
+    lo: usize,
+    hi: usize,
+    /// Bound on every value dropped above `hi`.
+    above: f64,
+    /// Bound on `p·G` of every value dropped below `lo`.
+    below: f64,
+    /// Bottom cut-off per `j`: `WINDOW_CUTOFF / G(j)` (empty: the window is off).
+    floor: Vec<f64>,
+    /// The λ̄ that `floor` assumed.
+    lambda_max: f64,
+}
+
+impl Marginal {
+    /// `p(0 | 0) = 1`; `lambda_max`: λ̄ (`None`: no window).
+    fn new(c: usize, lambda_max: Option<f64>) -> Self {
+        let mut p = vec![0.0; c];
+        p[0] = 1.0;
+        let mut m = Self {
+            p,
+            next: vec![0.0; c],
+            weight: (0..c).map(|j| (c - 1 - j) as f64).collect(),
+            lo: 0,
+            hi: c - 1,
+            above: 0.0,
+            below: 0.0,
+            floor: Vec::new(),
+            lambda_max: f64::INFINITY,
+        };
+        let Some(lambda) = lambda_max else {
+            return m;
+        };
+        // ln G(j) = Σ_{i=j+1}^{top} ln(λ̄/i), top = min(c−1, ⌊λ̄⌋) (the factors > 1);
+        // G = ∞ (λ̄ = ∞, or G beyond f64) gives floor 0: never dropped.
+        let top = if lambda.is_finite() {
+            (lambda.floor() as usize).min(c - 1)
+        } else {
+            c - 1
+        };
+        m.floor = vec![WINDOW_CUTOFF; c];
+        let mut ln_g = 0.0;
+        for j in (0..top).rev() {
+            ln_g += (lambda / (j + 1) as f64).ln();
+            m.floor[j] = (WINDOW_CUTOFF.ln() - ln_g).exp();
+        }
+        m.hi = 0;
+        m.lambda_max = lambda;
+        m
+    }
+
+    fn windowed(&self) -> bool {
+        !self.floor.is_empty()
+    }
+
+    /// `p(j | n) = xcd/j · p(j−1 | n−1)` for `j ≥ 1` on the shifted window; returns
+    /// `(Σ p(j), Σ (c−1−j) p(j))` over it.
+    fn advance(&mut self, xcd: f64, inv: &[f64]) -> (f64, f64) {
+        let c = self.p.len();
+        if self.windowed() {
+            // A dropped value at j > hi moves to j+1 ≥ hi+2 (factor ≤ xcd/(hi+2)), or
+            // leaves; p·G of one below changes by xcd/λ̄ (G(j)/G(j+1) = λ̄/(j+1) up to
+            // ⌊λ̄⌋, and xcd/(j+1) < xcd/λ̄ beyond).
+            self.above = if self.hi + 1 >= c - 1 {
+                0.0
+            } else {
+                self.above * xcd / (self.hi + 2) as f64
+            };
+            self.below *= xcd / self.lambda_max;
+        }
+        let (lo, hi) = (self.lo + 1, (self.hi + 1).min(c - 1));
+        self.lo = lo;
+        self.hi = hi;
+        if lo > hi {
+            return (0.0, 0.0);
+        }
+        // Into the other buffer (so the loop is a plain map over equal-length slices), with
+        // four partial sums each so the additions do not wait for one another.
+        let old = &self.p[lo - 1..hi];
+        let new = &mut self.next[lo..=hi];
+        let (inv, weight) = (&inv[lo..=hi], &self.weight[lo..=hi]);
+        let (mut sum, mut wsum) = ([0.0; 4], [0.0; 4]);
+        let mut chunks = new.chunks_exact_mut(4);
+        let mut rest = (
+            old.chunks_exact(4),
+            inv.chunks_exact(4),
+            weight.chunks_exact(4),
+        );
+        for (((n, o), f), w) in (&mut chunks)
+            .zip(&mut rest.0)
+            .zip(&mut rest.1)
+            .zip(&mut rest.2)
+        {
+            for k in 0..4 {
+                let v = xcd * f[k] * o[k];
+                n[k] = v;
+                sum[k] += v;
+                wsum[k] += w[k] * v;
+            }
+        }
+        let tail = chunks.into_remainder();
+        let (o, f, w) = (rest.0.remainder(), rest.1.remainder(), rest.2.remainder());
+        for k in 0..tail.len() {
+            let v = xcd * f[k] * o[k];
+            tail[k] = v;
+            sum[k] += v;
+            wsum[k] += w[k] * v;
+        }
+        // p(0) stays p(0 | n−1) until `settle`.
+        self.next[0] = self.p[0];
+        std::mem::swap(&mut self.p, &mut self.next);
+        (
+            (sum[0] + sum[1]) + (sum[2] + sum[3]),
+            (wsum[0] + wsum[1]) + (wsum[2] + wsum[3]),
+        )
+    }
+
+    /// Sets `p(0 | n)` and narrows the window (see the type's doc); `false` if a bound on
+    /// the dropped values exceeds twice the cut-off.
+    fn settle(&mut self, p0: f64, xcd: f64) -> bool {
+        self.p[0] = p0;
+        if !self.windowed() {
+            self.lo = 0;
+            return true;
+        }
+        if p0 >= self.floor[0] {
+            // Between 0 and the window there are only dropped values (all counted as 0).
+            if self.lo > 1 {
+                self.p[1..self.lo].fill(0.0);
+            }
+            self.lo = 0;
+        } else {
+            self.below = self.below.max(p0 * WINDOW_CUTOFF / self.floor[0]);
+        }
+        while self.hi >= self.lo.max(1) && self.hi as f64 >= xcd && self.p[self.hi] < WINDOW_CUTOFF
+        {
+            self.above = self.above.max(self.p[self.hi]);
+            self.hi -= 1;
+        }
+        while self.lo <= self.hi && self.p[self.lo] < self.floor[self.lo] {
+            let g = WINDOW_CUTOFF / self.floor[self.lo];
+            self.below = self.below.max(self.p[self.lo] * g);
+            self.lo += 1;
+        }
+        self.above.max(self.below) <= 2.0 * WINDOW_CUTOFF
+    }
+}
+
 /// One exact MVA run of the network with `copies[i]` copies of internal station `i`;
 /// `comps[g]` is the throughput curve of the complement of lattice group `g`. The state at
-/// each population in `want` (sorted) is kept as a [`Snap`].
-fn mva(sts: &[St], copies: &[u32], comps: &[Comp], z: f64, n_pop: usize, want: &[usize]) -> Run {
+/// each population in `want` (sorted) is kept as a [`Snap`]. `None` when a window
+/// ([`Marginal`]) could not justify its cut-off (never with [`Window::Off`]).
+fn mva(
+    sts: &[St],
+    copies: &[u32],
+    comps: &[Comp],
+    z: f64,
+    n_pop: usize,
+    want: &[usize],
+    window: Window,
+) -> Option<Run> {
     let k = sts.len();
     let mut q = vec![0.0; k];
     let mut stretch = vec![1.0; k];
@@ -504,23 +722,40 @@ fn mva(sts: &[St], copies: &[u32], comps: &[Comp], z: f64, n_pop: usize, want: &
             q: q.clone(),
             stretch: stretch.clone(),
         }));
-        return Run {
+        return Some(Run {
             x: vec![f64::INFINITY; n_pop],
             snaps,
             naive_load,
             q_curve: vec![Vec::new(); k],
-        };
+        });
     }
-    // Marginal probabilities p(j | n), j < c, and ln p(0 | n) per multi-server station.
-    let mut p: Vec<Vec<f64>> = sts
+    // Capacity bound on X: every queue's utilisation is at most 1 (X·d ≤ c per copy).
+    let x_cap = sts
+        .iter()
+        .zip(copies)
+        .filter(|&(s, &a)| a > 0 && s.d > 0.0)
+        .filter_map(|(s, _)| match s.kind {
+            Kind::Delay => None,
+            Kind::Single => Some(1.0 / s.d),
+            Kind::Multi { c, .. } => Some(c as f64 / s.d),
+        })
+        .fold(f64::INFINITY, f64::min);
+    // Marginal probabilities p(j | n), j < c, and ln p(0 | n) per multi-server station;
+    // windowed unless renormalised (see `Marginal`).
+    let mut p: Vec<Marginal> = sts
         .iter()
         .map(|s| match s.kind {
-            Kind::Multi { c, .. } => {
-                let mut v = vec![0.0; c];
-                v[0] = 1.0;
-                v
+            Kind::Multi { c, p0 } => {
+                let renormalised = match p0 {
+                    P0::Lattice(g) => !matches!(comps[g], Comp::Exact(_)),
+                    P0::Textbook => false,
+                };
+                // (x_cap is finite: this station bounds it when d > 0.)
+                let lambda = (window == Window::On && !renormalised && s.d > 0.0)
+                    .then_some(x_cap * s.d * 1.001);
+                Marginal::new(c, lambda)
             }
-            _ => Vec::new(),
+            _ => Marginal::new(1, None),
         })
         .collect();
     let mut ln_p0 = vec![0.0_f64; k];
@@ -533,7 +768,7 @@ fn mva(sts: &[St], copies: &[u32], comps: &[Comp], z: f64, n_pop: usize, want: &
             _ => 0.0,
         })
         .collect();
-    let max_c = p.iter().map(Vec::len).max().unwrap_or(0);
+    let max_c = p.iter().map(|m| m.p.len()).max().unwrap_or(0);
     let inv: Vec<f64> = (0..max_c).map(|j| 1.0 / j.max(1) as f64).collect();
     let mut q_curve: Vec<Vec<f64>> = sts
         .iter()
@@ -567,7 +802,7 @@ fn mva(sts: &[St], copies: &[u32], comps: &[Comp], z: f64, n_pop: usize, want: &
             q[i] = x * s.d * stretch[i];
             if let Kind::Multi { c, p0 } = s.kind {
                 let xd = x * s.d;
-                let pi = &mut p[i];
+                let m = &mut p[i];
                 let comp = match p0 {
                     P0::Lattice(g) => Some(comps[g]),
                     P0::Textbook => None,
@@ -581,23 +816,12 @@ fn mva(sts: &[St], copies: &[u32], comps: &[Comp], z: f64, n_pop: usize, want: &
                     // Unnormalised marginal of a copy given the complement's throughput X':
                     // u(0) = p(0|n−1), u(j) = X'·d/j·p(j−1|n−1), tail = X'·d/c·(p(c−1|n−1)
                     // + tail(n−1)); all positive, then normalised by the sum.
-                    tail[i] = xcd / c as f64 * (pi[c - 1] + tail[i]);
+                    tail[i] = xcd / c as f64 * (m.p[c - 1] + tail[i]);
                 }
                 // New p(j | n), j ≥ 1, with Σ p(j) and Σ (c−1−j)·p(j) on the way.
-                // (The weight c−1−j is carried as a float counter and the slices are cut
-                // to length c so the hot loop has no int→float conversion or bounds
-                // checks; the arithmetic, and so every result bit, is unchanged.)
-                let (mut sum, mut wsum, mut w) = (0.0, 0.0, 0.0);
-                let (inv_c, pc) = (&inv[..c], &mut pi[..c]);
-                for j in (1..c).rev() {
-                    let v = xcd * inv_c[j] * pc[j - 1];
-                    pc[j] = v;
-                    sum += v;
-                    wsum += w * v;
-                    w += 1.0;
-                }
+                let (sum, wsum) = m.advance(xcd, &inv[..c]);
                 let cm1 = (c - 1) as f64;
-                match (p0, comp) {
+                let p0_new = match (p0, comp) {
                     (_, Some(Comp::Exact(xc))) => {
                         let xc = xc[n - 1];
                         ln_p0[i] = if xc.is_infinite() {
@@ -605,22 +829,28 @@ fn mva(sts: &[St], copies: &[u32], comps: &[Comp], z: f64, n_pop: usize, want: &
                         } else {
                             ln_p0[i] + x.ln() - xc.ln()
                         };
-                        pi[0] = ln_p0[i].exp();
-                        corr[i] = wsum + cm1 * pi[0];
+                        let p0 = ln_p0[i].exp();
+                        corr[i] = wsum + cm1 * p0;
+                        p0
                     }
                     (P0::Lattice(_), _) => {
-                        let scale = 1.0 / (pi[0] + sum + tail[i]);
-                        pi.iter_mut().for_each(|v| *v *= scale);
+                        let scale = 1.0 / (m.p[0] + sum + tail[i]);
+                        m.p.iter_mut().for_each(|v| *v *= scale);
                         tail[i] *= scale;
-                        corr[i] = wsum * scale + cm1 * pi[0];
+                        corr[i] = wsum * scale + cm1 * m.p[0];
                         q_curve[i].push(q[i]);
+                        m.p[0]
                     }
                     (P0::Textbook, _) => {
                         naive_load[i] = f64::max(naive_load[i], xd);
                         // Σ_{j≥1} (c−j)·p(j) = wsum + sum.
-                        pi[0] = (1.0 - (xd + wsum + sum) / c as f64).clamp(0.0, 1.0);
-                        corr[i] = wsum + cm1 * pi[0];
+                        let p0 = (1.0 - (xd + wsum + sum) / c as f64).clamp(0.0, 1.0);
+                        corr[i] = wsum + cm1 * p0;
+                        p0
                     }
+                };
+                if !m.settle(p0_new, xcd) {
+                    return None;
                 }
             }
         }
@@ -634,12 +864,12 @@ fn mva(sts: &[St], copies: &[u32], comps: &[Comp], z: f64, n_pop: usize, want: &
             });
         }
     }
-    Run {
+    Some(Run {
         x: x_curve,
         snaps,
         naive_load,
         q_curve,
-    }
+    })
 }
 
 fn assemble(
