@@ -36,7 +36,8 @@
 //! normalising-constant definitions `X(n) = G(n−1)/G(n)`; the brief pointed at Casale's
 //! work on stable load-dependent MVA, which we could not consult). It is a product of
 //! positive ratios: no cancellation, and relative errors of `X_{−k}` add up
-//! (they are not amplified). `p(0)` is carried as a logarithm, so it may underflow
+//! (they are not amplified). `p(0)` is carried as a product while it is above 1e-150 and as
+//! a logarithm below (where the product could underflow), so it may underflow
 //! harmlessly.
 //!
 //! The complement of a network with `a_g` copies of multi-server group `g` is the same
@@ -507,6 +508,10 @@ pub(crate) enum Window {
     Off,
 }
 
+/// Smallest `p(0)` (and ratio `X/X_{−k}`) for which `p(0)` is updated as a product; below,
+/// as a logarithm, so that it may underflow harmlessly.
+const P0_DIRECT_MIN: f64 = 1e-150;
+
 /// Marginal probabilities whose whole future stays below this are dropped from a window
 /// (absolute: the marginals are probabilities, at most 1); see [`Marginal`].
 pub const WINDOW_CUTOFF: f64 = 1e-18;
@@ -860,13 +865,25 @@ fn mva(
                 let cm1 = (c - 1) as f64;
                 let p0_new = match (p0, comp) {
                     (_, Some(Comp::Exact(xc))) => {
-                        let xc = xc[n - 1];
-                        ln_p0[i] = if xc.is_infinite() {
-                            f64::NEG_INFINITY
+                        let (xc, prev) = (xc[n - 1], m.p[0]);
+                        let ratio = x / xc;
+                        // While p(0) and the ratio are far from underflow, a product (no
+                        // ln/exp per step); beyond, the logarithm (NaN: not yet carried).
+                        let p0 = if xc.is_infinite() {
+                            ln_p0[i] = f64::NEG_INFINITY;
+                            0.0
+                        } else if prev > P0_DIRECT_MIN && ratio > P0_DIRECT_MIN {
+                            ln_p0[i] = f64::NAN;
+                            prev * ratio
                         } else {
-                            ln_p0[i] + x.ln() - xc.ln()
+                            let ln_prev = if ln_p0[i].is_nan() {
+                                prev.ln()
+                            } else {
+                                ln_p0[i]
+                            };
+                            ln_p0[i] = ln_prev + ratio.ln();
+                            ln_p0[i].exp()
                         };
-                        let p0 = ln_p0[i].exp();
                         corr[i] = wsum + cm1 * p0;
                         p0
                     }
