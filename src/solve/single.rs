@@ -18,11 +18,20 @@
 //! above 1e-18 ([`WINDOW_CUTOFF`]; the bounds and the checks that back them are in the doc
 //! of `Marginal`). It is not O(√load): the mass below the mode is the seed of the later
 //! mode (`p(0|n)` becomes `p(k|n+k)`), so only the part above the mode goes while the load
-//! grows, and the part below only once the station is saturated. Work left (test networks
-//! of `windowed_marginals_agree_with_the_full_recursion`): 74 % on the sweep benchmark's
+//! grows, and the part below only once the station is saturated. Work left (counted with
+//! a temporary counter on the networks of
+//! `windowed_marginals_agree_with_the_full_recursion`): 74 % on the sweep benchmark's
 //! network (OSD CPU at 99.8 % at N = 2,048), 43 % on the shipped seed-000 example
 //! (N = 3,072), 5-10 % on lightly loaded c = 128-256; the results agree with the full
 //! recursion to ≤ 1.5e-13.
+//!
+//! Cost of a step besides that update: straight-line arithmetic over all stations (no
+//! per-kind branches) and `p(0)` as a product rather than ln/exp. Measured on
+//! `cephplan sweep --vary iodepth=1,...,64` (callgrind, whole process): 138 M → 59 M
+//! instructions on the benchmark's `tests/fixtures/seed-000.toml`, 298 M → 94 M on
+//! `models/examples/seed-000-ampere-altra-max.toml`; `cargo bench --bench predict`
+//! (`seed000_iodepth_1_to_64`, shared machine at load average ~5): 16.2 ms → 6.1 ms
+//! (10,500 predictions/s).
 //!
 //! The hard part is `p(0 | n)`. The textbook complement
 //! `p(0|n) = 1 − [X·d + Σ_{j≥1} (c−j) p(j|n)] / c` loses all relative accuracy once `p(0|n)`
@@ -513,7 +522,7 @@ pub(crate) enum Window {
 const P0_DIRECT_MIN: f64 = 1e-150;
 
 /// Marginal probabilities whose whole future stays below this are dropped from a window
-/// (absolute: the marginals are probabilities, at most 1); see [`Marginal`].
+/// (absolute: the marginals are probabilities, at most 1); see `Marginal`.
 pub const WINDOW_CUTOFF: f64 = 1e-18;
 
 /// The marginal `p(j | n)`, `j < c`, of one copy of a multi-server station, with the window
@@ -523,9 +532,10 @@ pub const WINDOW_CUTOFF: f64 = 1e-18;
 /// value dropped at `(n, j)` stands for its whole chain `(n+k, j+k)` until it leaves at
 /// `c`; it may be dropped only if that chain stays below [`WINDOW_CUTOFF`]. The mass below
 /// the mode is the seed of the later mode (`p(0|n)` becomes `p(k|n+k)`), so while the
-/// load grows nothing below the mode may go: the window is `[0, ≈ load + 9√load]` while
-/// the station is not saturated and shrinks from below only once it is (its marginal
-/// below `c` then fades away for good). Two cut-offs:
+/// load grows nothing below the mode may go: the window is `[0, top of the tail ≥ 1e-18]`
+/// (measured: j ≤ 29 at load 3, 39 at load 6, 47 at load 9) while the station is not
+/// saturated, and shrinks from below only once it is (its marginal below `c` then fades
+/// away for good). Two cut-offs:
 /// - top: `j ≥ X(n)·d` and `p(j|n) <` the cut-off. Later factors `X(n+k)·d/(j+k)` are
 ///   ≤ 1 when the response time does not fall with the population (then
 ///   `X(n+1) ≤ X(n)·(n+1)/n`);
