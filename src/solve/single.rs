@@ -626,7 +626,8 @@ impl Marginal {
             };
             self.below *= xcd / self.lambda_max;
         }
-        let (lo, hi) = (self.lo + 1, (self.hi + 1).min(c - 1));
+        // (An empty window stays at most at lo = c.)
+        let (lo, hi) = ((self.lo + 1).min(c), (self.hi + 1).min(c - 1));
         self.lo = lo;
         self.hi = hi;
         if lo > hi {
@@ -1041,6 +1042,24 @@ mod window_tests {
         assert!(m.below > 1e-59 && m.below < 1.1e-59, "{}", m.below);
         let mut m = Marginal::new(16, Some(4.0));
         assert_eq!(gives_up(&mut m, |_| 40.0, 1e-60), Some(43));
+    }
+
+    #[test]
+    fn an_emptied_window_reopens_when_p0_comes_back() {
+        // Found by validate::refit's tests (c = 2): p(0) below the bottom cut-off for more
+        // than c steps, then back (p(0) need not fall monotonically under the fork
+        // heuristic). The window must stay within 0..c while empty and reopen at 0, the
+        // values between counted as 0.
+        let inv = inv(2);
+        let mut m = Marginal::new(2, Some(1.0));
+        for _ in 0..5 {
+            m.advance(1.0, &inv);
+            assert!(m.settle(1e-30, 1.0));
+        }
+        assert!(m.lo > m.hi && m.lo <= 2);
+        m.advance(1.0, &inv);
+        assert!(m.settle(0.5, 1.0));
+        assert_eq!((m.lo, m.p[0], m.p[1]), (0, 0.5, 0.0));
     }
 
     #[test]
