@@ -30,8 +30,8 @@
 //! `cephplan sweep --vary iodepth=1,...,64` (callgrind, whole process): 138 M → 59 M
 //! instructions on the benchmark's `tests/fixtures/seed-000.toml`, 298 M → 94 M on
 //! `models/examples/seed-000-ampere-altra-max.toml`; `cargo bench --bench predict`
-//! (`seed000_iodepth_1_to_64`, shared machine at load average ~5): 16.2 ms → 6.1 ms
-//! (10,500 predictions/s).
+//! (`seed000_iodepth_1_to_64`, shared 2-core machine): 12.0 ms → 5.2-6.0 ms (10,700-12,400
+//! predictions/s) at load average 1.5, 16.2 ms → 6.1 ms at load average 5.
 //!
 //! The hard part is `p(0 | n)`. The textbook complement
 //! `p(0|n) = 1 − [X·d + Σ_{j≥1} (c−j) p(j|n)] / c` loses all relative accuracy once `p(0|n)`
