@@ -13,6 +13,26 @@
 //!   marginal probabilities of the copy holding `j < c` jobs updated by
 //!   `p(j | n) = X(n)·d/j · p(j−1 | n−1)` for `1 ≤ j < c`.
 //!
+//! That update is O(c) per copy per step and was most of the cost of a sweep. The
+//! marginal is kept on a window of `j` whose values, and everything they become, stay
+//! above 1e-18 ([`WINDOW_CUTOFF`]; the bounds and the checks that back them are in the doc
+//! of `Marginal`). It is not O(√load): the mass below the mode is the seed of the later
+//! mode (`p(0|n)` becomes `p(k|n+k)`), so only the part above the mode goes while the load
+//! grows, and the part below only once the station is saturated. Work left (counted with
+//! a temporary counter on the networks of
+//! `windowed_marginals_agree_with_the_full_recursion`): 74 % on the sweep benchmark's
+//! network (OSD CPU at 99.8 % at N = 2,048), 43 % on the shipped seed-000 example
+//! (N = 3,072), 5-10 % on lightly loaded c = 128-256; the results agree with the full
+//! recursion to ≤ 1.5e-13.
+//!
+//! Cost of a step besides that update: straight-line arithmetic over all stations (no
+//! per-kind branches) and `p(0)` as a product rather than ln/exp. Measured on
+//! `cephplan sweep --vary iodepth=1,...,64` (callgrind, whole process): 138 M → 59 M
+//! instructions on the benchmark's `tests/fixtures/seed-000.toml`, 298 M → 94 M on
+//! `models/examples/seed-000-ampere-altra-max.toml`; `cargo bench --bench predict`
+//! (`seed000_iodepth_1_to_64`, shared 2-core machine): 12.0 ms → 5.2-6.0 ms (10,700-12,400
+//! predictions/s) at load average 1.5, 16.2 ms → 6.1 ms at load average 5.
+//!
 //! The hard part is `p(0 | n)`. The textbook complement
 //! `p(0|n) = 1 − [X·d + Σ_{j≥1} (c−j) p(j|n)] / c` loses all relative accuracy once `p(0|n)`
 //! is tiny, and the recursion above then multiplies that error by up to `(X·d)^j / j!`
@@ -25,7 +45,8 @@
 //! normalising-constant definitions `X(n) = G(n−1)/G(n)`; the brief pointed at Casale's
 //! work on stable load-dependent MVA, which we could not consult). It is a product of
 //! positive ratios: no cancellation, and relative errors of `X_{−k}` add up
-//! (they are not amplified). `p(0)` is carried as a logarithm, so it may underflow
+//! (they are not amplified). `p(0)` is carried as a product while it is above 1e-150 and as
+//! a logarithm below (where the product could underflow), so it may underflow
 //! harmlessly.
 //!
 //! The complement of a network with `a_g` copies of multi-server group `g` is the same
@@ -170,6 +191,15 @@ pub fn solve_exact(net: &Network) -> Solution {
 /// population (the stable-`p(0)` plan is chosen for the largest one). Panics if the network
 /// has more than one class.
 pub fn solve_curve(net: &Network, populations: &[u32]) -> Vec<Solution> {
+    solve_curve_with(net, populations, Window::On)
+}
+
+/// [`solve_curve`] with or without the windowed marginals.
+pub(crate) fn solve_curve_with(
+    net: &Network,
+    populations: &[u32],
+    window: Window,
+) -> Vec<Solution> {
     let mut want: Vec<usize> = populations.iter().map(|&n| n as usize).collect();
     want.sort_unstable();
     want.dedup();
@@ -181,6 +211,7 @@ pub fn solve_curve(net: &Network, populations: &[u32]) -> Vec<Solution> {
         NAIVE_SAFE_LOAD,
         LATTICE_WORK_BUDGET,
         REFINE_TOLERANCE,
+        window,
     );
     populations
         .iter()
@@ -194,7 +225,7 @@ pub fn solve_curve(net: &Network, populations: &[u32]) -> Vec<Solution> {
 /// [`solve_exact`] with the load up to which the textbook `p(0)` is trusted.
 pub(crate) fn solve_with(net: &Network, safe_load: f64, budget: f64, refine_tol: f64) -> Solution {
     let n = net.classes[0].population as usize;
-    solve_many(net, &[n], safe_load, budget, refine_tol)
+    solve_many(net, &[n], safe_load, budget, refine_tol, Window::On)
         .pop()
         .expect("one population requested")
 }
@@ -206,6 +237,7 @@ fn solve_many(
     safe_load: f64,
     budget: f64,
     refine_tol: f64,
+    window: Window,
 ) -> Vec<Solution> {
     assert_eq!(net.classes.len(), 1, "solve_exact takes one class");
     let n_pop = net.classes[0].population as usize;
@@ -227,7 +259,7 @@ fn solve_many(
     loop {
         let planned = plan(net, &risky, n_pop, budget);
         let sts = &planned.sts;
-        let (runs, refined) = refine(sts, &planned.groups, z, n_pop, want, refine_tol);
+        let (runs, refined) = refine(sts, &planned.groups, z, n_pop, want, refine_tol, window);
         // A station in textbook mode whose load exceeded the safe bound is promoted.
         let mut promoted = false;
         for (st, load) in sts.iter().zip(&runs.naive_load) {
@@ -270,13 +302,17 @@ fn refine(
     n_pop: usize,
     want: &[usize],
     tol: f64,
+    window: Window,
 ) -> (Run, Option<(u32, f64)>) {
     let none: Vec<Option<Vec<f64>>> = vec![None; groups.len()];
     let approx: Vec<usize> = (0..groups.len())
         .filter(|&g| groups[g].depth < groups[g].m)
         .collect();
     if approx.is_empty() || n_pop == 0 {
-        return (run_lattice(sts, groups, &none, z, n_pop, want), None);
+        return (
+            run_lattice(sts, groups, &none, z, n_pop, want, window),
+            None,
+        );
     }
     // Populations beyond N are needed because X'(n) looks at X(n + Q_copy(n)).
     let m_min = approx
@@ -290,7 +326,7 @@ fn refine(
     let mut change = f64::INFINITY;
     while passes < MAX_REFINE_PASSES && change > tol {
         passes += 1;
-        let run = run_lattice(sts, groups, &est, z, n_ext, &[]);
+        let run = run_lattice(sts, groups, &est, z, n_ext, &[], window);
         change = 0.0;
         for &g in &approx {
             let qc = &run.q_curve[groups[g].station];
@@ -318,7 +354,7 @@ fn refine(
         }
     }
     (
-        run_lattice(sts, groups, &est, z, n_pop, want),
+        run_lattice(sts, groups, &est, z, n_pop, want, window),
         Some((passes, change)),
     )
 }
@@ -463,6 +499,7 @@ fn run_lattice(
     z: f64,
     n_pop: usize,
     want: &[usize],
+    window: Window,
 ) -> Run {
     let radix: Vec<usize> = groups.iter().map(|g| g.depth as usize + 1).collect();
     let size: usize = radix.iter().product();
@@ -486,14 +523,16 @@ fn run_lattice(
                 }
             }
             let last = idx + 1 == size;
-            mva(
-                sts,
-                &copies,
-                &comps,
-                z,
-                n_pop,
-                if last { want } else { &[] },
-            )
+            let want = if last { want } else { &[] };
+            // The windowed recursion gives up (None) when its cut-off could not be
+            // justified; the full recursion is then run instead.
+            (window == Window::On)
+                .then(|| mva(sts, &copies, &comps, z, n_pop, want, Window::On))
+                .flatten()
+                .unwrap_or_else(|| {
+                    mva(sts, &copies, &comps, z, n_pop, want, Window::Off)
+                        .expect("the full recursion always completes")
+                })
         };
         for (l, r) in naive_load.iter_mut().zip(&run.naive_load) {
             *l = f64::max(*l, *r);
@@ -506,10 +545,216 @@ fn run_lattice(
     unreachable!("the lattice has at least one network")
 }
 
+/// Whether the marginals of multi-server stations are kept on a window of significant
+/// `j` ([`Window::On`], the default) or on all `j < c` ([`Window::Off`], the reference the
+/// window is tested against and the fallback when its cut-off cannot be justified).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Window {
+    On,
+    Off,
+}
+
+/// Smallest `p(0)` (and ratio `X/X_{−k}`) for which `p(0)` is updated as a product; below,
+/// as a logarithm, so that it may underflow harmlessly.
+const P0_DIRECT_MIN: f64 = 1e-150;
+
+/// Marginal probabilities whose whole future stays below this are dropped from a window
+/// (absolute: the marginals are probabilities, at most 1); see `Marginal`.
+pub const WINDOW_CUTOFF: f64 = 1e-18;
+
+/// The marginal `p(j | n)`, `j < c`, of one copy of a multi-server station, with the window
+/// `lo..=hi` of `j` on which it is kept (empty when `lo > hi`; values outside count as 0).
+///
+/// `p(j | n) = X(n)·d/j · p(j−1 | n−1)` moves every value up one place per step, so a
+/// value dropped at `(n, j)` stands for its whole chain `(n+k, j+k)` until it leaves at
+/// `c`; it may be dropped only if that chain stays below [`WINDOW_CUTOFF`]. The mass below
+/// the mode is the seed of the later mode (`p(0|n)` becomes `p(k|n+k)`), so while the
+/// load grows nothing below the mode may go: the window is `[0, top of the tail ≥ 1e-18]`
+/// (measured: j ≤ 29 at load 3, 39 at load 6, 47 at load 9) while the station is not
+/// saturated, and shrinks from below only once it is (its marginal below `c` then fades
+/// away for good). Two cut-offs:
+/// - top: `j ≥ X(n)·d` and `p(j|n) <` the cut-off. Later factors `X(n+k)·d/(j+k)` are
+///   ≤ 1 when the response time does not fall with the population (then
+///   `X(n+1) ≤ X(n)·(n+1)/n`);
+/// - bottom: `p(j|n)·G(j) <` the cut-off, where `G(j) = max_k Π_{i=1..k} λ̄/(j+i)` is the
+///   largest growth of the chain while `X·d ≤ λ̄`, and `λ̄ = d · min_k c_k/d_k` (the
+///   utilisation of every queue is at most 1; +0.1 %, because the fork heuristic of
+///   [`crate::qn`] may exceed it by ~1e-4).
+///
+/// Neither assumption is trusted: bounds on the dropped values (`above`: the largest
+/// value above the window; `below`: the largest `p·G` below it) are carried with the real
+/// factors, and the run is repeated without windows if either exceeds twice the cut-off.
+/// Values in the window are computed exactly as without it, so the marginal is off by at
+/// most `c` dropped values ≤ 2e-18 each: `Σ (c−1−j) p(j)` by ≤ c²·2e-18 (1.3e-13 at
+/// c = 256), against `1 + Q ≥ 1` in the stretch factor. Only the marginals that are not
+/// renormalised ([`Comp::Exact`] and the textbook `p(0)`) are windowed.
+#[derive(Debug, Clone)]
+struct Marginal {
+    p: Vec<f64>,
+    /// The buffer the next step writes into (then swapped with `p`).
+    next: Vec<f64>,
+    /// `c − 1 − j`, the weight of `p(j)` in `Σ (c−1−j) p(j)`.
+    weight: Vec<f64>,
+    lo: usize,
+    hi: usize,
+    /// Bound on every value dropped above `hi`.
+    above: f64,
+    /// Bound on `p·G` of every value dropped below `lo`.
+    below: f64,
+    /// Bottom cut-off per `j`: `WINDOW_CUTOFF / G(j)` (empty: the window is off).
+    floor: Vec<f64>,
+    /// The λ̄ that `floor` assumed.
+    lambda_max: f64,
+}
+
+impl Marginal {
+    /// `p(0 | 0) = 1`; `lambda_max`: λ̄ (`None`: no window).
+    fn new(c: usize, lambda_max: Option<f64>) -> Self {
+        let mut p = vec![0.0; c];
+        p[0] = 1.0;
+        let mut m = Self {
+            p,
+            next: vec![0.0; c],
+            weight: (0..c).map(|j| (c - 1 - j) as f64).collect(),
+            lo: 0,
+            hi: c - 1,
+            above: 0.0,
+            below: 0.0,
+            floor: Vec::new(),
+            lambda_max: f64::INFINITY,
+        };
+        let Some(lambda) = lambda_max else {
+            return m;
+        };
+        // ln G(j) = Σ_{i=j+1}^{top} ln(λ̄/i), top = min(c−1, ⌊λ̄⌋) (the factors > 1);
+        // G = ∞ (λ̄ = ∞, or G beyond f64) gives floor 0: never dropped.
+        let top = if lambda.is_finite() {
+            (lambda.floor() as usize).min(c - 1)
+        } else {
+            c - 1
+        };
+        m.floor = vec![WINDOW_CUTOFF; c];
+        let mut ln_g = 0.0;
+        for j in (0..top).rev() {
+            ln_g += (lambda / (j + 1) as f64).ln();
+            m.floor[j] = (WINDOW_CUTOFF.ln() - ln_g).exp();
+        }
+        m.hi = 0;
+        m.lambda_max = lambda;
+        m
+    }
+
+    fn windowed(&self) -> bool {
+        !self.floor.is_empty()
+    }
+
+    /// `p(j | n) = xcd/j · p(j−1 | n−1)` for `j ≥ 1` on the shifted window; returns
+    /// `(Σ p(j), Σ (c−1−j) p(j))` over it.
+    fn advance(&mut self, xcd: f64, inv: &[f64]) -> (f64, f64) {
+        let c = self.p.len();
+        if self.windowed() {
+            // A dropped value at j > hi moves to j+1 ≥ hi+2 (factor ≤ xcd/(hi+2)), or
+            // leaves; p·G of one below changes by xcd/λ̄ (G(j)/G(j+1) = λ̄/(j+1) up to
+            // ⌊λ̄⌋, and xcd/(j+1) < xcd/λ̄ beyond).
+            self.above = if self.hi + 1 >= c - 1 {
+                0.0
+            } else {
+                self.above * xcd / (self.hi + 2) as f64
+            };
+            self.below *= xcd / self.lambda_max;
+        }
+        // (An empty window stays at most at lo = c.)
+        let (lo, hi) = ((self.lo + 1).min(c), (self.hi + 1).min(c - 1));
+        self.lo = lo;
+        self.hi = hi;
+        if lo > hi {
+            return (0.0, 0.0);
+        }
+        // Into the other buffer (so the loop is a plain map over equal-length slices), with
+        // four partial sums each so the additions do not wait for one another.
+        let old = &self.p[lo - 1..hi];
+        let new = &mut self.next[lo..=hi];
+        let (inv, weight) = (&inv[lo..=hi], &self.weight[lo..=hi]);
+        let (mut sum, mut wsum) = ([0.0; 4], [0.0; 4]);
+        let mut chunks = new.chunks_exact_mut(4);
+        let mut rest = (
+            old.chunks_exact(4),
+            inv.chunks_exact(4),
+            weight.chunks_exact(4),
+        );
+        for (((n, o), f), w) in (&mut chunks)
+            .zip(&mut rest.0)
+            .zip(&mut rest.1)
+            .zip(&mut rest.2)
+        {
+            let v: [f64; 4] = std::array::from_fn(|k| xcd * f[k] * o[k]);
+            n.copy_from_slice(&v);
+            for k in 0..4 {
+                sum[k] += v[k];
+                wsum[k] += w[k] * v[k];
+            }
+        }
+        let tail = chunks.into_remainder();
+        let (o, f, w) = (rest.0.remainder(), rest.1.remainder(), rest.2.remainder());
+        for k in 0..tail.len() {
+            let v = xcd * f[k] * o[k];
+            tail[k] = v;
+            sum[k] += v;
+            wsum[k] += w[k] * v;
+        }
+        // p(0) stays p(0 | n−1) until `settle`.
+        self.next[0] = self.p[0];
+        std::mem::swap(&mut self.p, &mut self.next);
+        (
+            (sum[0] + sum[1]) + (sum[2] + sum[3]),
+            (wsum[0] + wsum[1]) + (wsum[2] + wsum[3]),
+        )
+    }
+
+    /// Sets `p(0 | n)` and narrows the window (see the type's doc); `false` if a bound on
+    /// the dropped values exceeds twice the cut-off.
+    fn settle(&mut self, p0: f64, xcd: f64) -> bool {
+        self.p[0] = p0;
+        if !self.windowed() {
+            self.lo = 0;
+            return true;
+        }
+        if p0 >= self.floor[0] {
+            // Between 0 and the window there are only dropped values (all counted as 0).
+            if self.lo > 1 {
+                self.p[1..self.lo].fill(0.0);
+            }
+            self.lo = 0;
+        } else {
+            self.below = self.below.max(p0 * WINDOW_CUTOFF / self.floor[0]);
+        }
+        while self.hi >= self.lo.max(1) && self.hi as f64 >= xcd && self.p[self.hi] < WINDOW_CUTOFF
+        {
+            self.above = self.above.max(self.p[self.hi]);
+            self.hi -= 1;
+        }
+        while self.lo <= self.hi && self.p[self.lo] < self.floor[self.lo] {
+            let g = WINDOW_CUTOFF / self.floor[self.lo];
+            self.below = self.below.max(self.p[self.lo] * g);
+            self.lo += 1;
+        }
+        self.above.max(self.below) <= 2.0 * WINDOW_CUTOFF
+    }
+}
+
 /// One exact MVA run of the network with `copies[i]` copies of internal station `i`;
 /// `comps[g]` is the throughput curve of the complement of lattice group `g`. The state at
-/// each population in `want` (sorted) is kept as a [`Snap`].
-fn mva(sts: &[St], copies: &[u32], comps: &[Comp], z: f64, n_pop: usize, want: &[usize]) -> Run {
+/// each population in `want` (sorted) is kept as a [`Snap`]. `None` when a window
+/// ([`Marginal`]) could not justify its cut-off (never with [`Window::Off`]).
+fn mva(
+    sts: &[St],
+    copies: &[u32],
+    comps: &[Comp],
+    z: f64,
+    n_pop: usize,
+    want: &[usize],
+    window: Window,
+) -> Option<Run> {
     let k = sts.len();
     let mut q = vec![0.0; k];
     let mut stretch = vec![1.0; k];
@@ -541,23 +786,40 @@ fn mva(sts: &[St], copies: &[u32], comps: &[Comp], z: f64, n_pop: usize, want: &
             q: q.clone(),
             stretch: stretch.clone(),
         }));
-        return Run {
+        return Some(Run {
             x: vec![f64::INFINITY; n_pop],
             snaps,
             naive_load,
             q_curve: vec![Vec::new(); k],
-        };
+        });
     }
-    // Marginal probabilities p(j | n), j < c, and ln p(0 | n) per multi-server station.
-    let mut p: Vec<Vec<f64>> = sts
+    // Capacity bound on X: every queue's utilisation is at most 1 (X·d ≤ c per copy).
+    let x_cap = sts
+        .iter()
+        .zip(copies)
+        .filter(|&(s, &a)| a > 0 && s.d > 0.0)
+        .filter_map(|(s, _)| match s.kind {
+            Kind::Delay => None,
+            Kind::Single => Some(1.0 / s.d),
+            Kind::Multi { c, .. } => Some(c as f64 / s.d),
+        })
+        .fold(f64::INFINITY, f64::min);
+    // Marginal probabilities p(j | n), j < c, and ln p(0 | n) per multi-server station;
+    // windowed unless renormalised (see `Marginal`).
+    let mut p: Vec<Marginal> = sts
         .iter()
         .map(|s| match s.kind {
-            Kind::Multi { c, .. } => {
-                let mut v = vec![0.0; c];
-                v[0] = 1.0;
-                v
+            Kind::Multi { c, p0 } => {
+                let renormalised = match p0 {
+                    P0::Lattice(g) => !matches!(comps[g], Comp::Exact(_)),
+                    P0::Textbook => false,
+                };
+                // (x_cap is finite: this station bounds it when d > 0.)
+                let lambda = (window == Window::On && !renormalised && s.d > 0.0)
+                    .then_some(x_cap * s.d * 1.001);
+                Marginal::new(c, lambda)
             }
-            _ => Vec::new(),
+            _ => Marginal::new(1, None),
         })
         .collect();
     let mut ln_p0 = vec![0.0_f64; k];
@@ -570,7 +832,7 @@ fn mva(sts: &[St], copies: &[u32], comps: &[Comp], z: f64, n_pop: usize, want: &
             _ => 0.0,
         })
         .collect();
-    let max_c = p.iter().map(Vec::len).max().unwrap_or(0);
+    let max_c = p.iter().map(|m| m.p.len()).max().unwrap_or(0);
     let inv: Vec<f64> = (0..max_c).map(|j| 1.0 / j.max(1) as f64).collect();
     let mut q_curve: Vec<Vec<f64>> = sts
         .iter()
@@ -581,30 +843,56 @@ fn mva(sts: &[St], copies: &[u32], comps: &[Comp], z: f64, n_pop: usize, want: &
             _ => Vec::new(),
         })
         .collect();
+    // The step as straight-line arithmetic over all internal stations: stretch
+    // = (1 + [queue]·Q + corr)/c (delays: 1; single servers: 1 + Q), R_path += a·dp·stretch,
+    // Q = X·d·stretch; an absent station (a = 0) has weight 0 and d 0 (so Q = 0). Only
+    // the multi-server stations then take the per-kind path.
+    let path_w: Vec<f64> = sts
+        .iter()
+        .zip(copies)
+        .map(|(s, &a)| f64::from(a) * s.dp)
+        .collect();
+    let d_eff: Vec<f64> = sts
+        .iter()
+        .zip(copies)
+        .map(|(s, &a)| if a > 0 { s.d } else { 0.0 })
+        .collect();
+    let queue_w: Vec<f64> = sts
+        .iter()
+        .map(|s| if s.kind == Kind::Delay { 0.0 } else { 1.0 })
+        .collect();
+    let inv_c: Vec<f64> = sts
+        .iter()
+        .map(|s| match s.kind {
+            Kind::Multi { c, .. } => 1.0 / c as f64,
+            _ => 1.0,
+        })
+        .collect();
+    let multi: Vec<usize> = (0..k)
+        .filter(|&i| copies[i] > 0 && matches!(sts[i].kind, Kind::Multi { .. }))
+        .collect();
     for n in 1..=n_pop {
         let mut r_path = 0.0;
-        for i in 0..k {
-            if copies[i] == 0 {
-                continue;
-            }
-            stretch[i] = match sts[i].kind {
-                Kind::Delay => 1.0,
-                Kind::Single => 1.0 + q[i],
-                Kind::Multi { c, .. } => (1.0 + q[i] + corr[i]) / c as f64,
-            };
-            r_path += f64::from(copies[i]) * sts[i].dp * stretch[i];
+        for ((((st, &qi), &ci), &wq), (&ic, &pw)) in stretch
+            .iter_mut()
+            .zip(&q)
+            .zip(&corr)
+            .zip(&queue_w)
+            .zip(inv_c.iter().zip(&path_w))
+        {
+            *st = (1.0 + wq * qi + ci) * ic;
+            r_path += pw * *st;
         }
         let x = n as f64 / (z + r_path);
         x_curve.push(x);
-        for i in 0..k {
-            if copies[i] == 0 {
-                continue;
-            }
+        for ((qi, &st), &d) in q.iter_mut().zip(&stretch).zip(&d_eff) {
+            *qi = x * d * st;
+        }
+        for &i in &multi {
             let s = &sts[i];
-            q[i] = x * s.d * stretch[i];
             if let Kind::Multi { c, p0 } = s.kind {
                 let xd = x * s.d;
-                let pi = &mut p[i];
+                let m = &mut p[i];
                 let comp = match p0 {
                     P0::Lattice(g) => Some(comps[g]),
                     P0::Textbook => None,
@@ -618,46 +906,53 @@ fn mva(sts: &[St], copies: &[u32], comps: &[Comp], z: f64, n_pop: usize, want: &
                     // Unnormalised marginal of a copy given the complement's throughput X':
                     // u(0) = p(0|n−1), u(j) = X'·d/j·p(j−1|n−1), tail = X'·d/c·(p(c−1|n−1)
                     // + tail(n−1)); all positive, then normalised by the sum.
-                    tail[i] = xcd / c as f64 * (pi[c - 1] + tail[i]);
+                    tail[i] = xcd / c as f64 * (m.p[c - 1] + tail[i]);
                 }
                 // New p(j | n), j ≥ 1, with Σ p(j) and Σ (c−1−j)·p(j) on the way.
-                // (The weight c−1−j is carried as a float counter and the slices are cut
-                // to length c so the hot loop has no int→float conversion or bounds
-                // checks; the arithmetic, and so every result bit, is unchanged.)
-                let (mut sum, mut wsum, mut w) = (0.0, 0.0, 0.0);
-                let (inv_c, pc) = (&inv[..c], &mut pi[..c]);
-                for j in (1..c).rev() {
-                    let v = xcd * inv_c[j] * pc[j - 1];
-                    pc[j] = v;
-                    sum += v;
-                    wsum += w * v;
-                    w += 1.0;
-                }
+                let (sum, wsum) = m.advance(xcd, &inv[..c]);
                 let cm1 = (c - 1) as f64;
-                match (p0, comp) {
+                let p0_new = match (p0, comp) {
                     (_, Some(Comp::Exact(xc))) => {
-                        let xc = xc[n - 1];
-                        ln_p0[i] = if xc.is_infinite() {
-                            f64::NEG_INFINITY
+                        let (xc, prev) = (xc[n - 1], m.p[0]);
+                        let ratio = x / xc;
+                        // While p(0) and the ratio are far from underflow, a product (no
+                        // ln/exp per step); beyond, the logarithm (NaN: not yet carried).
+                        let p0 = if xc.is_infinite() {
+                            ln_p0[i] = f64::NEG_INFINITY;
+                            0.0
+                        } else if prev > P0_DIRECT_MIN && ratio > P0_DIRECT_MIN {
+                            ln_p0[i] = f64::NAN;
+                            prev * ratio
                         } else {
-                            ln_p0[i] + x.ln() - xc.ln()
+                            let ln_prev = if ln_p0[i].is_nan() {
+                                prev.ln()
+                            } else {
+                                ln_p0[i]
+                            };
+                            ln_p0[i] = ln_prev + ratio.ln();
+                            ln_p0[i].exp()
                         };
-                        pi[0] = ln_p0[i].exp();
-                        corr[i] = wsum + cm1 * pi[0];
+                        corr[i] = wsum + cm1 * p0;
+                        p0
                     }
                     (P0::Lattice(_), _) => {
-                        let scale = 1.0 / (pi[0] + sum + tail[i]);
-                        pi.iter_mut().for_each(|v| *v *= scale);
+                        let scale = 1.0 / (m.p[0] + sum + tail[i]);
+                        m.p.iter_mut().for_each(|v| *v *= scale);
                         tail[i] *= scale;
-                        corr[i] = wsum * scale + cm1 * pi[0];
+                        corr[i] = wsum * scale + cm1 * m.p[0];
                         q_curve[i].push(q[i]);
+                        m.p[0]
                     }
                     (P0::Textbook, _) => {
                         naive_load[i] = f64::max(naive_load[i], xd);
                         // Σ_{j≥1} (c−j)·p(j) = wsum + sum.
-                        pi[0] = (1.0 - (xd + wsum + sum) / c as f64).clamp(0.0, 1.0);
-                        corr[i] = wsum + cm1 * pi[0];
+                        let p0 = (1.0 - (xd + wsum + sum) / c as f64).clamp(0.0, 1.0);
+                        corr[i] = wsum + cm1 * p0;
+                        p0
                     }
+                };
+                if !m.settle(p0_new, xcd) {
+                    return None;
                 }
             }
         }
@@ -671,12 +966,12 @@ fn mva(sts: &[St], copies: &[u32], comps: &[Comp], z: f64, n_pop: usize, want: &
             });
         }
     }
-    Run {
+    Some(Run {
         x: x_curve,
         snaps,
         naive_load,
         q_curve,
-    }
+    })
 }
 
 fn assemble(net: &Network, planned: &Planned, run: &Snap, refined: Option<(u32, f64)>) -> Solution {
@@ -758,5 +1053,67 @@ fn assemble(net: &Network, planned: &Planned, run: &Snap, refined: Option<(u32, 
         stations,
         convergence: None,
         notes,
+    }
+}
+
+#[cfg(test)]
+mod window_tests {
+    use super::*;
+
+    fn inv(c: usize) -> Vec<f64> {
+        (0..c).map(|j| 1.0 / j.max(1) as f64).collect()
+    }
+
+    /// Step at which `settle` gives up, if it does within 100 steps.
+    fn gives_up(m: &mut Marginal, xcd: impl Fn(usize) -> f64, p0: f64) -> Option<usize> {
+        let inv = inv(m.p.len());
+        (1..=100).find(|&n| {
+            m.advance(xcd(n), &inv);
+            !m.settle(p0, xcd(n))
+        })
+    }
+
+    #[test]
+    fn bottom_bound_follows_a_load_beyond_the_assumed_one() {
+        // c = 16, λ̄ = 4: G(0) = 4·4/2·4/3·4/4 = 10.67, so p(0) = 1e-60 is dropped with
+        // p·G = 1.07e-59. At X·d = λ̄ the bound stays there; at 10·λ̄ it grows ×10 per
+        // step from step 2 and passes 2e-18 when 10^(k−1) > 1.9e41: k = 43.
+        let mut m = Marginal::new(16, Some(4.0));
+        assert_eq!(gives_up(&mut m, |_| 4.0, 1e-60), None);
+        assert!(m.below > 1e-59 && m.below < 1.1e-59, "{}", m.below);
+        let mut m = Marginal::new(16, Some(4.0));
+        assert_eq!(gives_up(&mut m, |_| 40.0, 1e-60), Some(43));
+    }
+
+    #[test]
+    fn an_emptied_window_reopens_when_p0_comes_back() {
+        // Found by validate::refit's tests (c = 2): p(0) below the bottom cut-off for more
+        // than c steps, then back (p(0) need not fall monotonically under the fork
+        // heuristic). The window must stay within 0..c while empty and reopen at 0, the
+        // values between counted as 0.
+        let inv = inv(2);
+        let mut m = Marginal::new(2, Some(1.0));
+        for _ in 0..5 {
+            m.advance(1.0, &inv);
+            assert!(m.settle(1e-30, 1.0));
+        }
+        assert!(m.lo > m.hi && m.lo <= 2);
+        m.advance(1.0, &inv);
+        assert!(m.settle(0.5, 1.0));
+        assert_eq!((m.lo, m.p[0], m.p[1]), (0, 0.5, 0.0));
+    }
+
+    #[test]
+    fn top_bound_follows_a_load_that_jumps_past_the_window() {
+        // c = 64, p(0) = 1, X·d = 0.01: p(j) = 0.01^j/j! falls below 1e-18 at j = 8
+        // (2.5e-21), which is dropped. Constant load: the dropped values only shrink. A jump
+        // to X·d = 60 at step 21 multiplies them by 60/(hi+2) = 60/9, 60/10, ... per
+        // step: 2.5e-21 passes 2e-18 (×800) at step 24.
+        let mut m = Marginal::new(64, Some(64.0));
+        assert_eq!(gives_up(&mut m, |_| 0.01, 1.0), None);
+        assert!(m.above > 0.0 && m.above < WINDOW_CUTOFF);
+        let mut m = Marginal::new(64, Some(64.0));
+        let k = gives_up(&mut m, |n| if n <= 20 { 0.01 } else { 60.0 }, 1.0);
+        assert_eq!(k, Some(24));
     }
 }

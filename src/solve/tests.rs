@@ -611,3 +611,98 @@ fn solve_curve_equals_one_solve_per_population() {
         }
     }
 }
+
+/// Largest relative difference of throughput, response time and every station's
+/// utilisation and queue length between two solutions.
+fn max_rel_diff(a: &Solution, b: &Solution) -> f64 {
+    let mut d = rel(
+        a.classes[0].throughput_per_sec,
+        b.classes[0].throughput_per_sec,
+    )
+    .max(rel(
+        a.classes[0].response_time_secs,
+        b.classes[0].response_time_secs,
+    ));
+    for (s, t) in a.stations.iter().zip(&b.stations) {
+        d = d
+            .max(rel(s.utilization, t.utilization))
+            .max(rel(s.queue_length, t.queue_length))
+            .max(rel(
+                s.per_class[0].residence_secs,
+                t.per_class[0].residence_secs,
+            ));
+    }
+    d
+}
+
+/// The Ceph network of a scenario file under the shipped default model.
+fn ceph_net(path: &str) -> Network {
+    let cat = crate::spec::Catalogue::builtin();
+    let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(path);
+    let s = crate::spec::load_scenario(&file, &cat).unwrap();
+    crate::qn::ceph::build(&s, &crate::model::ModelParams::shipped_default())
+        .unwrap()
+        .network
+}
+
+#[test]
+fn windowed_marginals_agree_with_the_full_recursion() {
+    // Oracle: the same MVA with the marginal kept on every j < c (Window::Off, the
+    // recursion checked against the convolution oracle and the repairman closed form
+    // above). Dropping marginals below WINDOW_CUTOFF may move the results by rounding-level
+    // amounts only (the bound in `single::Marginal`'s doc: ≤ c²·2e-18 on the stretch
+    // factor); 1e-12 leaves room for its propagation through N steps.
+    use single::{solve_curve_with, Window};
+    let mut nets = vec![
+        // The sweep benchmark's network (N up to 2,048: OSD CPU c = 128 saturated) and the
+        // shipped example's (N up to 3,072), both with complement lattices.
+        (ceph_net("tests/fixtures/seed-000.toml"), 2048),
+        (
+            ceph_net("models/examples/seed-000-ampere-altra-max.toml"),
+            3072,
+        ),
+    ];
+    // c = 2..256 with one to three copies: light (think time 50 s), saturating half-way
+    // (the cores' capacity is 100·c/s, reached near N = 2.5·c) and deeply saturated; the
+    // other stations are sized never to be the bottleneck.
+    for &c in &[2u32, 8, 32, 128, 256] {
+        let cf = f64::from(c);
+        for &(m, z, n) in &[(1u32, 50.0, 4 * c), (3, 0.02, 6 * c), (2, 0.0, 8 * c)] {
+            let net = Network::new(
+                vec![
+                    station("cores", StationKind::Queue, c, m, &[0.01 * f64::from(m)]),
+                    station("ssd", StationKind::Queue, 4, 2, &[0.01 / cf]),
+                    station("link", StationKind::Queue, 1, 1, &[0.002 / cf]),
+                    station("wire", StationKind::Delay, 1, 1, &[0.005]),
+                ],
+                vec![class("io", 1, z)],
+            )
+            .unwrap();
+            nets.push((net, n as usize));
+        }
+    }
+    // Forks (path demand 1/20 of the demand): the forked multi-server station is solved by
+    // Seidmann's decomposition (no marginals), the rest of the network must not notice.
+    let mut forked = station("osd", StationKind::Queue, 64, 2, &[0.0]);
+    forked.demands[0] = Demand::forked(0.02, 0.001);
+    let net = Network::new(
+        vec![forked, station("wire", StationKind::Delay, 1, 1, &[0.001])],
+        vec![class("io", 1, 0.0)],
+    )
+    .unwrap();
+    nets.push((net, 1024));
+    for (net, n_max) in &nets {
+        let pops: Vec<u32> = (1..=16).map(|i| (i * n_max / 16) as u32).collect();
+        let on = solve_curve_with(net, &pops, Window::On);
+        let off = solve_curve_with(net, &pops, Window::Off);
+        for ((a, b), n) in on.iter().zip(&off).zip(&pops) {
+            assert_eq!(a.method, b.method);
+            let d = max_rel_diff(a, b);
+            assert!(
+                d < 1e-12,
+                "{} at N={n}: windowed vs full {d:.2e}",
+                net.stations[0].name
+            );
+        }
+    }
+}
