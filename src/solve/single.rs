@@ -22,14 +22,16 @@
 //! a temporary counter on the networks of
 //! `windowed_marginals_agree_with_the_full_recursion`): 74 % on the sweep benchmark's
 //! network (OSD CPU at 99.8 % at N = 2,048), 43 % on the shipped seed-000 example
-//! (N = 3,072), 5-10 % on lightly loaded c = 128-256; the results agree with the full
-//! recursion to ≤ 1.5e-13.
+//! (N = 3,072; measured while its forked OSD CPU still used the recursion, see below),
+//! 5-10 % on lightly loaded c = 128-256; the results agree with the full recursion to
+//! ≤ 1.5e-13.
 //!
 //! Cost of a step besides that update: straight-line arithmetic over all stations (no
 //! per-kind branches) and `p(0)` as a product rather than ln/exp. Measured on
 //! `cephplan sweep --vary iodepth=1,...,64` (callgrind, whole process): 138 M → 59 M
 //! instructions on the benchmark's `tests/fixtures/seed-000.toml`, 298 M → 94 M on
-//! `models/examples/seed-000-ampere-altra-max.toml`; `cargo bench --bench predict`
+//! `models/examples/seed-000-ampere-altra-max.toml` (before its forked OSD CPU moved to
+//! Seidmann's decomposition); `cargo bench --bench predict`
 //! (`seed000_iodepth_1_to_64`, shared 2-core machine): 12.0 ms → 5.2-6.0 ms (10,700-12,400
 //! predictions/s) at load average 1.5, 16.2 ms → 6.1 ms at load average 5.
 //!
