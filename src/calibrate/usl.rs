@@ -58,6 +58,19 @@ pub struct UslSeries {
     pub note: String,
 }
 
+impl UslSeries {
+    /// What a report calls the series: system, pattern and block size (`seed-002 read 64k`).
+    pub fn label(&self) -> String {
+        match self.block_size_bytes {
+            Some(b) if b % 1024 == 0 => {
+                format!("{} {} {}k", self.system_id, self.pattern, b / 1024)
+            }
+            Some(b) => format!("{} {} {b} B", self.system_id, self.pattern),
+            None => format!("{} {}", self.system_id, self.pattern),
+        }
+    }
+}
+
 /// Runs that could not join any series, with the reason.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct UslSkipped {

@@ -210,7 +210,7 @@ fn render(r: &CalibrationReport) -> String {
     ));
     if let Some(u) = &r.usl {
         for s in u.series.iter().filter(|s| s.fit.is_none()) {
-            out.push_str(&format!("USL {} {}: {}\n", s.system_id, s.pattern, s.note));
+            out.push_str(&format!("USL {}: {}\n", s.label(), s.note));
         }
     }
     out.push_str(&fit_notes(&r.not_modelled, &r.warnings));

@@ -475,7 +475,7 @@ fn messages_ui(ui: &mut egui::Ui, out: &FitOutput) {
         if !unfitted.is_empty() {
             ui.collapsing(format!("{} USL series not fitted", unfitted.len()), |ui| {
                 for s in unfitted {
-                    ui.label(format!("{} {}: {}", s.system_id, s.pattern, s.note));
+                    ui.label(format!("{}: {}", s.label(), s.note));
                 }
             });
         }
