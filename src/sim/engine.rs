@@ -41,7 +41,10 @@ const MAX_DISTINCT: usize = 16;
 /// Program counter of an open class's arrival source.
 const SOURCE_PC: u32 = u32::MAX;
 
+/// `repr(u32)`: an explicit tag, so that the event loop's `match` jumps on it directly
+/// instead of first decoding it from the niche in `Visit`'s sampler.
 #[derive(Debug, Clone, Copy)]
+#[repr(u32)]
 enum Op {
     Visit {
         station: u32,
