@@ -484,7 +484,7 @@ impl EventHeap {
         let mut i = 0;
         loop {
             let f = ARITY * i + 1;
-            if let Some(&[a, b, c, d]) = h.get(f..f + ARITY) {
+            if let Some(&[a, b, c, d]) = h.get(f..).and_then(|r| r.first_chunk::<ARITY>()) {
                 let (ia, va) = if b < a { (f + 1, b) } else { (f, a) };
                 let (ic, vc) = if d < c { (f + 3, d) } else { (f + 2, c) };
                 let (im, vm) = if vc < va { (ic, vc) } else { (ia, va) };
@@ -774,11 +774,12 @@ impl<'m> Engine<'m> {
             // blocks; then the next waiting token, if any, runs.
             loop {
                 let pc = self.tokens[t as usize].pc;
-                match self.m.ops[pc as usize] {
+                let m = self.m;
+                match m.ops[pc as usize] {
                     Op::Visit {
                         station,
                         stream,
-                        sampler,
+                        ref sampler,
                     } => {
                         self.arrive(t, station as usize, stream as usize, sampler);
                         break;
@@ -901,7 +902,7 @@ impl<'m> Engine<'m> {
     }
 
     #[inline]
-    fn arrive(&mut self, t: u32, s: usize, stream: usize, sampler: Sampler) {
+    fn arrive(&mut self, t: u32, s: usize, stream: usize, sampler: &Sampler) {
         let st = self.m.stations[s];
         let preset = self.tokens[t as usize].preset_copy;
         let copy = if preset != NONE {
