@@ -865,13 +865,14 @@ impl<'m> Engine<'m> {
                         if self.completions == self.mark_completions {
                             self.mark_time = Some(self.now);
                         }
-                        match self.m.arrivals[ci] {
+                        let m = self.m;
+                        match m.arrivals[ci] {
                             CArrivals::Open { .. } => {
                                 self.free.push(t);
                                 break;
                             }
-                            CArrivals::Closed { think, .. } => {
-                                let d = think.sample(&mut self.rngs[self.m.arrival_stream(ci)]);
+                            CArrivals::Closed { ref think, .. } => {
+                                let d = think.sample(&mut self.rngs[m.arrival_stream(ci)]);
                                 if d > 0.0 {
                                     self.schedule(key(self.now + d, t));
                                     break;
@@ -958,9 +959,12 @@ impl<'m> Engine<'m> {
             if next == NONE {
                 q.tail = NONE;
             }
+            let m = self.m;
             let Op::Visit {
-                stream, sampler, ..
-            } = self.m.ops[self.tokens[w as usize].pc as usize]
+                stream,
+                ref sampler,
+                ..
+            } = m.ops[self.tokens[w as usize].pc as usize]
             else {
                 unreachable!("a queued token is at a visit")
             };
