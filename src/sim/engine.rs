@@ -41,7 +41,10 @@ const MAX_DISTINCT: usize = 16;
 /// Program counter of an open class's arrival source.
 const SOURCE_PC: u32 = u32::MAX;
 
+/// `repr(u32)`: an explicit tag, so that the event loop's `match` jumps on it directly
+/// instead of first decoding it from the niche in `Visit`'s sampler.
 #[derive(Debug, Clone, Copy)]
+#[repr(u32)]
 enum Op {
     Visit {
         station: u32,
@@ -481,7 +484,7 @@ impl EventHeap {
         let mut i = 0;
         loop {
             let f = ARITY * i + 1;
-            if let Some(&[a, b, c, d]) = h.get(f..f + ARITY) {
+            if let Some(&[a, b, c, d]) = h.get(f..).and_then(|r| r.first_chunk::<ARITY>()) {
                 let (ia, va) = if b < a { (f + 1, b) } else { (f, a) };
                 let (ic, vc) = if d < c { (f + 3, d) } else { (f + 2, c) };
                 let (im, vm) = if vc < va { (ic, vc) } else { (ia, va) };
@@ -771,11 +774,12 @@ impl<'m> Engine<'m> {
             // blocks; then the next waiting token, if any, runs.
             loop {
                 let pc = self.tokens[t as usize].pc;
-                match self.m.ops[pc as usize] {
+                let m = self.m;
+                match m.ops[pc as usize] {
                     Op::Visit {
                         station,
                         stream,
-                        sampler,
+                        ref sampler,
                     } => {
                         self.arrive(t, station as usize, stream as usize, sampler);
                         break;
@@ -861,13 +865,14 @@ impl<'m> Engine<'m> {
                         if self.completions == self.mark_completions {
                             self.mark_time = Some(self.now);
                         }
-                        match self.m.arrivals[ci] {
+                        let m = self.m;
+                        match m.arrivals[ci] {
                             CArrivals::Open { .. } => {
                                 self.free.push(t);
                                 break;
                             }
-                            CArrivals::Closed { think, .. } => {
-                                let d = think.sample(&mut self.rngs[self.m.arrival_stream(ci)]);
+                            CArrivals::Closed { ref think, .. } => {
+                                let d = think.sample(&mut self.rngs[m.arrival_stream(ci)]);
                                 if d > 0.0 {
                                     self.schedule(key(self.now + d, t));
                                     break;
@@ -898,7 +903,7 @@ impl<'m> Engine<'m> {
     }
 
     #[inline]
-    fn arrive(&mut self, t: u32, s: usize, stream: usize, sampler: Sampler) {
+    fn arrive(&mut self, t: u32, s: usize, stream: usize, sampler: &Sampler) {
         let st = self.m.stations[s];
         let preset = self.tokens[t as usize].preset_copy;
         let copy = if preset != NONE {
@@ -954,9 +959,12 @@ impl<'m> Engine<'m> {
             if next == NONE {
                 q.tail = NONE;
             }
+            let m = self.m;
             let Op::Visit {
-                stream, sampler, ..
-            } = self.m.ops[self.tokens[w as usize].pc as usize]
+                stream,
+                ref sampler,
+                ..
+            } = m.ops[self.tokens[w as usize].pc as usize]
             else {
                 unreachable!("a queued token is at a visit")
             };
