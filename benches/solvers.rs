@@ -16,6 +16,7 @@ fn five_stations(n: u32) -> Network {
         servers,
         multiplicity,
         demands: vec![Demand::new(d)],
+        batching: None,
     };
     Network::new(
         vec![

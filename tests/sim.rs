@@ -46,6 +46,7 @@ fn station(name: &str, kind: StationKind, servers: u32, mult: u32, d: f64) -> St
         servers,
         multiplicity: mult,
         demands: vec![Demand::new(d)],
+        batching: None,
     }
 }
 
@@ -505,6 +506,7 @@ fn two_class_network_matches_exact_multi_class_mva() {
         servers: 1,
         multiplicity: mult,
         demands: vec![Demand::new(a), Demand::new(b)],
+        batching: None,
     };
     let net = Network::new(
         vec![

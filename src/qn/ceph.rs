@@ -273,6 +273,7 @@ impl<'a> Plan<'a> {
                 servers,
                 multiplicity: m,
                 demands: Vec::new(),
+                batching: None,
             });
             stations.len() - 1
         };

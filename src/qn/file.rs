@@ -15,6 +15,7 @@
 //! multiplicity = 1            # identical copies sharing the demand (default 1)
 //! demand = { read = "2ms", write = 0.003 }   # per class, all copies together; missing → 0
 //! path_demand = { write = "1ms" }            # optional: critical-path part (forks)
+//! batching = { share = 0.4, jobs_per_member = 8, max_batch = 32 }  # optional (queues)
 //! ```
 //!
 //! Every error names the file, the line and column, the field and the fix. Not here: the
@@ -29,7 +30,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use toml::Spanned;
 
-use super::{Class, Demand, Network, NetworkError, Station, StationKind};
+use super::{Batching, Class, Demand, Network, NetworkError, Station, StationKind};
 use crate::units::Secs;
 
 /// The format version this build reads.
@@ -110,6 +111,8 @@ struct StationSpec {
     demand: DemandMap,
     #[serde(default)]
     path_demand: DemandMap,
+    #[serde(default)]
+    batching: Option<Spanned<Batching>>,
 }
 
 /// Reads and validates a network file.
@@ -260,12 +263,22 @@ pub fn parse_network(text: &str, origin: &str) -> Result<Network, NetworkFileErr
                 ));
             }
         }
+        let batching = match &s.batching {
+            None => None,
+            Some(b) => {
+                b.get_ref().validate(name, kind).map_err(|e| {
+                    invalid(b.span(), "station.batching", e.to_string())
+                })?;
+                Some(*b.get_ref())
+            }
+        };
         stations.push(Station {
             name: name.clone(),
             kind,
             servers,
             multiplicity,
             demands,
+            batching,
         });
     }
     Network::new(stations, classes).map_err(|source| NetworkFileError::Network {
@@ -408,5 +421,35 @@ demand = { read = "100us" }
             e.starts_with("net.toml:") && e.contains("no classes"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn batching_is_read_and_bad_batching_names_line_field_and_fix() {
+        let text = GOOD.replace(
+            "servers = 4\n",
+            "servers = 4\nbatching = { share = 0.4, jobs_per_member = 8, max_batch = 32 }\n",
+        );
+        let net = parse_network(&text, "net.toml").unwrap();
+        let b = net.stations[0].batching.expect("batching read");
+        assert_eq!((b.share, b.jobs_per_member, b.max_batch), (0.4, 8.0, 32.0));
+        // q = 16 jobs at a copy: batches of 2, factor 1 − 0.4 + 0.2 = 0.8.
+        assert!((b.demand_factor(16.0) - 0.8).abs() < 1e-15);
+        let e = err(&text.replace("share = 0.4", "share = 1.5"));
+        assert!(
+            e.starts_with("net.toml:12:")
+                && e.contains("station.batching")
+                && e.contains("share = 1.5")
+                && e.contains("< 1"),
+            "{e}"
+        );
+        let e = err(&text.replace("max_batch = 32", "max_batch = 0.5"));
+        assert!(e.contains("max_batch") && e.contains("≥ 1"), "{e}");
+        let e = err(&text.replace("max_batch = 32", "max_bach = 32"));
+        assert!(e.contains("max_bach"), "{e}");
+        let e = err(&GOOD.replace(
+            "kind = \"delay\"\n",
+            "kind = \"delay\"\nbatching = { share = 0.4, jobs_per_member = 8, max_batch = 32 }\n",
+        ));
+        assert!(e.contains("a delay has no queue"), "{e}");
     }
 }

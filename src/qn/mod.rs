@@ -18,6 +18,17 @@
 //!   write): then every branch loads the station (demand) but the job waits only for the
 //!   slowest branch (path demand). Queue lengths and utilisations use the demand; the
 //!   response time uses the path demand.
+//! - **batching** (optional, queues only, [`Batching`]): a share `s` of every job's demand
+//!   is paid once per batch rather than once per job. A copy holding `q` jobs (the arriving
+//!   one included) serves them in batches of `b(q) = clamp(q/g, 1, B)`, so a job's demand
+//!   is `D·(1 − s + s/b(q))`: the station serves faster the longer its queue (BlueStore's
+//!   commit thread, group commit in databases). This is a load-dependent server, which
+//!   breaks product form; every solver uses the same *mean-value rule*: a job is served at
+//!   the speed of the queue it finds on arrival (MVA's arrival theorem, `q = 1 + Q(n−1)`);
+//!   the simulator at the speed of the queue present when its service starts. A
+//!   multi-server station with batching is solved by Seidmann's decomposition, both of
+//!   whose parts run at that speed. Measured against the exact load-dependent solution
+//!   (convolution) in `solve::tests::batching_mean_value_rule_against_exact_load_dependence`.
 
 use serde::{Deserialize, Serialize};
 
@@ -56,6 +67,81 @@ impl Demand {
     }
 }
 
+/// Batching at a queue (see the module doc): a share of every job's demand is paid once
+/// per batch.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Batching {
+    /// Share `s` of the demand (at batch size 1) that a batch pays once, 0 ≤ s < 1.
+    pub share: f64,
+    /// Jobs `g` at one copy per batch member: a copy with `q` jobs forms batches of
+    /// `q/g` (e.g. a node CPU holding the work of `g` = OSDs-per-node / write share
+    /// batching queues). > 0.
+    pub jobs_per_member: f64,
+    /// Largest batch `B` (≥ 1).
+    pub max_batch: f64,
+}
+
+impl Batching {
+    /// Batch size `b(q) = clamp(q/g, 1, B)` with `q` jobs at a copy.
+    pub fn batch_size(&self, jobs: f64) -> f64 {
+        (jobs / self.jobs_per_member).clamp(1.0, self.max_batch)
+    }
+
+    /// Demand factor `1 − s + s/b(q)` (1 at batch size 1) with `q` jobs at a copy.
+    pub fn demand_factor(&self, jobs: f64) -> f64 {
+        1.0 - self.share + self.share / self.batch_size(jobs)
+    }
+
+    /// Its derivative with respect to `q` (0 where the batch size is clamped).
+    pub fn demand_factor_slope(&self, jobs: f64) -> f64 {
+        let b = jobs / self.jobs_per_member;
+        if b <= 1.0 || b >= self.max_batch {
+            0.0
+        } else {
+            -self.share / (b * b * self.jobs_per_member)
+        }
+    }
+
+    /// Checks the fields of station `station`'s batching.
+    pub fn validate(&self, station: &str, kind: StationKind) -> Result<(), NetworkError> {
+        let bad = |field, value, fix| {
+            Err(NetworkError::BadBatching {
+                station: station.to_string(),
+                field,
+                value,
+                fix,
+            })
+        };
+        if kind == StationKind::Delay {
+            return bad(
+                "share",
+                self.share,
+                "a delay has no queue to batch; remove the batching or make the station a queue",
+            );
+        }
+        if !(self.share.is_finite() && (0.0..1.0).contains(&self.share)) {
+            return bad("share", self.share, "it must be ≥ 0 and < 1");
+        }
+        if !(self.jobs_per_member.is_finite() && self.jobs_per_member > 0.0) {
+            return bad(
+                "jobs_per_member",
+                self.jobs_per_member,
+                "it must be finite and > 0",
+            );
+        }
+        if !(self.max_batch.is_finite() && self.max_batch >= 1.0) {
+            return bad("max_batch", self.max_batch, "it must be finite and ≥ 1");
+        }
+        Ok(())
+    }
+
+    /// Smallest demand factor, at the largest batch: `1 − s + s/B`.
+    pub fn min_demand_factor(&self) -> f64 {
+        1.0 - self.share + self.share / self.max_batch
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Station {
     pub name: String,
@@ -66,6 +152,22 @@ pub struct Station {
     pub multiplicity: u32,
     /// One entry per class, in the network's class order.
     pub demands: Vec<Demand>,
+    /// Batching (queues only); `None`: every job pays its whole demand.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub batching: Option<Batching>,
+}
+
+impl Station {
+    /// Largest throughput of class-`r` work alone, jobs per second: servers × copies /
+    /// (demand × smallest demand factor); infinite for a delay or zero demand.
+    pub fn capacity_per_sec(&self, r: usize) -> f64 {
+        let d = self.demands[r].secs * self.batching.map_or(1.0, |b| b.min_demand_factor());
+        if self.kind == StationKind::Delay || d <= 0.0 {
+            f64::INFINITY
+        } else {
+            f64::from(self.servers) * f64::from(self.multiplicity) / d
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -114,6 +216,13 @@ pub enum NetworkError {
     ZeroMultiplicity(String),
     #[error("class \"{class}\": think time {value} is invalid; it must be finite and ≥ 0 seconds")]
     BadThinkTime { class: String, value: f64 },
+    #[error("station \"{station}\": batching.{field} = {value} is invalid; {fix}")]
+    BadBatching {
+        station: String,
+        field: &'static str,
+        value: f64,
+        fix: &'static str,
+    },
     #[error("class \"{0}\" has zero demand everywhere and zero think time, so its throughput is unbounded; give it a demand or a think time")]
     NoWork(String),
 }
@@ -164,6 +273,9 @@ impl Network {
             }
             if s.multiplicity == 0 {
                 return Err(NetworkError::ZeroMultiplicity(s.name.clone()));
+            }
+            if let Some(b) = &s.batching {
+                b.validate(&s.name, s.kind)?;
             }
             for (d, c) in s.demands.iter().zip(&self.classes) {
                 for (field, value) in [("demand", d.secs), ("path_demand", d.path_secs)] {

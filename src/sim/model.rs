@@ -505,6 +505,7 @@ mod tests {
                     servers: 2,
                     multiplicity: 4,
                     demands: vec![Demand::forked(0.004, path_secs)],
+                    batching: None,
                 },
                 Station {
                     name: "idle".into(),
@@ -512,6 +513,7 @@ mod tests {
                     servers: 1,
                     multiplicity: 1,
                     demands: vec![Demand::new(0.0)],
+                    batching: None,
                 },
             ],
             vec![Class {

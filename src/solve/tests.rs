@@ -13,6 +13,7 @@ pub(crate) fn station(name: &str, kind: StationKind, servers: u32, m: u32, d: &[
         servers,
         multiplicity: m,
         demands: d.iter().map(|&s| Demand::new(s)).collect(),
+        batching: None,
     }
 }
 
@@ -418,6 +419,7 @@ fn three_class_net(scale: u32) -> Network {
         servers,
         multiplicity: m,
         demands: d.iter().map(|&s| Demand::new(s)).collect(),
+        batching: None,
     };
     Network::new(
         vec![

@@ -111,6 +111,7 @@ impl NetworkInputs {
                 servers: r.servers,
                 multiplicity: r.multiplicity,
                 demands: vec![Demand::new(r.demand_ms / 1e3)],
+                batching: None,
             })
             .collect();
         let class = Class {
