@@ -236,10 +236,7 @@ pub(crate) fn bounds(cn: &CephNetwork, population: u32) -> Bounds {
         f64::INFINITY
     };
     for s in &cn.network.stations {
-        if s.kind == StationKind::Queue && s.demands[0].secs > 0.0 {
-            let cap = f64::from(s.servers) * f64::from(s.multiplicity) / s.demands[0].secs;
-            max_iops = max_iops.min(cap);
-        }
+        max_iops = max_iops.min(s.capacity_per_sec(0));
     }
     Bounds {
         max_iops,

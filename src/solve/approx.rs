@@ -22,6 +22,7 @@ struct Core<'a> {
 struct CoreOut {
     x: Vec<f64>,
     stretch: Vec<Vec<f64>>,
+    speed: Vec<Vec<f64>>,
     iterations: u32,
     change: f64,
     converged: bool,
@@ -41,10 +42,26 @@ impl Core<'_> {
         let k = self.flat.stations.len();
         let mut x = vec![0.0; nc];
         let mut stretch = vec![vec![1.0; nc]; k];
+        let mut speed = vec![vec![1.0; nc]; k];
         let mut iterations = 0;
         let mut change = f64::INFINITY;
+        // Jobs an arriving class-r job finds at part i (Schweitzer's estimate, with
+        // Linearizer's deviations).
+        let seen = |q: &Queues, i: usize, r: usize| -> f64 {
+            (0..nc)
+                .filter(|&c| n[c] > 0.0)
+                .map(|c| {
+                    let nr = n[c] - if c == r { 1.0 } else { 0.0 };
+                    let dev = delta.map_or(0.0, |d| d[i][c][r]);
+                    (nr * (q[i][c] / n[c] + dev)).max(0.0)
+                })
+                .sum()
+        };
         while iterations < opts.max_iterations {
             iterations += 1;
+            if !self.flat.batches.is_empty() {
+                speed = self.flat.speeds(nc, |i, r| seen(q, i, r));
+            }
             for r in 0..nc {
                 if n[r] <= 0.0 {
                     x[r] = 0.0;
@@ -52,19 +69,8 @@ impl Core<'_> {
                 }
                 let mut r_path = 0.0;
                 for (i, s) in self.flat.stations.iter().enumerate() {
-                    stretch[i][r] = if s.delay {
-                        1.0
-                    } else {
-                        let seen: f64 = (0..nc)
-                            .filter(|&c| n[c] > 0.0)
-                            .map(|c| {
-                                let nr = n[c] - if c == r { 1.0 } else { 0.0 };
-                                let dev = delta.map_or(0.0, |d| d[i][c][r]);
-                                (nr * (q[i][c] / n[c] + dev)).max(0.0)
-                            })
-                            .sum();
-                        1.0 + seen
-                    };
+                    let queue = if s.delay { 1.0 } else { 1.0 + seen(q, i, r) };
+                    stretch[i][r] = queue * speed[i][r];
                     r_path += s.copies * s.dp[r] * stretch[i][r];
                 }
                 x[r] = n[r] / (self.z[r] + r_path);
@@ -88,6 +94,7 @@ impl Core<'_> {
         CoreOut {
             x,
             stretch,
+            speed,
             iterations,
             change,
             converged: change <= opts.tolerance,
@@ -140,12 +147,13 @@ fn convergence(out: &CoreOut, iterations: u32, opts: &SolveOptions) -> Convergen
 pub fn schweitzer(net: &Network, opts: &SolveOptions) -> Solution {
     let (flat, z, n) = setup(net);
     if n.len() == 1 {
-        let (x, stretch, conv) = schweitzer_single(&flat, z[0], n[0], opts);
+        let (x, stretch, speed, conv) = schweitzer_single(&flat, z[0], n[0], opts);
         return flat.assemble(
             net,
             Method::Schweitzer,
             &[x],
             &stretch,
+            &speed,
             Some(conv),
             Vec::new(),
         );
@@ -159,6 +167,7 @@ pub fn schweitzer(net: &Network, opts: &SolveOptions) -> Solution {
         Method::Schweitzer,
         &out.x,
         &out.stretch,
+        &out.speed,
         Some(conv),
         Vec::new(),
     )
@@ -174,46 +183,92 @@ pub fn schweitzer(net: &Network, opts: &SolveOptions) -> Solution {
 /// a bisection bracket, converges monotonically. This is the same fixed point the
 /// iteration in [`Core::run`] approaches, reached in tens of steps instead of up to
 /// `max_iterations` near saturation (where the plain iteration crawls).
+///
+/// Batching (see `qn`): the parts of a batching station run at the demand factor `f(t)`
+/// of the jobs an arrival finds, `t = 1 + a·Σ_parts q_i`, with `q_i = X·d_i·f/(1 − a·X·d_i·f)`
+/// at a queue part and `X·d_i·f` at a delay part. For a given `X`, `t − 1 − a·Σ q_i(f(t))`
+/// is increasing in `t` (`f` falls with `t`), so its root is found by Newton's method in
+/// a bisection bracket ([`batch_factor`]); `X_max` uses the smallest factor, and `g`'s
+/// derivative is taken by a forward difference.
 fn schweitzer_single(
     flat: &Flat,
     z: f64,
     n: f64,
     opts: &SolveOptions,
-) -> (f64, Vec<Vec<f64>>, Convergence) {
+) -> (f64, Vec<Vec<f64>>, Vec<Vec<f64>>, Convergence) {
     let a = if n > 0.0 { (n - 1.0) / n } else { 0.0 };
     let parts = &flat.stations;
-    let stretch_at = |x: f64| -> Vec<f64> {
+    // Demand factor per part at throughput x (None: x beyond a batching station's
+    // capacity).
+    let speeds_at = |x: f64| -> Option<Vec<f64>> {
+        let mut f = vec![1.0; parts.len()];
+        for (b, members) in &flat.batches {
+            let fb = batch_factor(b, members, parts, a, x)?;
+            members.iter().for_each(|&i| f[i] = fb);
+        }
+        Some(f)
+    };
+    let stretch_at = |x: f64, f: &[f64]| -> Vec<f64> {
         parts
             .iter()
-            .map(|s| {
+            .zip(f)
+            .map(|(s, &f)| {
                 if s.delay {
-                    1.0
+                    f
                 } else {
-                    1.0 / (1.0 - a * x * s.d[0])
+                    f / (1.0 - a * x * s.d[0] * f)
                 }
             })
             .collect()
     };
+    // Throughput without queueing: the scale of the forward difference's step.
+    let x_scale = n / (z + parts.iter().map(|s| s.copies * s.dp[0]).sum::<f64>()).max(1e-300);
     // g and its derivative.
     let eval = |x: f64| -> (f64, f64) {
-        let mut r = z;
-        let mut dr = 0.0;
-        for s in parts {
-            let w = s.copies * s.dp[0];
-            if s.delay {
-                r += w;
-            } else {
-                let u = 1.0 - a * x * s.d[0];
-                r += w / u;
-                dr += w * a * s.d[0] / (u * u);
+        if flat.batches.is_empty() {
+            let mut r = z;
+            let mut dr = 0.0;
+            for s in parts {
+                let w = s.copies * s.dp[0];
+                if s.delay {
+                    r += w;
+                } else {
+                    let u = 1.0 - a * x * s.d[0];
+                    r += w / u;
+                    dr += w * a * s.d[0] / (u * u);
+                }
             }
+            return (x * r - n, r + x * dr);
         }
-        (x * r - n, r + x * dr)
+        let g = |x: f64| -> f64 {
+            match speeds_at(x) {
+                None => f64::INFINITY,
+                Some(f) => {
+                    let r: f64 = parts
+                        .iter()
+                        .zip(stretch_at(x, &f))
+                        .map(|(s, st)| s.copies * s.dp[0] * st)
+                        .sum();
+                    x * (z + r) - n
+                }
+            }
+        };
+        let gx = g(x);
+        let h = 1e-7 * (x + x_scale);
+        (gx, (g(x + h) - gx) / h)
     };
     let d_max = parts
         .iter()
-        .filter(|s| !s.delay)
-        .map(|s| s.d[0])
+        .enumerate()
+        .filter(|(_, s)| !s.delay)
+        .map(|(i, s)| {
+            let f = flat
+                .batches
+                .iter()
+                .find(|(_, m)| m.contains(&i))
+                .map_or(1.0, |(b, _)| b.min_demand_factor());
+            s.d[0] * f
+        })
         .fold(0.0, f64::max);
     let mut hi = if a * d_max > 0.0 {
         1.0 / (a * d_max)
@@ -253,14 +308,86 @@ fn schweitzer_single(
             change = change.min((hi - lo) / hi);
         }
     }
-    let stretch = stretch_at(x).into_iter().map(|s| vec![s]).collect();
+    let f = speeds_at(x).unwrap_or_else(|| vec![1.0; parts.len()]);
+    let stretch = stretch_at(x, &f).into_iter().map(|s| vec![s]).collect();
+    let speed = f.into_iter().map(|s| vec![s]).collect();
     let conv = Convergence {
         converged: change <= opts.tolerance,
         iterations,
         max_relative_change: change,
         tolerance: opts.tolerance,
     };
-    (x, stretch, conv)
+    (x, stretch, speed, conv)
+}
+
+/// Demand factor of one batching station at single-class throughput `x` under
+/// Schweitzer's estimate (see [`schweitzer_single`]): the root `t` of
+/// `h(t) = t − 1 − a·Σ_parts q_i(f(t))`, `f = b.demand_factor`. `None` when `x` exceeds the
+/// station's capacity even at the largest batch.
+fn batch_factor(
+    b: &crate::qn::Batching,
+    members: &[usize],
+    parts: &[super::FlatStation],
+    a: f64,
+    x: f64,
+) -> Option<f64> {
+    // Σ q_i at factor f, and its derivative in f; None where a queue part would overflow.
+    let queues = |f: f64| -> Option<(f64, f64)> {
+        let (mut q, mut dq) = (0.0, 0.0);
+        for &i in members {
+            let load = x * parts[i].d[0];
+            if parts[i].delay {
+                q += load * f;
+                dq += load;
+            } else {
+                let u = 1.0 - a * load * f;
+                if u <= 0.0 {
+                    return None;
+                }
+                q += load * f / u;
+                dq += load / (u * u);
+            }
+        }
+        Some((q, dq))
+    };
+    let (q_max, _) = queues(b.min_demand_factor())?;
+    // h(lo) ≤ 0 (or undefined: the factor there overflows a queue). From t = g·B on the
+    // batch is B and the factor smallest, so h(t) = t − 1 − a·q_max there: h(hi) ≥ 1.
+    let (mut lo, mut hi) = (
+        1.0_f64,
+        (b.jobs_per_member * b.max_batch).max(1.0 + a * q_max) + 1.0,
+    );
+    let mut t = lo;
+    for _ in 0..200 {
+        let f = b.demand_factor(t);
+        let step = match queues(f) {
+            None => {
+                lo = t;
+                None
+            }
+            Some((q, dq)) => {
+                let h = t - 1.0 - a * q;
+                if h < 0.0 {
+                    lo = t;
+                } else {
+                    hi = t;
+                }
+                if h.abs() <= 1e-13 * t {
+                    return Some(f);
+                }
+                let dh = 1.0 - a * dq * b.demand_factor_slope(t);
+                Some(t - h / dh)
+            }
+        };
+        t = match step {
+            Some(next) if next > lo && next < hi => next,
+            _ => 0.5 * (lo + hi),
+        };
+        if hi - lo <= 1e-13 * hi {
+            break;
+        }
+    }
+    Some(b.demand_factor(t))
 }
 
 /// Linearizer: three rounds of (core at N and at N − e_s for every class s, then update
@@ -310,6 +437,7 @@ pub fn linearizer(net: &Network, opts: &SolveOptions) -> Solution {
         Method::Linearizer,
         &out.x,
         &out.stretch,
+        &out.speed,
         Some(conv),
         Vec::new(),
     )

@@ -3,8 +3,10 @@
 //! sanity checks that every solution must fall within.
 //!
 //! For class `r` with population `N_r`, think time `Z_r`, path demand `D_r = Σ_k Dp_kr`
-//! and largest per-server demand `D_max,r = max_k D_kr / (m_k·c_k)` over queues:
-//! - optimistic: `X_r ≤ min(N_r / (D_r + Z_r), 1 / D_max,r)`,
+//! and largest per-server demand `D_max,r = max_k D_kr·f_k / (m_k·c_k)` over queues (`f_k`:
+//! the smallest demand factor of a batching station, 1 otherwise):
+//! - optimistic: `X_r ≤ min(N_r / (D_r + Z_r), 1 / D_max,r)` (batching stations' path
+//!   demand taken at their smallest factor),
 //!   `R_r ≥ max(D_r, N_r·D_max,r − Z_r)` (the class in isolation: other classes only slow
 //!   it down, so these hold in multi-class networks too);
 //! - pessimistic: `R_r ≤ N·D_r` with `N` the total population of all classes (an arriving
@@ -38,12 +40,19 @@ pub fn bounds(net: &Network) -> Vec<ClassBounds> {
             let n = f64::from(c.population);
             let z = c.think_time_secs;
             let d: f64 = net.stations.iter().map(|s| s.demands[r].path_secs).sum();
+            // The path demand at the smallest demand factors (batching), for the optimistic
+            // bounds.
+            let d_low: f64 = net
+                .stations
+                .iter()
+                .map(|s| s.demands[r].path_secs * s.batching.map_or(1.0, |b| b.min_demand_factor()))
+                .sum();
             let mut d_max = 0.0;
             let mut bottleneck = None;
             for s in &net.stations {
                 if s.kind == StationKind::Queue {
-                    let per_server =
-                        s.demands[r].secs / (f64::from(s.multiplicity) * f64::from(s.servers));
+                    // Batching: at its largest batch (the most a station can do).
+                    let per_server = 1.0 / s.capacity_per_sec(r);
                     if per_server > d_max {
                         d_max = per_server;
                         bottleneck = Some(s.name.clone());
@@ -51,16 +60,16 @@ pub fn bounds(net: &Network) -> Vec<ClassBounds> {
                 }
             }
             let x_up = if d_max > 0.0 {
-                (n / (d + z)).min(1.0 / d_max)
+                (n / (d_low + z)).min(1.0 / d_max)
             } else {
-                n / (d + z)
+                n / (d_low + z)
             };
             ClassBounds {
                 name: c.name.clone(),
                 population: c.population,
                 throughput_upper_per_sec: if n == 0.0 { 0.0 } else { x_up },
                 throughput_lower_per_sec: if n == 0.0 { 0.0 } else { n / (n_total * d + z) },
-                response_time_lower_secs: d.max(n * d_max - z),
+                response_time_lower_secs: d_low.max(n * d_max - z),
                 response_time_upper_secs: n_total.max(1.0) * d,
                 bottleneck,
             }

@@ -172,6 +172,16 @@ pub fn solve(net: &Network, opts: &SolveOptions) -> Result<Solution, SolveError>
     }
 }
 
+/// The solution note of networks with batching stations (named).
+pub(crate) fn batching_note(names: &[String]) -> String {
+    format!(
+        "stations {} batch (a load-dependent speed); solved with the mean-value rule: a job \
+         is served at the speed of the queue it finds on arrival (not product form; \
+         measured against the exact load-dependent solution in the solver tests)",
+        names.join(", ")
+    )
+}
+
 /// A network flattened for the multi-class and approximate solvers: per-copy demands,
 /// multi-server stations replaced by Seidmann's decomposition (a single server with
 /// demand D/c followed by a delay D·(c−1)/c; Seidmann, Schwetman & Shooman 1987).
@@ -180,6 +190,11 @@ pub(crate) struct Flat {
     pub stations: Vec<FlatStation>,
     /// Names of the stations that were approximated.
     pub seidmann: Vec<String>,
+    /// Batching stations: their batching and their parts (one, or Seidmann's two), which
+    /// run at one speed set by the jobs an arrival finds at the copy (all parts together).
+    pub batches: Vec<(crate::qn::Batching, Vec<usize>)>,
+    /// Names of the batching stations.
+    pub batched: Vec<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -197,7 +212,10 @@ impl Flat {
     pub fn new(net: &Network) -> Self {
         let mut stations = Vec::new();
         let mut seidmann = Vec::new();
+        let mut batches = Vec::new();
+        let mut batched = Vec::new();
         for (i, s) in net.stations.iter().enumerate() {
+            let first = stations.len();
             let m = f64::from(s.multiplicity);
             let d: Vec<f64> = s.demands.iter().map(|d| d.secs / m).collect();
             let dp: Vec<f64> = s.demands.iter().map(|d| d.path_secs / m).collect();
@@ -218,18 +236,45 @@ impl Flat {
                     seidmann.push(s.name.clone());
                 }
             }
+            if let Some(b) = s.batching {
+                batches.push((b, (first..stations.len()).collect()));
+                batched.push(s.name.clone());
+            }
         }
-        Flat { stations, seidmann }
+        Flat {
+            stations,
+            seidmann,
+            batches,
+            batched,
+        }
     }
 
-    /// Builds a [`Solution`] from per-part stretch factors (`R = d · stretch` per copy)
+    /// Demand factors per part and class (1 without batching) from the jobs each class
+    /// finds at each part on arrival: `seen(part, class)`.
+    pub fn speeds(&self, nc: usize, seen: impl Fn(usize, usize) -> f64) -> Vec<Vec<f64>> {
+        let mut speed = vec![vec![1.0; nc]; self.stations.len()];
+        for (b, parts) in &self.batches {
+            for r in 0..nc {
+                let f = b.demand_factor(1.0 + parts.iter().map(|&i| seen(i, r)).sum::<f64>());
+                for &i in parts {
+                    speed[i][r] = f;
+                }
+            }
+        }
+        speed
+    }
+
+    /// Builds a [`Solution`] from per-part stretch factors (`R = d · stretch` per copy,
+    /// batching's demand factor included), the demand factors `speed` (per part and class)
     /// and class throughputs.
+    #[allow(clippy::too_many_arguments)]
     pub fn assemble(
         &self,
         net: &Network,
         method: Method,
         x: &[f64],
         stretch: &[Vec<f64>],
+        speed: &[Vec<f64>],
         convergence: Option<Convergence>,
         mut notes: Vec<String>,
     ) -> Solution {
@@ -264,11 +309,16 @@ impl Flat {
                 out.queue_length += x[r] * res / part.copies;
             }
         }
-        for (out, s) in stations.iter_mut().zip(&net.stations) {
+        // Demand factor per network station and class (the speed its parts ran at).
+        let mut factor = vec![vec![1.0; nc]; net.stations.len()];
+        for (part, sp) in self.stations.iter().zip(speed) {
+            factor[part.origin].clone_from(sp);
+        }
+        for ((out, s), f) in stations.iter_mut().zip(&net.stations).zip(&factor) {
             if s.kind == StationKind::Queue {
                 let cap = f64::from(s.multiplicity) * f64::from(s.servers);
-                for ((pc, d), xr) in out.per_class.iter_mut().zip(&s.demands).zip(x) {
-                    pc.utilization = xr * d.secs / cap;
+                for (((pc, d), xr), fr) in out.per_class.iter_mut().zip(&s.demands).zip(x).zip(f) {
+                    pc.utilization = xr * d.secs * fr / cap;
                     out.utilization += pc.utilization;
                 }
             }
@@ -291,6 +341,9 @@ impl Flat {
                 },
             })
             .collect();
+        if !self.batched.is_empty() {
+            notes.push(batching_note(&self.batched));
+        }
         if !self.seidmann.is_empty() {
             notes.push(format!(
                 "multi-server stations {} use Seidmann's approximation (single server D/c + delay D(c-1)/c)",

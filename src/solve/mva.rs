@@ -44,6 +44,7 @@ pub fn solve_exact_multi(net: &Network, max_lattice: u64) -> Result<Solution, So
     let mut q = vec![0.0; size * k];
     let mut x = vec![0.0; nc];
     let mut stretch = vec![vec![1.0; nc]; k];
+    let mut speed = vec![vec![1.0; nc]; k];
     let mut n = vec![0usize; nc];
     for idx in 1..size {
         for r in 0..nc {
@@ -58,9 +59,15 @@ pub fn solve_exact_multi(net: &Network, max_lattice: u64) -> Result<Solution, So
                 continue;
             }
             let prev = (idx - strides[r]) * k;
+            // Batching: the speed of the queue an arriving class-r job finds (see `qn`).
+            for (b, parts) in &flat.batches {
+                let f = b.demand_factor(1.0 + parts.iter().map(|&i| q[prev + i]).sum::<f64>());
+                parts.iter().for_each(|&i| speed[i][r] = f);
+            }
             let mut r_path = 0.0;
             for (i, s) in flat.stations.iter().enumerate() {
-                stretch[i][r] = if s.delay { 1.0 } else { 1.0 + q[prev + i] };
+                let queue = if s.delay { 1.0 } else { 1.0 + q[prev + i] };
+                stretch[i][r] = queue * speed[i][r];
                 r_path += s.copies * s.dp[r] * stretch[i][r];
             }
             x[r] = n[r] as f64 / (z[r] + r_path);
@@ -74,5 +81,5 @@ pub fn solve_exact_multi(net: &Network, max_lattice: u64) -> Result<Solution, So
     } else {
         Method::SeidmannMultiClass
     };
-    Ok(flat.assemble(net, method, &x, &stretch, None, Vec::new()))
+    Ok(flat.assemble(net, method, &x, &stretch, &speed, None, Vec::new()))
 }

@@ -3,7 +3,10 @@
 //!   §20.3) for one class, with every copy of every station as its own load-dependent
 //!   factor `f(j) = d^j / Π_{i≤j} min(i, c)` (delay: `d^j / j!`), in log space so that no
 //!   term over- or underflows and every sum has positive terms only (no cancellation).
-//!   Exact but slow: O(N²) per copy.
+//!   Exact but slow: O(N²) per copy. A batching station (see `qn`) is solved as the
+//!   load-dependent server it stands for: with `j` jobs at a copy every job is served at
+//!   speed `1/f(j)`, `f` = the batching's demand factor, so `α(j) = min(j, c)/f(j)` — the
+//!   exact counterpart of the solvers' mean-value rule.
 //! - the finite-source M/M/c//N (machine-repairman) closed form.
 //!
 //! Not for production use: it exists to check `single` and the other solvers.
@@ -25,6 +28,16 @@ fn ln_add(a: f64, b: f64) -> f64 {
 /// ln f(j), j = 0..=n, for one copy with per-copy demand `d` and `c` servers
 /// (`c = None`: delay).
 fn ln_factor(d: f64, c: Option<u32>, n: usize) -> Vec<f64> {
+    ln_factor_batched(d, c, None, n)
+}
+
+/// [`ln_factor`] with the load-dependent speed of a batching station.
+fn ln_factor_batched(
+    d: f64,
+    c: Option<u32>,
+    batching: Option<&crate::qn::Batching>,
+    n: usize,
+) -> Vec<f64> {
     let mut f = vec![0.0; n + 1];
     for j in 1..=n {
         f[j] = if d == 0.0 {
@@ -34,7 +47,8 @@ fn ln_factor(d: f64, c: Option<u32>, n: usize) -> Vec<f64> {
                 None => j as f64,
                 Some(c) => (j as f64).min(f64::from(c)),
             };
-            f[j - 1] + d.ln() - alpha.ln()
+            let speed = batching.map_or(1.0, |b| 1.0 / b.demand_factor(j as f64));
+            f[j - 1] + d.ln() - (alpha * speed).ln()
         };
     }
     f
@@ -75,7 +89,7 @@ pub(crate) fn convolution(net: &Network) -> OracleSolution {
         .map(|s| {
             let d = s.demands[0].secs / f64::from(s.multiplicity);
             let c = (s.kind == StationKind::Queue).then_some(s.servers);
-            ln_factor(d, c, n)
+            ln_factor_batched(d, c, s.batching.as_ref(), n)
         })
         .collect();
     // ln G of everything except the stations at index ≥ k: prefix; and of the stations
@@ -157,6 +171,10 @@ pub(crate) fn machine_repairman(n: u32, z: f64, c: u32, d: f64) -> (f64, f64) {
 /// positive). Fast enough (minutes) for the 630-OSD network once, offline.
 pub(crate) fn convolution_throughput(net: &Network) -> f64 {
     assert_eq!(net.classes.len(), 1);
+    assert!(
+        net.stations.iter().all(|s| s.batching.is_none()),
+        "convolution_throughput has no batching; use convolution"
+    );
     let n = net.classes[0].population as usize;
     let z = net.classes[0].think_time_secs;
     let mut g = ln_factor(z, None, n);

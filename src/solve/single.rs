@@ -91,7 +91,9 @@
 //! client waits for the slower of two replicas, ≈ 1.5 × one for exponential service);
 //! at and past the knee it agrees with the simulation.
 
-use super::{ClassSolution, Method, Solution, StationClassSolution, StationSolution};
+use super::{
+    batching_note, ClassSolution, Method, Solution, StationClassSolution, StationSolution,
+};
 use crate::qn::{Network, StationKind};
 
 /// Largest per-copy load `X·d` (busy servers) up to which the textbook complement for
@@ -113,6 +115,9 @@ struct St {
     /// Per-copy demand and path demand, seconds.
     d: f64,
     dp: f64,
+    /// The batching of the station this part belongs to, with the index of its group in
+    /// [`Planned::batched`].
+    batch: Option<(usize, crate::qn::Batching)>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -165,6 +170,8 @@ struct Snap {
     /// Per station: per-copy queue length and stretch factor (R = d · stretch).
     q: Vec<f64>,
     stretch: Vec<f64>,
+    /// Per station: demand factor of batching at this population (1 without).
+    speed: Vec<f64>,
 }
 
 /// What one MVA run returns.
@@ -253,7 +260,7 @@ fn solve_many(
         .map(|s| {
             let d = s.demands[0].secs / f64::from(s.multiplicity);
             is_multi(s)
-                && !is_forked_multi(s)
+                && !is_seidmann_multi(s)
                 && d > 0.0
                 && (x_bound * d).min(f64::from(s.servers - 1)) > safe_load
         })
@@ -365,23 +372,23 @@ fn is_multi(s: &crate::qn::Station) -> bool {
     s.kind == StationKind::Queue && s.servers > 1
 }
 
-/// A multi-server station whose class forks at it (path demand below demand): solved by
-/// Seidmann's decomposition, not by the multi-server recursion (see the module doc).
-fn is_forked_multi(s: &crate::qn::Station) -> bool {
-    is_multi(s) && s.demands[0].path_secs < s.demands[0].secs
+/// A multi-server station solved by Seidmann's decomposition, not by the multi-server
+/// recursion (see the module doc): its class forks at it (path demand below demand), or
+/// it batches (a load-dependent speed the recursion does not have).
+fn is_seidmann_multi(s: &crate::qn::Station) -> bool {
+    is_multi(s) && (s.demands[0].path_secs < s.demands[0].secs || s.batching.is_some())
 }
 
-/// Optimistic throughput bound min(N/(Z+D_path), min_k c_k·m_k/D_k).
+/// Optimistic throughput bound min(N/(Z+D_path), min_k capacity_k) (batching at its
+/// largest batch).
 fn throughput_bound(net: &Network) -> f64 {
     let c = &net.classes[0];
     let dp: f64 = net.stations.iter().map(|s| s.demands[0].path_secs).sum();
-    let mut x = f64::from(c.population) / (c.think_time_secs + dp);
-    for s in &net.stations {
-        if s.kind == StationKind::Queue && s.demands[0].secs > 0.0 {
-            x = x.min(f64::from(s.servers) * f64::from(s.multiplicity) / s.demands[0].secs);
-        }
-    }
-    x
+    let x = f64::from(c.population) / (c.think_time_secs + dp);
+    net.stations
+        .iter()
+        .map(|s| s.capacity_per_sec(0))
+        .fold(x, f64::min)
 }
 
 /// The recursion's view of a network.
@@ -392,6 +399,8 @@ struct Planned {
     approximated: Vec<String>,
     /// Forked multi-server stations solved by Seidmann's decomposition.
     seidmann: Vec<String>,
+    /// Batching stations (solved with the mean-value rule of `qn`).
+    batched: Vec<String>,
 }
 
 /// Internal stations, the lattice groups and the stations solved approximately.
@@ -437,26 +446,31 @@ fn plan(net: &Network, risky: &[bool], n_pop: usize, budget: f64) -> Planned {
     let mut groups = Vec::new();
     let mut approximated = Vec::new();
     let mut seidmann = Vec::new();
+    let mut batched: Vec<String> = Vec::new();
     for (i, s) in net.stations.iter().enumerate() {
         let m = f64::from(s.multiplicity);
         let d = s.demands[0].secs / m;
         let dp = s.demands[0].path_secs / m;
+        let batch = s.batching.map(|b| (batched.len(), b));
         let st = |kind, d, dp| St {
             origin: i,
             kind,
             copies: s.multiplicity,
             d,
             dp,
+            batch,
         };
         let c = s.servers as usize;
         match s.kind {
             StationKind::Delay => sts.push(st(Kind::Delay, d, dp)),
             StationKind::Queue if s.servers == 1 => sts.push(st(Kind::Single, d, dp)),
-            StationKind::Queue if is_forked_multi(s) => {
+            StationKind::Queue if is_seidmann_multi(s) => {
                 let cf = c as f64;
                 sts.push(st(Kind::Single, d / cf, dp / cf));
                 sts.push(st(Kind::Delay, d * (cf - 1.0) / cf, dp * (cf - 1.0) / cf));
-                seidmann.push(s.name.clone());
+                if dp < d {
+                    seidmann.push(s.name.clone());
+                }
             }
             StationKind::Queue if !risky[i] => {
                 sts.push(st(
@@ -482,12 +496,16 @@ fn plan(net: &Network, risky: &[bool], n_pop: usize, budget: f64) -> Planned {
                 sts.push(st(Kind::Multi { c, p0 }, d, dp));
             }
         }
+        if s.batching.is_some() {
+            batched.push(s.name.clone());
+        }
     }
     Planned {
         sts,
         groups,
         approximated,
         seidmann,
+        batched,
     }
 }
 
@@ -760,6 +778,18 @@ fn mva(
     let k = sts.len();
     let mut q = vec![0.0; k];
     let mut stretch = vec![1.0; k];
+    // Demand factor of batching per station (1 without), and the batching groups: the
+    // parts of one station share its speed, set by the jobs an arrival finds at the copy.
+    let mut speed = vec![1.0; k];
+    let mut batches: Vec<(crate::qn::Batching, Vec<usize>)> = Vec::new();
+    for (i, s) in sts.iter().enumerate() {
+        if let Some((g, b)) = s.batch {
+            if g >= batches.len() {
+                batches.push((b, Vec::new()));
+            }
+            batches[g].1.push(i);
+        }
+    }
     let mut snaps = Vec::with_capacity(want.len());
     let mut next_want = want.iter().copied().peekable();
     while next_want.peek() == Some(&0) {
@@ -769,6 +799,7 @@ fn mva(
             x: 0.0,
             q: q.clone(),
             stretch: stretch.clone(),
+            speed: speed.clone(),
         });
     }
     let mut naive_load = vec![0.0; k];
@@ -787,6 +818,7 @@ fn mva(
             x: f64::INFINITY,
             q: q.clone(),
             stretch: stretch.clone(),
+            speed: speed.clone(),
         }));
         return Some(Run {
             x: vec![f64::INFINITY; n_pop],
@@ -800,10 +832,13 @@ fn mva(
         .iter()
         .zip(copies)
         .filter(|&(s, &a)| a > 0 && s.d > 0.0)
-        .filter_map(|(s, _)| match s.kind {
-            Kind::Delay => None,
-            Kind::Single => Some(1.0 / s.d),
-            Kind::Multi { c, .. } => Some(c as f64 / s.d),
+        .filter_map(|(s, _)| {
+            let f = s.batch.map_or(1.0, |(_, b)| b.min_demand_factor());
+            match s.kind {
+                Kind::Delay => None,
+                Kind::Single => Some(1.0 / (s.d * f)),
+                Kind::Multi { c, .. } => Some(c as f64 / (s.d * f)),
+            }
         })
         .fold(f64::INFINITY, f64::min);
     // Marginal probabilities p(j | n), j < c, and ln p(0 | n) per multi-server station;
@@ -874,15 +909,23 @@ fn mva(
         .filter(|&i| copies[i] > 0 && matches!(sts[i].kind, Kind::Multi { .. }))
         .collect();
     for n in 1..=n_pop {
+        // Mean-value rule of batching (see `qn`): the speed of the queue an arrival finds,
+        // 1 + Q(n−1) jobs at the copy (all parts of the station).
+        for (b, parts) in &batches {
+            let seen = 1.0 + parts.iter().map(|&i| q[i]).sum::<f64>();
+            let f = b.demand_factor(seen);
+            parts.iter().for_each(|&i| speed[i] = f);
+        }
         let mut r_path = 0.0;
-        for ((((st, &qi), &ci), &wq), (&ic, &pw)) in stretch
+        for (((((st, &qi), &ci), &wq), (&ic, &pw)), &sp) in stretch
             .iter_mut()
             .zip(&q)
             .zip(&corr)
             .zip(&queue_w)
             .zip(inv_c.iter().zip(&path_w))
+            .zip(&speed)
         {
-            *st = (1.0 + wq * qi + ci) * ic;
+            *st = (1.0 + wq * qi + ci) * ic * sp;
             r_path += pw * *st;
         }
         let x = n as f64 / (z + r_path);
@@ -965,6 +1008,7 @@ fn mva(
                 x,
                 q: q.clone(),
                 stretch: stretch.clone(),
+                speed: speed.clone(),
             });
         }
     }
@@ -997,7 +1041,10 @@ fn assemble(net: &Network, planned: &Planned, run: &Snap, refined: Option<(u32, 
             }],
         })
         .collect();
+    // Demand factor per network station (the speed its parts ran at).
+    let mut factor = vec![1.0; net.stations.len()];
     for (i, st) in sts.iter().enumerate() {
+        factor[st.origin] = run.speed[i];
         let out = &mut stations[st.origin];
         let m = f64::from(st.copies);
         let stretch = if population == 0 { 1.0 } else { run.stretch[i] };
@@ -1008,9 +1055,9 @@ fn assemble(net: &Network, planned: &Planned, run: &Snap, refined: Option<(u32, 
         pc.path_residence_secs += m * st.dp * stretch;
         pc.queue_length += run.q[i] * m;
     }
-    for (out, s) in stations.iter_mut().zip(&net.stations) {
+    for ((out, s), f) in stations.iter_mut().zip(&net.stations).zip(&factor) {
         if s.kind == StationKind::Queue {
-            let u = x * s.demands[0].secs / (f64::from(s.multiplicity) * f64::from(s.servers));
+            let u = x * s.demands[0].secs * f / (f64::from(s.multiplicity) * f64::from(s.servers));
             out.utilization = u;
             out.per_class[0].utilization = u;
         }
@@ -1043,6 +1090,9 @@ fn assemble(net: &Network, planned: &Planned, run: &Snap, refined: Option<(u32, 
              solvers do",
             planned.seidmann.join(", ")
         ));
+    }
+    if !planned.batched.is_empty() {
+        notes.push(batching_note(&planned.batched));
     }
     Solution {
         method,

@@ -708,3 +708,152 @@ fn windowed_marginals_agree_with_the_full_recursion() {
         }
     }
 }
+
+/// A network with one batching station (`servers` per copy, 2 copies) behind a client
+/// delay and before a plain queue.
+fn batching_net(n: u32, servers: u32, share: f64) -> Network {
+    let mut commit = station(
+        "commit",
+        StationKind::Queue,
+        servers,
+        2,
+        &[0.004 * f64::from(servers)],
+    );
+    commit.batching = Some(crate::qn::Batching {
+        share,
+        jobs_per_member: 2.0,
+        max_batch: 16.0,
+    });
+    Network::new(
+        vec![
+            commit,
+            station("disk", StationKind::Queue, 1, 4, &[0.002]),
+            station("wire", StationKind::Delay, 1, 1, &[0.001]),
+        ],
+        vec![class("io", n, 0.0005)],
+    )
+    .unwrap()
+}
+
+#[test]
+fn batching_with_zero_share_changes_nothing() {
+    // Oracle: the same network without batching; every solver must give the same numbers
+    // (the batching code path runs, at factor 1 everywhere).
+    let opts = SolveOptions::default();
+    for servers in [1, 4] {
+        for n in [1, 7, 60] {
+            let with = batching_net(n, servers, 0.0);
+            let mut without = with.clone();
+            without.stations[0].batching = None;
+            type Solver = fn(&Network, &SolveOptions) -> Solution;
+            let solvers: [(&str, Solver); 4] = [
+                ("exact", |n, _| single::solve_exact(n)),
+                ("schweitzer", approx::schweitzer),
+                ("linearizer", approx::linearizer),
+                ("multi", |n, _| mva::solve_exact_multi(n, 1 << 20).unwrap()),
+            ];
+            for (name, solve) in solvers {
+                let (a, b) = (solve(&with, &opts), solve(&without, &opts));
+                let (xa, xb) = (
+                    a.classes[0].throughput_per_sec,
+                    b.classes[0].throughput_per_sec,
+                );
+                // Exact single-class MVA solves a c-server station without batching by the
+                // exact recursion but with batching by Seidmann's decomposition (measured
+                // 11 % lower X at c = 4, N = 7: Seidmann's error, not batching's).
+                let tol = match name {
+                    "exact" if servers > 1 => 0.15,
+                    // Converged to SolveOptions' default tolerance 1e-9.
+                    "schweitzer" | "linearizer" => 1e-8,
+                    _ => 1e-12,
+                };
+                assert!(rel(xa, xb) < tol, "{name} c={servers} N={n}: {xa} vs {xb}");
+                check_invariants(&with, &a, 1e-9);
+            }
+        }
+    }
+}
+
+#[test]
+fn batching_mean_value_rule_against_exact_load_dependence() {
+    // Oracle: the log-space convolution with the batching station as the load-dependent
+    // server it stands for (α(j) = min(j, c)/f(j), `oracle.rs`). The solvers' mean-value
+    // rule (the speed of the queue an arrival finds) is an approximation; its error is
+    // measured here and bounded with a margin. Measured ΔX/X with share 0.6 (factor 0.44 at
+    // the largest batch), N = 1, 2, 3, 5, 8, 13, 20, 40, 80, 200:
+    //   1 server:  0, 0, −2.9, −6.2, −2.4, −0.6, ..., +0.0, +0.9, +0.1 %
+    //   4 servers: 0, −2.1, −6.9, −7.1, −8.4, −5.8, −2.6, −0.6, +0.8, +0.1 % (Seidmann's
+    //   decomposition included).
+    // The rule is worst where batches start to form (it applies the speed of the mean
+    // queue, not the mean of the speeds) and exact at N = 1 (an arrival finds nobody).
+    for servers in [1, 4] {
+        let mut worst: f64 = 0.0;
+        for n in [1, 2, 3, 5, 8, 13, 20, 40, 80, 200] {
+            let net = batching_net(n, servers, 0.6);
+            let sol = single::solve_exact(&net);
+            check_invariants(&net, &sol, 1e-9);
+            assert!(
+                sol.notes.iter().any(|s| s.contains("mean-value rule")),
+                "{:?}",
+                sol.notes
+            );
+            let x = sol.classes[0].throughput_per_sec;
+            let exact = convolution(&net).throughput_per_sec;
+            if n == 1 && servers == 1 {
+                assert!(rel(x, exact) < 1e-12, "N=1: {x} vs {exact}");
+            }
+            worst = worst.max(rel(x, exact));
+            // Batching is worth having: the exact solution beats the unbatched network by far
+            // once queues form.
+            let mut plain = net.clone();
+            plain.stations[0].batching = None;
+            let x_plain = convolution(&plain).throughput_per_sec;
+            if n >= 80 {
+                assert!(exact > 1.5 * x_plain, "N={n}: {exact} vs {x_plain}");
+            }
+        }
+        let bound = if servers == 1 { 0.07 } else { 0.10 };
+        assert!(worst < bound, "c={servers}: worst relative error {worst}");
+    }
+}
+
+#[test]
+fn batching_agrees_across_solvers() {
+    // Oracles: (1) the exact multi-class recursion run on one class is the same recursion
+    // as the exact single-class solver for single-server stations (same mean-value rule):
+    // equal to rounding; (2) Schweitzer's scalar root (`schweitzer_single`, with the inner
+    // root of the batching factor) must equal Schweitzer's plain fixed-point iteration,
+    // which reaches the same fixed point by another road (Core::run via linearizer's core
+    // with zero deviations is the multi-class path; here forced by a second, empty class);
+    // (3) Schweitzer is an approximation of exact MVA: within 5 % here.
+    let opts = SolveOptions {
+        tolerance: 1e-12,
+        max_iterations: 10_000_000,
+        ..SolveOptions::default()
+    };
+    for n in [1, 4, 30, 300] {
+        let net = batching_net(n, 1, 0.6);
+        let exact = single::solve_exact(&net);
+        let multi = mva::solve_exact_multi(&net, 1 << 20).unwrap();
+        let (xe, xm) = (
+            exact.classes[0].throughput_per_sec,
+            multi.classes[0].throughput_per_sec,
+        );
+        assert!(rel(xe, xm) < 1e-12, "N={n}: single {xe} vs multi {xm}");
+        assert!(rel(exact.stations[0].utilization, multi.stations[0].utilization) < 1e-12);
+        let root = approx::schweitzer(&net, &opts);
+        let mut two = net.clone();
+        two.classes.push(class("idle", 0, 0.0));
+        for st in &mut two.stations {
+            st.demands.push(Demand::new(0.0));
+        }
+        let iter = approx::schweitzer(&two, &opts);
+        let (xr, xi) = (
+            root.classes[0].throughput_per_sec,
+            iter.classes[0].throughput_per_sec,
+        );
+        assert!(rel(xr, xi) < 1e-8, "N={n}: root {xr} vs iteration {xi}");
+        assert!(rel(xr, xe) < 0.05, "N={n}: schweitzer {xr} vs exact {xe}");
+        check_invariants(&net, &root, 1e-9);
+    }
+}
