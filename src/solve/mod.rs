@@ -254,11 +254,11 @@ impl Flat {
     pub fn speeds(&self, nc: usize, seen: impl Fn(usize, usize) -> f64) -> Vec<Vec<f64>> {
         let mut speed = vec![vec![1.0; nc]; self.stations.len()];
         for (b, parts) in &self.batches {
-            for r in 0..nc {
-                let f = b.demand_factor(1.0 + parts.iter().map(|&i| seen(i, r)).sum::<f64>());
-                for &i in parts {
-                    speed[i][r] = f;
-                }
+            let f: Vec<f64> = (0..nc)
+                .map(|r| b.demand_factor(1.0 + parts.iter().map(|&i| seen(i, r)).sum::<f64>()))
+                .collect();
+            for &i in parts {
+                speed[i].clone_from(&f);
             }
         }
         speed
