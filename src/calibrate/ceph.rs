@@ -375,7 +375,9 @@ impl Default for CalibrateOptions {
 
 /// The parameters the seed data can inform: OSD CPU per read and write op, CPU per byte
 /// (64k rows), the aarch64 efficiency (seed 000), network efficiency (sequential rows),
-/// fixed software latencies, the WAL share of device writes (seed 001's Optane WAL), and one release factor per release present in the runs
+/// fixed software latencies, the WAL share of device writes (seed 001's Optane WAL), the
+/// per-batch write cost when the model has one (seed 002's QD4/QD64 pairs), and one
+/// release factor per release present in the runs
 /// other than the reference release (factor 1.0 by definition, the model's
 /// `release_factor.*` entry that equals 1.0 and has "reference" in its source).
 pub fn default_fit_names(base: &ModelParams, runs: &[PreparedRun]) -> Vec<String> {
@@ -391,6 +393,11 @@ pub fn default_fit_names(base: &ModelParams, runs: &[PreparedRun]) -> Vec<String
     .iter()
     .map(|s| s.to_string())
     .collect();
+    // Write batching only for a model that has it (one fitted before it existed keeps its
+    // fixed per-op write cost unless `--fit` asks for it).
+    if base.param.contains_key(names::OSD_CPU_WRITE_BATCH) {
+        n.insert(names::OSD_CPU_WRITE_BATCH.to_string());
+    }
     for r in runs {
         for arch in [r.scenario.node_cpu.arch, r.scenario.client_cpu.arch] {
             if arch.as_str() != "x86_64" {
@@ -430,9 +437,16 @@ fn is_reference(base: &ModelParams, key: &str) -> bool {
 /// identified jointly with the release factors (no run is on the reference release), so
 /// a looser release prior leaves the costs, and every prediction for a release the data
 /// do not contain, with intervals spanning decades.
-pub fn ensure_params(base: &mut ModelParams, fit: &[String]) {
+///
+/// A parameter the prior has (e.g. `osd_cpu_write_batch_gcycles`, which models fitted
+/// before it existed lack) is taken from the prior, with its unit, bounds and source.
+pub fn ensure_params(base: &mut ModelParams, prior: &ModelParams, fit: &[String]) {
     for name in fit {
         if base.param.contains_key(name) {
+            continue;
+        }
+        if let Some(p) = prior.param.get(name) {
+            base.param.insert(name.clone(), p.clone());
             continue;
         }
         let (unit, lower, upper) = if name.starts_with(names::RELEASE_PREFIX) {
@@ -602,7 +616,7 @@ pub fn calibrate(
     } else {
         opts.fit.clone()
     };
-    ensure_params(&mut base, &fit_names);
+    ensure_params(&mut base, prior, &fit_names);
     for n in &fit_names {
         if !base.param.contains_key(n) {
             return Err(CalibrateError::UnknownParameter {

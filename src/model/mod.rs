@@ -40,6 +40,11 @@ pub mod names {
     pub const NET_EFF: &str = "network_efficiency";
     pub const FIXED_READ: &str = "fixed_latency_read_secs";
     pub const FIXED_WRITE: &str = "fixed_latency_write_secs";
+    /// CPU cost BlueStore pays once per batch of writes queued at an OSD, shared by the
+    /// writes of the batch (optional: absent = no batching).
+    pub const OSD_CPU_WRITE_BATCH: &str = "osd_cpu_write_batch_gcycles";
+    /// Largest batch of writes per OSD (optional, with the share).
+    pub const WRITE_MAX_BATCH: &str = "osd_write_max_batch";
     /// Prefix of per-architecture CPU efficiency factors (x86_64 is the reference, 1.0).
     pub const ARCH_PREFIX: &str = "arch_efficiency.";
     /// Prefix of per-release CPU efficiency factors.

@@ -582,7 +582,9 @@ mod tests {
 
     #[test]
     fn refit_of_the_lab_sweeps_lowers_their_error_and_shows_before_and_after() {
-        let base = ModelParams::prior();
+        // The prior as it was when the sweeps ran: without write batching.
+        let mut base = ModelParams::prior();
+        base.param.remove(crate::model::names::OSD_CPU_WRITE_BATCH);
         let spec = spec_of(validation_datasets(&fixture_dir()).unwrap(), &[]);
         let Refit { report: r, model } = run(&spec, &base);
         let recorded = recorded_comparison();

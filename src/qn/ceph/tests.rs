@@ -38,8 +38,12 @@ pub(crate) fn tiny(edit: impl Fn(String) -> String) -> Scenario {
 }
 
 /// Round parameter values so that the expected demands are easy to compute by hand.
+/// The prior with round numbers, and without write batching: the hand-computed oracles
+/// of these tests (and of `predict`'s) are for fixed per-op costs; batching has its own
+/// tests (`write_batching_*`).
 pub(crate) fn params() -> ModelParams {
     let mut p = ModelParams::prior();
+    p.param.remove(names::OSD_CPU_WRITE_BATCH);
     for (n, v) in [
         (names::OSD_CPU_READ, 2e-4),  // 100 µs on a 2 GHz core
         (names::OSD_CPU_WRITE, 4e-4), // 200 µs on a 2 GHz core
@@ -231,4 +235,101 @@ fn missing_parameter_is_named() {
     p.param.remove(names::WRITE_AMP);
     let e = build(&tiny(|t| t), &p).unwrap_err();
     assert!(e.to_string().contains("write_amplification"), "{e}");
+}
+
+/// [`params`] with a write batch cost of 8e-4 Gcycles (400 µs on a 2 GHz core) and
+/// batches of at most 16.
+fn batched_params() -> ModelParams {
+    let mut p = ModelParams::prior();
+    let base = params();
+    for name in base.names() {
+        p.set(&name, base.get(&name).unwrap()).unwrap();
+    }
+    p.set(names::OSD_CPU_WRITE_BATCH, 8e-4).unwrap();
+    p.set(names::WRITE_MAX_BATCH, 16.0).unwrap();
+    p
+}
+
+#[test]
+fn write_batching_puts_the_batch_cost_on_a_lone_write_and_shares_it() {
+    // TINY randwrite, r = 3, 2 OSDs per node. A lone write op costs 4e-4 + 8e-4 Gcycles =
+    // 600 µs at 2 GHz; 3 ops → 1,800 µs demand, path 2 ops = 1,200 µs. The batch cost's
+    // share of the demand: 8/12 = 2/3; all of the station's work is writes (w = 1), so a
+    // batch member is 2 OSDs / 1 = 2 jobs at a node's CPU.
+    let net = build(&tiny(|t| t), &batched_params()).unwrap();
+    let w = &net.write;
+    assert_relative_eq!(at(&net, w, "osd_cpu").secs, 1800e-6, epsilon = 1e-12);
+    assert_relative_eq!(at(&net, w, "osd_cpu").path_secs, 1200e-6, epsilon = 1e-12);
+    let cpu = &net.network.stations[net.network.station_index("osd_cpu").unwrap()];
+    let b = cpu.batching.expect("writes batch");
+    assert_relative_eq!(b.share, 2.0 / 3.0, epsilon = 1e-12);
+    assert_relative_eq!(b.jobs_per_member, 2.0, epsilon = 1e-12);
+    assert_eq!(b.max_batch, 16.0);
+    // With 20 jobs at a node CPU: 10 writes per OSD, an op costs 4e-4 + 8e-4/10 = 4.8e-4
+    // Gcycles, 0.4 of a lone op: factor 1 − 2/3 + (2/3)/10 = 0.4.
+    assert_relative_eq!(b.demand_factor(20.0), 0.4, epsilon = 1e-12);
+    // Nothing else batches.
+    let batching: Vec<&str> = net
+        .network
+        .stations
+        .iter()
+        .filter(|s| s.batching.is_some())
+        .map(|s| s.name.as_str())
+        .collect();
+    assert_eq!(batching, ["osd_cpu"]);
+}
+
+#[test]
+fn write_batching_in_a_mix_and_not_for_reads() {
+    // Pure reads: no write work, no batching.
+    let reads = build(
+        &tiny(|t| t.replace("randwrite", "randread")),
+        &batched_params(),
+    )
+    .unwrap();
+    let cpu = reads.network.station_index("osd_cpu").unwrap();
+    assert!(reads.network.stations[cpu].batching.is_none());
+    // 50/50 mix: read op 100 µs; write I/O 1,800 µs (above). Mix demand = 0.5·100 +
+    // 0.5·1,800 = 950 µs; the write batch cost per write I/O = 3 × 400 µs = 1,200 µs, so
+    // s = 0.5·1,200/950; the writes' share of the work w = 900/950, so a batch member is
+    // 2/w = 2·950/900 jobs.
+    let mix = build(
+        &tiny(|t| {
+            t.replace(
+                "pattern = \"randwrite\"",
+                "pattern = \"randrw\"\nread_percent = 50",
+            )
+        }),
+        &batched_params(),
+    )
+    .unwrap();
+    let b = mix.network.stations[cpu].batching.expect("the mix batches");
+    assert_relative_eq!(b.share, 600.0 / 950.0, epsilon = 1e-12);
+    assert_relative_eq!(b.jobs_per_member, 2.0 * 950.0 / 900.0, epsilon = 1e-12);
+}
+
+#[test]
+fn write_batching_raises_saturated_iops_and_keeps_a_lone_write_as_it_was() {
+    // Oracles: at one I/O in flight nothing queues, so the batch cost is paid whole and the
+    // latency is the sum of path demands (as without batching at the lone-write cost); at
+    // depth 256 the OSD CPU is saturated at the largest batch: 3 nodes × 4 cores / (3 ops
+    // × (4e-4 + 8e-4/16) Gcycles / 2 GHz) = 12 / 675 µs = 17,778 IOPS at most, far above
+    // the lone-write cost's 12 / 1,800 µs = 6,667.
+    let p = batched_params();
+    let one = crate::predict::predict(
+        &tiny(|t| t.replace("images = 4", "images = 1")),
+        &p,
+        &Default::default(),
+    )
+    .unwrap();
+    assert!((one.latency_mean_secs - one.bounds.min_latency_secs).abs() < 1e-12);
+    let deep = tiny(|t| t.replace("iodepth = 1", "iodepth = 256"));
+    let r = crate::predict::predict(&deep, &p, &Default::default()).unwrap();
+    assert!(r.iops > 6_667.0 * 1.5 && r.iops <= 17_778.0, "{}", r.iops);
+    assert!(
+        (r.bounds.max_iops - 12.0 / 675e-6).abs() < 1e-6,
+        "{}",
+        r.bounds.max_iops
+    );
+    assert_eq!(r.bottleneck.resource, "osd_cpu");
 }
