@@ -73,10 +73,15 @@
 //! sends `(r−1)·bs` to the replicas on the cluster network (its one NIC serialises the
 //! copies, so all of it is on the path); each replica receives `bs` in parallel (demand
 //! `(r−1)·bs`, path `bs`). CPU: r OSD write ops (demand), of which the primary's and one
-//! replica's are on the path (`min(r,2)` ops). Devices: every replica writes
-//! `write_amplification` device ops of `bs` (BlueStore data + RocksDB WAL); with a WAL
-//! device, the share `wal_share` of them goes there. The client waits for the slowest
-//! replica: path = one replica's device work ([`Demand::forked`]).
+//! replica's are on the path (`min(r,2)` ops). Devices: BlueStore *defers* a write smaller
+//! than its allocation unit (`bluestore_min_alloc_size_ssd`: 16 KiB before Pacific, 4 KiB
+//! from 16.2.0; on disks `bluestore_prefer_deferred_size_hdd`, 64 KiB): the data goes into
+//! the RocksDB WAL and later to the data device, so every replica writes
+//! `write_amplification` device ops of `bs`, the share `wal_share` of them on the WAL device
+//! when there is one. A larger write goes *directly* to the data device (one op of `bs`)
+//! and commits `write_amplification − 1` metadata ops of 4 KiB to the WAL (the WAL device,
+//! or the data device without one). The client waits for the slowest replica: path = one
+//! replica's device work ([`Demand::forked`]).
 //!
 //! **Erasure coding k+m** (stripe unit 4 KiB, Ceph's `osd_pool_erasure_code_stripe_unit`
 //! default): a write of `bs` writes `chunk = ⌈bs / (k·4 KiB)⌉ · 4 KiB` on each of the k+m
@@ -207,6 +212,23 @@ fn device_delay_secs(d: &DriveEntry, write: bool, iops_override: Option<f64>) ->
         (d.read_4k_iops, d.read_latency.0)
     };
     (lat - 1.0 / iops).max(0.0)
+}
+
+/// Smallest write BlueStore writes directly to the data device rather than deferring it
+/// through the RocksDB WAL: `bluestore_min_alloc_size_ssd` on flash (16 KiB before
+/// Pacific, 4 KiB from 16.2.0), `bluestore_prefer_deferred_size_hdd` (64 KiB) on disks.
+fn deferred_below_bytes(kind: crate::spec::DriveKind, release: &str) -> f64 {
+    let major: u32 = release
+        .trim()
+        .split(|c: char| !c.is_ascii_digit())
+        .next()
+        .and_then(|m| m.parse().ok())
+        .unwrap_or(u32::MAX);
+    match kind {
+        crate::spec::DriveKind::Hdd => 65536.0,
+        _ if major >= 16 => 4096.0,
+        _ => 16384.0,
+    }
 }
 
 /// Device work of one OSD write or read: seconds at the device queue (`svc`) and at its
@@ -416,9 +438,36 @@ impl<'a> Plan<'a> {
         (ops * op_cost + bytes * self.per_byte) / self.osd_speed * self.osd_scale
     }
 
-    /// Device work of one OSD write of `bytes` (all its `write_amplification` device ops).
+    /// Device work of one OSD write of `bytes`. A deferred write (smaller than
+    /// [`deferred_below_bytes`]) does all its `write_amplification` device ops of `bytes`
+    /// (data through the RocksDB WAL, then to the data device); a direct write writes its
+    /// data once to the data device and commits `write_amplification − 1` metadata ops of
+    /// 4 KiB to the WAL (the WAL device when there is one).
     fn device_write(&self, bytes: f64) -> DeviceWork {
         let dd = &self.s.data.drive;
+        if bytes >= deferred_below_bytes(dd.kind, &self.s.ceph_release) {
+            let meta = (self.data_ops + self.wal_ops - 1.0).max(0.0);
+            const META_BYTES: f64 = 4096.0;
+            return match self.s.wal.as_ref() {
+                Some(w) => {
+                    let sync = w.drive.sync_write_4k_iops;
+                    DeviceWork {
+                        data_svc: device_service_secs(dd, true, bytes, None),
+                        data_lat: device_delay_secs(dd, true, None),
+                        wal: Some((
+                            meta * device_service_secs(&w.drive, true, META_BYTES, sync),
+                            meta * device_delay_secs(&w.drive, true, sync),
+                        )),
+                    }
+                }
+                None => DeviceWork {
+                    data_svc: device_service_secs(dd, true, bytes, None)
+                        + meta * device_service_secs(dd, true, META_BYTES, None),
+                    data_lat: (1.0 + meta) * device_delay_secs(dd, true, None),
+                    wal: None,
+                },
+            };
+        }
         let wal = self.s.wal.as_ref().map(|w| {
             let sync = w.drive.sync_write_4k_iops;
             (

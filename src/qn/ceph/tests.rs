@@ -333,3 +333,75 @@ fn write_batching_raises_saturated_iops_and_keeps_a_lone_write_as_it_was() {
     );
     assert_eq!(r.bottleneck.resource, "osd_cpu");
 }
+
+#[test]
+fn small_writes_go_through_the_wal_and_large_ones_straight_to_the_data_device() {
+    // TINY on Luminous with one Optane WAL per node (500K 4k write IOPS, 2 GB/s), write
+    // amplification 2 and WAL share 0.5 (`params`): one data op and one WAL op per OSD write.
+    let luminous = |bs: &str| {
+        tiny(|t| {
+            t.replace("19.2.0", "12.2.2")
+                .replace("block_size = \"4k\"", &format!("block_size = \"{bs}\""))
+                .replace(
+                    "[cluster.node.network]",
+                    "[cluster.node.wal_device]\ncount = 1\nmodel = \"intel-optane-p4800x-375gb\"\n[cluster.node.network]",
+                )
+        })
+    };
+    // 4k < 16 KiB (Luminous' bluestore_min_alloc_size_ssd): deferred, the data goes through
+    // the WAL: WAL op max(1/500,000, 4096 B / 2 GB/s) = 2.048 µs, data op max(1/50,000,
+    // 4096 B / 1 GB/s) = 20 µs; × 3 replicas.
+    let net = build(&luminous("4k"), &params()).unwrap();
+    let w = &net.write;
+    assert_relative_eq!(
+        at(&net, w, "wal_device").secs,
+        3.0 * 2.048e-6,
+        epsilon = 1e-15
+    );
+    assert_relative_eq!(
+        at(&net, w, "data_device").secs,
+        3.0 * 20e-6,
+        epsilon = 1e-15
+    );
+    // 64k ≥ 16 KiB: direct. The data device writes 64 KiB once (65.536 µs at 1 GB/s); the
+    // WAL gets one 4 KiB metadata commit (2.048 µs), not the 32.768 µs of 64 KiB.
+    let net = build(&luminous("64k"), &params()).unwrap();
+    let w = &net.write;
+    assert_relative_eq!(
+        at(&net, w, "wal_device").secs,
+        3.0 * 2.048e-6,
+        epsilon = 1e-15
+    );
+    assert_relative_eq!(
+        at(&net, w, "data_device").secs,
+        3.0 * 65.536e-6,
+        epsilon = 1e-15
+    );
+    // From Pacific the allocation unit is 4 KiB, so a 4k write is direct too; without a WAL
+    // device its metadata commit goes to the data device: 20 + 20 µs per replica, the same
+    // load as the deferred path at write amplification 2 (`replicated_write_cpu_and_device_demands`).
+    let net = build(
+        &tiny(|t| t.replace("block_size = \"4k\"", "block_size = \"8k\"")),
+        &params(),
+    )
+    .unwrap();
+    let w = &net.write;
+    // 8 KiB: data op max(20 µs, 8.192 µs) = 20 µs, metadata op 20 µs.
+    assert_relative_eq!(
+        at(&net, w, "data_device").secs,
+        3.0 * 40e-6,
+        epsilon = 1e-15
+    );
+    assert_eq!(
+        deferred_below_bytes(crate::spec::DriveKind::Nvme, "15.2.14-0ubuntu0.20.04.2"),
+        16384.0
+    );
+    assert_eq!(
+        deferred_below_bytes(crate::spec::DriveKind::Nvme, "16.2.0"),
+        4096.0
+    );
+    assert_eq!(
+        deferred_below_bytes(crate::spec::DriveKind::Hdd, "19.2.0"),
+        65536.0
+    );
+}
