@@ -266,9 +266,9 @@ pub fn parse_network(text: &str, origin: &str) -> Result<Network, NetworkFileErr
         let batching = match &s.batching {
             None => None,
             Some(b) => {
-                b.get_ref().validate(name, kind).map_err(|e| {
-                    invalid(b.span(), "station.batching", e.to_string())
-                })?;
+                b.get_ref()
+                    .validate(name, kind)
+                    .map_err(|e| invalid(b.span(), "station.batching", e.to_string()))?;
                 Some(*b.get_ref())
             }
         };
