@@ -789,13 +789,24 @@ impl<'m> Engine<'m> {
                 self.tokens[t as usize].pc += 1;
                 self.run_token(t);
             }
+            Op::CycleEnd { class } => self.begin_cycle(t, class as usize),
+            // Out of line, so that this match keeps the shape it had before batching.
+            _ => self.handle_batch_visit(t, pc),
+        }
+    }
+
+    /// [`Engine::handle`] for a token served at a station with batching.
+    #[cold]
+    #[inline(never)]
+    fn handle_batch_visit(&mut self, t: u32, pc: u32) {
+        match self.m.ops[pc as usize] {
             Op::BatchVisit { station, .. } => {
                 let copy = self.tokens[t as usize].copy;
                 self.depart::<true>(station as usize, copy as usize);
                 self.tokens[t as usize].pc += 1;
                 self.run_token(t);
             }
-            Op::CycleEnd { class } => self.begin_cycle(t, class as usize),
+            Op::Visit { .. } | Op::CycleEnd { .. } => unreachable!("handled by handle"),
             Op::Fork { .. } | Op::BranchEnd | Op::Choice { .. } | Op::Goto { .. } => {
                 unreachable!("no event waits at a fork, join or choice")
             }
@@ -836,7 +847,7 @@ impl<'m> Engine<'m> {
                         stream,
                         ref sampler,
                     } => {
-                        self.arrive::<true>(t, station as usize, stream as usize, sampler);
+                        self.arrive_batching(t, station as usize, stream as usize, sampler);
                         break;
                     }
                     Op::Fork { first, count } => {
@@ -1005,6 +1016,14 @@ impl<'m> Engine<'m> {
                 self.tokens[tail as usize].next = t;
             }
         }
+    }
+
+    /// [`Engine::arrive`] at a station with batching, out of line so that the event loop's
+    /// code for the other stations stays as it was without batching.
+    #[cold]
+    #[inline(never)]
+    fn arrive_batching(&mut self, t: u32, s: usize, stream: usize, sampler: &Sampler) {
+        self.arrive::<true>(t, s, stream, sampler);
     }
 
     /// Demand factor of station `s`'s batching for a service that starts with `jobs` jobs
