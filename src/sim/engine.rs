@@ -18,7 +18,13 @@
 //!   of one sequence per (master seed, replication) chosen by a stream id built from those
 //!   indices (see [`make_streams`]), so changing one parameter leaves every other stream
 //!   unchanged (common random numbers across sweep points). The generator is a few
-//!   instructions per draw, where ChaCha8 (used before) cost about 30.
+//!   instructions per draw, where ChaCha8 (used before) cost about 30;
+//! - a visit to a station with batching ([`crate::sim::SimStation::batching`]) is its own
+//!   op, `BatchVisit`, served by the `BATCH = true` instances of `arrive` and `depart`:
+//!   they count the jobs waiting at each copy and multiply a sampled service time by the
+//!   demand factor of the jobs present when that service starts (in service and waiting,
+//!   the starting one included), fixed for the whole service. Stations without batching
+//!   run the same code as before batching existed.
 //!
 //! Statistics are time integrals of jobs present and servers busy per station, and per
 //! class response-time count, sum, a fixed-size [`Histogram`] and optionally a bounded
@@ -32,7 +38,7 @@ use super::dist::{uniform_open, Sampler, SimRng};
 use super::hist::Histogram;
 use super::model::{Arrivals, ChoiceBranch, Placement, SimModel, Step};
 use super::stats::BatchSeries;
-use crate::qn::StationKind;
+use crate::qn::{Batching, StationKind};
 
 const NONE: u32 = u32::MAX;
 /// Forks place at most this many branches on distinct copies; further branches of a wider
@@ -47,6 +53,12 @@ const SOURCE_PC: u32 = u32::MAX;
 #[repr(u32)]
 enum Op {
     Visit {
+        station: u32,
+        stream: u32,
+        sampler: Sampler,
+    },
+    /// A visit to a station with batching (see [`Compiled::batching`]).
+    BatchVisit {
         station: u32,
         stream: u32,
         sampler: Sampler,
@@ -116,6 +128,9 @@ pub struct Compiled {
     class_start: Vec<u32>,
     arrivals: Vec<CArrivals>,
     stations: Vec<CStation>,
+    /// Per station, its batching (read only by `BatchVisit` ops, which exist only for
+    /// stations that have one).
+    batching: Vec<Option<Batching>>,
     n_copies: usize,
     n_streams: usize,
     /// First stream id of each kind (see [`Compiled::new`]).
@@ -150,6 +165,12 @@ impl Compiled {
             class_start: Vec::with_capacity(nc),
             arrivals: Vec::with_capacity(nc),
             stations,
+            // A validated model has no batching at a delay; ignore it there all the same.
+            batching: model
+                .stations
+                .iter()
+                .map(|s| s.batching.filter(|_| s.kind != StationKind::Delay))
+                .collect(),
             n_copies: base as usize,
             // Service streams (class × station), placement streams (station), arrival/think
             // streams (class), routing-choice streams (class); new kinds go at the end so
@@ -193,7 +214,9 @@ impl Compiled {
             };
             let mut chosen: Vec<u32> = Vec::new();
             for b in &mut self.branches[first as usize..(first + count) as usize] {
-                let Op::Visit { station, .. } = self.ops[b.start as usize] else {
+                let (Op::Visit { station, .. } | Op::BatchVisit { station, .. }) =
+                    self.ops[b.start as usize]
+                else {
                     continue;
                 };
                 let st = self.stations[station as usize];
@@ -217,11 +240,26 @@ impl Compiled {
         let mut deferred_choices: Vec<(u32, u32, &Vec<ChoiceBranch>)> = Vec::new();
         for step in steps {
             match step {
-                Step::Visit { station, service } => self.ops.push(Op::Visit {
-                    station: station.0 as u32,
-                    stream: (class * ns + station.0) as u32,
-                    sampler: service.sampler(),
-                }),
+                Step::Visit { station, service } => {
+                    let (station, stream, sampler) = (
+                        station.0 as u32,
+                        (class * ns + station.0) as u32,
+                        service.sampler(),
+                    );
+                    self.ops.push(if self.batching[station as usize].is_some() {
+                        Op::BatchVisit {
+                            station,
+                            stream,
+                            sampler,
+                        }
+                    } else {
+                        Op::Visit {
+                            station,
+                            stream,
+                            sampler,
+                        }
+                    });
+                }
                 Step::Fork { branches } => {
                     let first = self.branches.len() as u32;
                     self.branches.extend(std::iter::repeat_n(
@@ -391,6 +429,8 @@ pub struct Engine<'m> {
     tokens: Vec<Token>,
     free: Vec<u32>,
     copies: Vec<CopyState>,
+    /// Tokens waiting per copy, kept only at stations with batching (`BatchVisit`).
+    waiting: Vec<u32>,
     rr: Vec<u32>,
     acc: Vec<StationAcc>,
     rngs: Vec<SimRng>,
@@ -532,6 +572,7 @@ impl<'m> Engine<'m> {
             tokens: Vec::new(),
             free: Vec::new(),
             copies: vec![CopyState::default(); m.n_copies],
+            waiting: vec![0; m.n_copies],
             rr: vec![0; m.n_stations()],
             acc: vec![StationAcc::default(); m.n_stations()],
             rngs,
@@ -744,11 +785,28 @@ impl<'m> Engine<'m> {
         match self.m.ops[pc as usize] {
             Op::Visit { station, .. } => {
                 let copy = self.tokens[t as usize].copy;
-                self.depart(station as usize, copy as usize);
+                self.depart::<false>(station as usize, copy as usize);
                 self.tokens[t as usize].pc += 1;
                 self.run_token(t);
             }
             Op::CycleEnd { class } => self.begin_cycle(t, class as usize),
+            // Out of line, so that this match keeps the shape it had before batching.
+            _ => self.handle_batch_visit(t, pc),
+        }
+    }
+
+    /// [`Engine::handle`] for a token served at a station with batching.
+    #[cold]
+    #[inline(never)]
+    fn handle_batch_visit(&mut self, t: u32, pc: u32) {
+        match self.m.ops[pc as usize] {
+            Op::BatchVisit { station, .. } => {
+                let copy = self.tokens[t as usize].copy;
+                self.depart::<true>(station as usize, copy as usize);
+                self.tokens[t as usize].pc += 1;
+                self.run_token(t);
+            }
+            Op::Visit { .. } | Op::CycleEnd { .. } => unreachable!("handled by handle"),
             Op::Fork { .. } | Op::BranchEnd | Op::Choice { .. } | Op::Goto { .. } => {
                 unreachable!("no event waits at a fork, join or choice")
             }
@@ -781,7 +839,15 @@ impl<'m> Engine<'m> {
                         stream,
                         ref sampler,
                     } => {
-                        self.arrive(t, station as usize, stream as usize, sampler);
+                        self.arrive::<false>(t, station as usize, stream as usize, sampler);
+                        break;
+                    }
+                    Op::BatchVisit {
+                        station,
+                        stream,
+                        ref sampler,
+                    } => {
+                        self.arrive_batching(t, station as usize, stream as usize, sampler);
                         break;
                     }
                     Op::Fork { first, count } => {
@@ -902,8 +968,10 @@ impl<'m> Engine<'m> {
         ((u128::from(x) * u128::from(m)) >> 64) as u32
     }
 
+    /// Token `t` arrives at station `s` (`BATCH`: the station has batching, so count the
+    /// waiting jobs and scale a service that starts now).
     #[inline]
-    fn arrive(&mut self, t: u32, s: usize, stream: usize, sampler: &Sampler) {
+    fn arrive<const BATCH: bool>(&mut self, t: u32, s: usize, stream: usize, sampler: &Sampler) {
         let st = self.m.stations[s];
         let preset = self.tokens[t as usize].preset_copy;
         let copy = if preset != NONE {
@@ -928,9 +996,17 @@ impl<'m> Engine<'m> {
         } else if self.copies[ci].busy < st.servers {
             self.copies[ci].busy += 1;
             self.acc[s].busy += 1.0;
-            let d = sampler.sample(&mut self.rngs[stream]);
+            let mut d = sampler.sample(&mut self.rngs[stream]);
+            if BATCH {
+                // A server was free, so nobody waits (a freed server takes the head of the
+                // queue at once): the jobs present are the busy ones.
+                d *= self.demand_factor(s, self.copies[ci].busy);
+            }
             self.schedule(key(self.now + d, t));
         } else {
+            if BATCH {
+                self.waiting[ci] += 1;
+            }
             self.tokens[t as usize].next = NONE;
             let q = &mut self.copies[ci];
             let tail = std::mem::replace(&mut q.tail, t);
@@ -942,8 +1018,27 @@ impl<'m> Engine<'m> {
         }
     }
 
+    /// [`Engine::arrive`] at a station with batching, out of line so that the event loop's
+    /// code for the other stations stays as it was without batching.
+    #[cold]
+    #[inline(never)]
+    fn arrive_batching(&mut self, t: u32, s: usize, stream: usize, sampler: &Sampler) {
+        self.arrive::<true>(t, s, stream, sampler);
+    }
+
+    /// Demand factor of station `s`'s batching for a service that starts with `jobs` jobs
+    /// at the copy, the starting one included.
     #[inline]
-    fn depart(&mut self, s: usize, copy: usize) {
+    fn demand_factor(&self, s: usize, jobs: u32) -> f64 {
+        self.m.batching[s]
+            .expect("BatchVisit ops are compiled only for stations with batching")
+            .demand_factor(f64::from(jobs))
+    }
+
+    /// The token in service at copy `copy` of station `s` leaves (`BATCH`: as in
+    /// [`Engine::arrive`]).
+    #[inline]
+    fn depart<const BATCH: bool>(&mut self, s: usize, copy: usize) {
         let st = self.m.stations[s];
         self.touch(s);
         self.acc[s].present -= 1.0;
@@ -960,15 +1055,25 @@ impl<'m> Engine<'m> {
                 q.tail = NONE;
             }
             let m = self.m;
-            let Op::Visit {
+            let (Op::Visit {
                 stream,
                 ref sampler,
                 ..
-            } = m.ops[self.tokens[w as usize].pc as usize]
+            }
+            | Op::BatchVisit {
+                stream,
+                ref sampler,
+                ..
+            }) = m.ops[self.tokens[w as usize].pc as usize]
             else {
                 unreachable!("a queued token is at a visit")
             };
-            let d = sampler.sample(&mut self.rngs[stream as usize]);
+            let mut d = sampler.sample(&mut self.rngs[stream as usize]);
+            if BATCH {
+                // Every server stays busy (`w` now among them) and the rest still wait.
+                self.waiting[ci] -= 1;
+                d *= self.demand_factor(s, st.servers + self.waiting[ci]);
+            }
             self.schedule(key(self.now + d, w));
         } else {
             self.copies[ci].busy -= 1;

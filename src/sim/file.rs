@@ -11,6 +11,7 @@
 //! servers = 1
 //! multiplicity = 4
 //! placement = "random"    # or "round_robin"
+//! batching = { share = 0.4, jobs_per_member = 1, max_batch = 8 }  # optional (queues)
 //! [[classes]]
 //! name = "reads"
 //! arrivals = { kind = "closed", population = 8, think = { kind = "exponential", mean_secs = 0.01 } }
@@ -20,23 +21,32 @@
 //! ```
 //! Other steps: `{ step = "fork", branches = [[...steps...], [...]] }` (all branches, join)
 //! and `{ step = "choice", branches = [{ label = "read", probability = 0.7, steps = [...] },
-//! ...] }` (one branch at random; responses also reported per label).
+//! ...] }` (one branch at random; responses also reported per label). `batching` (see
+//! [`crate::sim::SimStation::batching`]) is optional and omitted when absent, so files
+//! without it read and write as before. Unknown station fields are refused (a misspelt
+//! `batching` would otherwise be ignored silently).
+//!
+//! Errors name the file; syntax and type errors give the line and column (from the TOML or
+//! JSON parser), and so does an invalid `batching` in a TOML file, with the field and the fix.
 //! Not here: the generic network format (`qn::file`), which carries demands, not routes.
 
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::model::{SimModel, SimModelError};
+use super::model::{SimClass, SimModel, SimModelError, SimStation};
+use crate::qn::NetworkError;
 
 /// Version of the model-file layout.
 pub const MODEL_SCHEMA_VERSION: u32 = 1;
 
-#[derive(Debug, Serialize, Deserialize)]
+/// The file as read. The model's fields are spelt out rather than `#[serde(flatten)]`ed:
+/// flattening buffers the content and loses the TOML positions of errors inside it.
+#[derive(Debug, Deserialize)]
 struct ModelFile {
     schema_version: u32,
-    #[serde(flatten)]
-    model: SimModel,
+    stations: Vec<SimStation>,
+    classes: Vec<SimClass>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -61,6 +71,71 @@ pub enum ModelFileError {
         #[source]
         source: SimModelError,
     },
+    #[error("simulation model {path}:{line}:{column}: {field}: {source}\n  | {snippet}")]
+    InvalidAt {
+        path: PathBuf,
+        line: usize,
+        column: usize,
+        field: &'static str,
+        snippet: String,
+        #[source]
+        source: Box<SimModelError>,
+    },
+}
+
+/// Where each station's `batching` table sits in a TOML model file (for error positions).
+#[derive(Deserialize)]
+struct StationSpans {
+    #[serde(default)]
+    stations: Vec<StationSpan>,
+}
+
+#[derive(Deserialize)]
+struct StationSpan {
+    name: String,
+    batching: Option<toml::Spanned<toml::Value>>,
+}
+
+/// The error for an invalid model, with the position of the offending station's
+/// `batching` when the file is TOML and the problem is there.
+fn invalid(text: &str, path: &Path, is_toml: bool, source: SimModelError) -> ModelFileError {
+    let station = match &source {
+        SimModelError::BadBatching(NetworkError::BadBatching { station, .. }) if is_toml => {
+            station.clone()
+        }
+        _ => {
+            return ModelFileError::Invalid {
+                path: path.to_path_buf(),
+                source,
+            }
+        }
+    };
+    let span = toml::from_str::<StationSpans>(text).ok().and_then(|f| {
+        f.stations
+            .into_iter()
+            .find(|s| s.name == station)
+            .and_then(|s| s.batching)
+            .map(|b| b.span().start)
+    });
+    let Some(offset) = span else {
+        return ModelFileError::Invalid {
+            path: path.to_path_buf(),
+            source,
+        };
+    };
+    let before = &text[..offset.min(text.len())];
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    let line_end = text[line_start..]
+        .find('\n')
+        .map_or(text.len(), |i| line_start + i);
+    ModelFileError::InvalidAt {
+        path: path.to_path_buf(),
+        line: before.matches('\n').count() + 1,
+        column: before[line_start..].chars().count() + 1,
+        field: "stations.batching",
+        snippet: text[line_start..line_end].trim_end().to_string(),
+        source: Box::new(source),
+    }
 }
 
 /// Reads and validates a model file.
@@ -91,13 +166,14 @@ pub fn parse_model(text: &str, path: &Path) -> Result<SimModel, ModelFileError> 
             found: file.schema_version,
         });
     }
-    file.model
+    let model = SimModel {
+        stations: file.stations,
+        classes: file.classes,
+    };
+    model
         .validate()
-        .map_err(|source| ModelFileError::Invalid {
-            path: path.to_path_buf(),
-            source,
-        })?;
-    Ok(file.model)
+        .map_err(|source| invalid(text, path, is_toml, source))?;
+    Ok(model)
 }
 
 /// Serialises a model as a JSON model file (with `schema_version` and the cephplan marker
@@ -161,6 +237,78 @@ route = [
         let text = model_to_json(&m);
         assert!(text.contains(crate::io::GENERATED_MARKER));
         assert_eq!(parse_model(&text, Path::new("m.json")).unwrap(), m);
+    }
+
+    #[test]
+    fn batching_is_read_and_bad_batching_names_line_field_and_fix() {
+        let text = DOC_EXAMPLE.replace(
+            "placement = \"random\"\n",
+            "placement = \"random\"\nbatching = { share = 0.4, jobs_per_member = 1, max_batch = 8 }\n",
+        );
+        let m = parse_model(&text, Path::new("m.toml")).unwrap();
+        let b = m.stations[0].batching.expect("batching read");
+        assert_eq!((b.share, b.jobs_per_member, b.max_batch), (0.4, 1.0, 8.0));
+        // Written back as JSON it survives; a station without batching writes no field.
+        let json = model_to_json(&m);
+        assert_eq!(parse_model(&json, Path::new("m.json")).unwrap(), m);
+        assert!(
+            !model_to_json(&parse_model(DOC_EXAMPLE, Path::new("m.toml")).unwrap())
+                .contains("batching")
+        );
+
+        // The batching table is on line 9 of the text (DOC_EXAMPLE starts with an empty line).
+        let e = parse_model(
+            &text.replace("share = 0.4", "share = 1.5"),
+            Path::new("m.toml"),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.starts_with("simulation model m.toml:9:")
+                && e.contains("stations.batching")
+                && e.contains("batching.share = 1.5")
+                && e.contains("< 1"),
+            "{e}"
+        );
+        let e = parse_model(
+            &text.replace("max_batch = 8", "max_batch = 0.5"),
+            Path::new("m.toml"),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("max_batch") && e.contains("≥ 1"), "{e}");
+        let e = parse_model(
+            &text.replace("max_batch = 8", "max_bach = 8"),
+            Path::new("m.toml"),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("max_bach") && e.contains("line 9"), "{e}");
+        let e = parse_model(
+            &text.replace("batching = {", "batchng = {"),
+            Path::new("m.toml"),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("batchng") && e.contains("line 9"), "{e}");
+        let e = parse_model(
+            &text.replace("kind = \"queue\"", "kind = \"delay\""),
+            Path::new("m.toml"),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("m.toml:9:") && e.contains("a delay has no queue"),
+            "{e}"
+        );
+        // JSON: no position for a validation error, but the station, field and fix.
+        let e = parse_model(
+            &json.replace("\"share\": 0.4", "\"share\": -1.0"),
+            Path::new("m.json"),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("\"disk\": batching.share = -1"), "{e}");
     }
 
     #[test]

@@ -14,7 +14,10 @@
 //!   with multiplicity `m` the job visits **one** copy (chosen by the station's
 //!   [`Placement`]) and is served there for the full demand `D`; each copy then receives
 //!   `1/m` of the visits, so its demand per cycle is `D/m` — exactly the per-copy demand MVA
-//!   uses. MVA and the simulator therefore describe the same product-form system.
+//!   uses. MVA and the simulator therefore describe the same product-form system — except
+//!   at a station with batching (carried over as [`SimStation::batching`]), which is
+//!   load-dependent: the simulator applies the demand factor of the queue a job finds when
+//!   its service starts, MVA that of the queue it finds on arrival (see `qn`).
 //! - [`SimModelBuilder`] (for `qn::ceph` and tests): declare stations, then classes with a
 //!   [`Route`] built from `visit` and `fork` steps.
 //!
@@ -42,7 +45,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::dist::Dist;
-use crate::qn::{Network, StationKind};
+use crate::qn::{Batching, Network, NetworkError, StationKind};
 
 /// How a visit to a station with several copies chooses its copy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
@@ -57,6 +60,7 @@ pub enum Placement {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct SimStation {
     pub name: String,
     pub kind: StationKind,
@@ -65,6 +69,11 @@ pub struct SimStation {
     /// Identical copies; each visit goes to one of them.
     pub multiplicity: u32,
     pub placement: Placement,
+    /// Batching (queues only; see [`Batching`]): a job starting service at a copy that
+    /// holds `q` jobs (in service and waiting, itself included) is served for its sampled
+    /// service time × [`Batching::demand_factor`]`(q)`. `None`: no batching.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub batching: Option<Batching>,
 }
 
 /// Index of a station in [`SimModel::stations`], handed out by the builder.
@@ -209,6 +218,10 @@ pub enum SimModelError {
     },
     #[error("class \"{0}\" is open but its route is empty; give it at least one visit")]
     EmptyOpenRoute(String),
+    /// A station's batching is invalid: always [`NetworkError::BadBatching`], which names
+    /// the station, the field and the fix.
+    #[error(transparent)]
+    BadBatching(NetworkError),
 }
 
 /// Accumulates stations and classes; [`SimModelBuilder::build`] validates.
@@ -233,6 +246,26 @@ impl SimModelBuilder {
             servers,
             multiplicity,
             placement,
+            batching: None,
+        })
+    }
+    /// Adds an FCFS queueing station whose copies serve in batches (see
+    /// [`SimStation::batching`]).
+    pub fn batching_queue(
+        &mut self,
+        name: &str,
+        servers: u32,
+        multiplicity: u32,
+        placement: Placement,
+        batching: Batching,
+    ) -> StationId {
+        self.station(SimStation {
+            name: name.to_string(),
+            kind: StationKind::Queue,
+            servers,
+            multiplicity,
+            placement,
+            batching: Some(batching),
         })
     }
     /// Adds an infinite-server (pure delay) station.
@@ -243,6 +276,7 @@ impl SimModelBuilder {
             servers: 1,
             multiplicity: 1,
             placement: Placement::Random,
+            batching: None,
         })
     }
     /// Adds a station as given.
@@ -296,6 +330,7 @@ impl SimModel {
                 servers: s.servers,
                 multiplicity: s.multiplicity,
                 placement,
+                batching: s.batching,
             })
             .collect();
         let mut classes = Vec::with_capacity(net.classes.len());
@@ -346,6 +381,10 @@ impl SimModel {
             }
             if s.multiplicity == 0 {
                 return Err(SimModelError::ZeroMultiplicity(s.name.clone()));
+            }
+            if let Some(b) = &s.batching {
+                b.validate(&s.name, s.kind)
+                    .map_err(SimModelError::BadBatching)?;
             }
         }
         let mut seen = std::collections::BTreeSet::new();

@@ -29,6 +29,10 @@
 //! a replica's device may be the primary's device (probability `1/devices` per replica, 1.4 %
 //! with 72 OSDs), which CRUSH rules out; it is the even-spread assumption MVA makes too.
 //!
+//! **Batching.** Every station takes the batching of the plan's station (the network's),
+//! so a batching OSD CPU batches in the simulation too, at the queue present when a
+//! service starts (see [`crate::sim::SimStation::batching`]).
+//!
 //! **Service distributions** are exponential unless [`CephSimOptions`] says otherwise: the
 //! devices (queue and latency delay) and the rest can each be deterministic or follow the
 //! two-moment family of [`Dist::two_moment`].
@@ -258,6 +262,8 @@ pub fn build_sim(
                 st.multiplicity
             },
             placement: Placement::Random,
+            // The network's batching (the OSD CPU's, when the scenario batches commits).
+            batching: st.batching,
         });
     }
     let pr = s.read_fraction;

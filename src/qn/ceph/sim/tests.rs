@@ -91,6 +91,7 @@ fn simulated_demand_equals_the_network_demand_at_every_station() {
             assert_eq!(sim.name, st.name, "{what}");
             assert_eq!((sim.kind, sim.servers), (st.kind, st.servers), "{what}");
             assert_eq!(sim.multiplicity, st.multiplicity, "{what}: {}", st.name);
+            assert_eq!(sim.batching, st.batching, "{what}: {}", st.name);
             assert_relative_eq!(
                 d[i][0],
                 st.demands[0].secs,
