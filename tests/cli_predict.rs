@@ -209,8 +209,40 @@ fn predict_tails_fills_the_simulated_p99_and_the_tails_section() {
     }
     assert_eq!(t["seed"], 1);
     assert_eq!(t["stop_reason"], "precision_reached");
+    assert_eq!(t["batching"], "mean_field");
     // A read-only workload: reads only.
     assert!(t["write"].is_null() && t["read"]["iops"]["mean"].is_number());
+}
+
+#[test]
+fn tails_of_a_batching_write_follow_the_batching_flag() {
+    // Seed-000 randwrite (the default model batches writes on the OSD CPU): mean-field by
+    // default runs at MVA's speed and lands near MVA's IOPS at this depth (past the knee;
+    // see qn::ceph::sim's table: 176.5 K against 176.8 K); dynamic batching is named in the
+    // report.
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "predict",
+            "--scenario",
+            "models/examples/seed-000-ampere-altra-max.toml",
+            "--tails",
+            "--precision",
+            "0.05",
+            "--format",
+            "json",
+        ];
+        args.extend_from_slice(extra);
+        json(&args)
+    };
+    let v = run(&[]);
+    assert_eq!(v["tails"]["batching"], "mean_field");
+    let (mva, sim) = (
+        v["iops"].as_f64().unwrap(),
+        v["tails"]["iops"]["mean"].as_f64().unwrap(),
+    );
+    assert!((sim / mva - 1.0).abs() < 0.05, "MVA {mva}, simulated {sim}");
+    let v = run(&["--batching", "dynamic"]);
+    assert_eq!(v["tails"]["batching"], "dynamic");
 }
 
 #[test]

@@ -967,6 +967,13 @@ fn batching_mean_value_rule_gap_against_the_exact_chain() {
                 100.0 * (xm - x) / x,
                 100.0 * (lm - l) / l
             );
+            // The solver's mean-value rule is this recursion (`solve::single`).
+            let sol = cephplan::solve::single::solve_exact(&batching_net(n as u32, z, s, b));
+            let xs = sol.classes[0].throughput_per_sec;
+            assert!(
+                (xs - xm).abs() <= 1e-12 * xm,
+                "n = {n}: solver {xs} vs rule {xm}"
+            );
             let (slow, _, _) = batching_queue_exact(n, z, s, &none);
             let (fast, _, _) = batching_queue_exact(n, z, s * b.min_demand_factor(), &none);
             for (what, v) in [("exact", x), ("MVA rule", xm)] {

@@ -47,6 +47,24 @@ impl Inputs {
     }
 }
 
+/// How the simulation runs the OSD CPU's write batching.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum BatchingArg {
+    /// At the speed exact MVA finds for the simulated depth (what calibration fitted).
+    MeanField,
+    /// At the speed of the queue present when each service starts.
+    Dynamic,
+}
+
+impl From<BatchingArg> for cephplan::qn::ceph::SimBatching {
+    fn from(a: BatchingArg) -> Self {
+        match a {
+            BatchingArg::MeanField => Self::MeanField,
+            BatchingArg::Dynamic => Self::Dynamic,
+        }
+    }
+}
+
 /// Service-time distribution of the simulated devices.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum ShapeArg {
@@ -93,6 +111,9 @@ pub struct TailArgs {
     /// Squared coefficient of variation for --device-service two-moment.
     #[arg(long)]
     pub device_scv: Option<f64>,
+    /// How the OSD CPU's write batching is simulated (default mean-field).
+    #[arg(long, value_enum)]
+    pub batching: Option<BatchingArg>,
 }
 
 impl TailArgs {
@@ -102,6 +123,7 @@ impl TailArgs {
             || self.precision.is_some()
             || self.max_events.is_some()
             || self.device_service.is_some()
+            || self.batching.is_some()
             || self.device_scv.is_some()
     }
 
@@ -116,6 +138,7 @@ impl TailArgs {
             },
             service: CephSimOptions {
                 device_service: service_shape(self.device_service, self.device_scv)?,
+                batching: self.batching.map(Into::into).unwrap_or_default(),
                 ..CephSimOptions::default()
             },
         })
@@ -307,12 +330,13 @@ pub fn tails_table(t: &TailReport) -> String {
         rows.extend(t.write.iter().map(|f| row("write", f)));
     }
     let mut o = format!(
-        "simulated ({} replications, seed {}, ± = {:.0} % confidence, stop: {:?}, devices {:?})\n",
+        "simulated ({} replications, seed {}, ± = {:.0} % confidence, stop: {:?}, devices {:?}, batching {:?})\n",
         t.replications,
         t.seed,
         t.confidence * 100.0,
         t.stop_reason,
-        t.device_service
+        t.device_service,
+        t.batching
     );
     o.push_str(&table(
         &["I/Os", "IOPS", "mean", "p50", "p95", "p99", "p99.9"],

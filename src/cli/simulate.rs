@@ -34,6 +34,10 @@ pub struct SimulateArgs {
     /// Squared coefficient of variation for --device-service two-moment.
     #[arg(long, requires = "scenario")]
     pub device_scv: Option<f64>,
+    /// How the OSD CPU's write batching is simulated (with --scenario; default mean-field:
+    /// at the speed exact MVA finds for the scenario's depth).
+    #[arg(long, value_enum, requires = "scenario")]
+    pub batching: Option<super::predict::BatchingArg>,
     /// How a network's visits pick among a station's copies (with --network).
     #[arg(long, value_enum, default_value_t = PlacementArg::Random, requires = "network")]
     pub placement: PlacementArg,
@@ -85,6 +89,7 @@ pub fn run(args: SimulateArgs) -> anyhow::Result<ExitCode> {
                     args.device_service,
                     args.device_scv,
                 )?,
+                batching: args.batching.map(Into::into).unwrap_or_default(),
                 ..Default::default()
             };
             let cs = cephplan::qn::ceph::build_sim(&scn, &params, &opts)

@@ -223,11 +223,12 @@ pub(crate) fn figures(
 
 /// Asymptotic bounds of a built network at a population.
 pub(crate) fn bounds(cn: &CephNetwork, population: u32) -> Bounds {
+    // Batching stations at their largest batch: the least any I/O can take.
     let min_latency_secs: f64 = cn
         .network
         .stations
         .iter()
-        .map(|s| s.demands[0].path_secs)
+        .map(|s| s.demands[0].path_secs * s.batching.map_or(1.0, |b| b.min_demand_factor()))
         .sum();
     let n = f64::from(population);
     let mut max_iops = if min_latency_secs > 0.0 {

@@ -105,7 +105,7 @@ use crate::spec::{CpuEntry, DriveEntry, Protection, Scenario};
 
 pub mod sim;
 
-pub use sim::{build_sim, CephSim, CephSimOptions, ServiceShape};
+pub use sim::{build_sim, CephSim, CephSimOptions, ServiceShape, SimBatching};
 
 /// Ceph's default erasure-code stripe unit (`osd_pool_erasure_code_stripe_unit`), bytes.
 pub const EC_STRIPE_UNIT_BYTES: f64 = 4096.0;

@@ -56,6 +56,22 @@ impl Dist {
         }
     }
 
+    /// The same shape with its mean (every duration) multiplied by `factor`.
+    pub fn scaled(&self, factor: f64) -> Self {
+        match *self {
+            Dist::Exponential { mean_secs } => Dist::Exponential {
+                mean_secs: mean_secs * factor,
+            },
+            Dist::Deterministic { secs } => Dist::Deterministic {
+                secs: secs * factor,
+            },
+            Dist::TwoMoment { mean_secs, scv } => Dist::TwoMoment {
+                mean_secs: mean_secs * factor,
+                scv,
+            },
+        }
+    }
+
     /// Squared coefficient of variation.
     pub fn scv(&self) -> f64 {
         match *self {

@@ -172,6 +172,39 @@ pub struct SimModel {
     pub classes: Vec<SimClass>,
 }
 
+impl SimModel {
+    /// Multiplies the service time of every visit to `station` (in every route, fork and
+    /// choice) by `factor`.
+    pub fn scale_service(&mut self, station: StationId, factor: f64) {
+        fn walk(steps: &mut [Step], station: StationId, factor: f64) {
+            for step in steps {
+                match step {
+                    Step::Visit {
+                        station: s,
+                        service,
+                    } if *s == station => {
+                        *service = service.scaled(factor);
+                    }
+                    Step::Visit { .. } => {}
+                    Step::Fork { branches } => {
+                        for b in branches {
+                            walk(b, station, factor);
+                        }
+                    }
+                    Step::Choice { branches } => {
+                        for b in branches {
+                            walk(&mut b.steps, station, factor);
+                        }
+                    }
+                }
+            }
+        }
+        for c in &mut self.classes {
+            walk(&mut c.route, station, factor);
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum SimModelError {
     #[error("the simulation model has no classes; add at least one class")]

@@ -829,12 +829,13 @@ fn tails_table_ui(ui: &mut egui::Ui, mva_iops: f64, mva_mean_secs: f64, t: &Tail
             }
         });
     ui.small(format!(
-        "simulated: {} replications, seed {}, ± = {:.0} % confidence, stop: {:?}, devices {:?}",
+        "simulated: {} replications, seed {}, ± = {:.0} % confidence, stop: {:?}, devices {:?}, batching {:?}",
         t.replications,
         t.seed,
         t.confidence * 100.0,
         t.stop_reason,
-        t.device_service
+        t.device_service,
+        t.batching
     ));
     for w in &t.warnings {
         ui.colored_label(plot::WARN, w);

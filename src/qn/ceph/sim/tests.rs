@@ -153,6 +153,7 @@ fn service_shapes_apply_to_devices_and_the_rest_separately() {
     let opts = CephSimOptions {
         device_service: ServiceShape::TwoMoment { scv: 4.0 },
         other_service: ServiceShape::Deterministic,
+        ..CephSimOptions::default()
     };
     let cs = build_sim(&tiny(|t| t), &params(), &opts).unwrap();
     let data = cs.model.station_id("data_device").unwrap();
@@ -207,6 +208,7 @@ fn two_way_fork_of_exponential_devices_has_the_fork_join_mean() {
     let opts = CephSimOptions {
         device_service: ServiceShape::Exponential,
         other_service: ServiceShape::Deterministic,
+        ..CephSimOptions::default()
     };
     let cs = build_sim(&s, &params(), &opts).unwrap();
     let net = &cs.network;
