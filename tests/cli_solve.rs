@@ -172,3 +172,32 @@ fn lattice_too_large_is_an_error_only_when_exact_is_forced() {
         .code(2)
         .stderr(predicate::str::contains("population vectors"));
 }
+
+#[test]
+fn batching_network_is_solved_by_the_mean_value_rule_and_says_so() {
+    // Oracle: capacity by hand. N = 40 saturates "commit": at the largest batch its
+    // capacity is 1 / (2 ms × (0.5 + 0.5/16)) = 941.2 jobs/s (the disks': 4,000/s), and a
+    // saturated copy holds batches of 16 (q ≥ 32 jobs), so every solver lands just below
+    // it, far above the unbatched 500/s. (The rule itself is checked against the
+    // convolution oracle and the simulator's chain in the library's tests.)
+    for method in ["exact", "schweitzer", "linearizer"] {
+        let r = solve_json("models/networks/batching.toml", &["--method", method]);
+        assert_eq!(r["exact"], false, "{method}");
+        assert!(
+            r["notes"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|n| n.as_str().unwrap().contains("mean-value rule")),
+            "{method}: {r}"
+        );
+        let x = f(&r["classes"]["io"]["throughput_per_sec"]);
+        assert!(x > 900.0 && x <= 941.2, "{method}: {x}");
+        assert!(f(&r["stations"]["commit"]["utilization"]) <= 1.0 + 1e-9);
+        let up = f(&r["bounds"]["io"]["throughput_upper_per_sec"]);
+        assert!(
+            (up - 1.0 / (2e-3 * (0.5 + 0.5 / 16.0))).abs() < 1e-6,
+            "{up}"
+        );
+    }
+}

@@ -391,7 +391,7 @@ pub struct StationReport {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SolveReport {
     pub method: Method,
-    /// True when the method is exact for the network as given.
+    /// True when the method is exact for the network as given (never with batching).
     pub exact: bool,
     pub convergence: Option<Convergence>,
     pub notes: Vec<String>,
@@ -448,7 +448,8 @@ impl SolveReport {
             .collect();
         SolveReport {
             method: sol.method,
-            exact: sol.method.is_exact(),
+            // Batching is solved by the mean-value rule, never exactly.
+            exact: sol.method.is_exact() && net.stations.iter().all(|s| s.batching.is_none()),
             convergence: sol.convergence.clone(),
             notes: sol.notes.clone(),
             classes,

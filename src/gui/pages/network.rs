@@ -149,6 +149,13 @@ impl NetworkInputs {
                         s.name
                     ));
                 }
+                if s.batching.is_some() {
+                    return Err(format!(
+                        "station \"{}\" batches; the Network page does not model batching \
+                         (use `cephplan solve --network`)",
+                        s.name
+                    ));
+                }
                 Ok(StationRow {
                     name: s.name.clone(),
                     delay: s.kind == StationKind::Delay,
@@ -522,6 +529,23 @@ pub fn sweep_at(net: Network, pops: &[u32], at: u32, progress: &dyn Progress) ->
 mod tests {
     use super::*;
     use crate::progress::NoProgress;
+
+    #[test]
+    fn a_batching_network_is_refused_rather_than_edited_without_its_batching() {
+        // Editing would drop the batching (the page has no field for it): refuse, as for
+        // forks, and name the station and the CLI that solves it.
+        let mut net = NetworkInputs::default().at_population().unwrap();
+        net.stations[0].batching = Some(crate::qn::Batching {
+            share: 0.5,
+            jobs_per_member: 1.0,
+            max_batch: 8.0,
+        });
+        let e = NetworkInputs::from_network(&net).unwrap_err();
+        assert!(
+            e.contains("\"cpu\" batches") && e.contains("cephplan solve --network"),
+            "{e}"
+        );
+    }
 
     #[test]
     fn variant_names_count_up_unless_chosen() {
