@@ -218,7 +218,7 @@ fn predict_tails_fills_the_simulated_p99_and_the_tails_section() {
 fn tails_of_a_batching_write_follow_the_batching_flag() {
     // Seed-000 randwrite (the default model batches writes on the OSD CPU): mean-field by
     // default runs at MVA's speed and lands near MVA's IOPS at this depth (past the knee;
-    // see qn::ceph::sim's table: 176.5 K against 176.8 K); dynamic batching is named in the
+    // see qn::ceph::sim's table: 173.7 K against 173.6 K); dynamic batching is named in the
     // report.
     let run = |extra: &[&str]| {
         let mut args = vec![

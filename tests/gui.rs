@@ -581,14 +581,15 @@ fn an_edit_hides_the_stale_p99_and_a_cancelled_tails_run_can_be_restarted() {
             .is_some_and(|t| t.stop_reason != cephplan::sim::StopReason::Cancelled)
     });
     let after = h.state().state.prediction.tails().unwrap().clone();
-    // The CPU-bound cluster (OSD CPUs 67 % busy at iodepth 2, MVA) cannot serve four times
-    // the I/Os at the same latency: by Little's law (R = N / X, X ≤ max IOPS) the
-    // latencies grow.
+    // The new run is for the edited text: four times the I/Os in flight raise the simulated
+    // throughput (a closed network's throughput does not fall with its population; with the
+    // default model's write batching it rises even past the OSD CPUs' unbatched capacity,
+    // and the p99 may fall, so the latency is no oracle here).
     assert!(
-        after.all.latency_p99_secs.mean > before.all.latency_p99_secs.mean,
-        "p99 at iodepth 8 {:?} vs 2 {:?}",
-        after.all.latency_p99_secs,
-        before.all.latency_p99_secs
+        after.all.iops.mean > before.all.iops.mean * 1.2,
+        "IOPS at iodepth 8 {:?} vs 2 {:?}",
+        after.all.iops,
+        before.all.iops
     );
     // Leave nothing running for the other tests.
     h.state_mut().state.prediction.tails.enabled = false;

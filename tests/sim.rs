@@ -745,7 +745,7 @@ fn batching(share: f64, jobs_per_member: f64, max_batch: f64) -> Batching {
 }
 
 #[test]
-fn batching_factor_is_fixed_by_the_jobs_present_when_service_starts() {
+fn batching_factor_is_fixed_by_the_queue_when_service_starts() {
     // Deterministic service 1 s, zero think time, share 0.5, g = 1, B = 10, so that
     // f(1) = 1, f(2) = 0.75, f(3) = 2/3; worked by hand from the rule above.
     let run = |servers: u32, population: u32, t_end: f64| {
@@ -775,12 +775,14 @@ fn batching_factor_is_fixed_by_the_jobs_present_when_service_starts() {
     // 1, 1.75, 2.5, …, 10 (13 completions by 10.5); responses 1, 1.75, 2.5, then 3 × 0.75
     // = 2.25 each: 1 + 1.75 + 2.5 + 10 × 2.25 = 27.75 (all exact in binary).
     assert_eq!(run(1, 3, 10.5), (13, 27.75));
-    // Two servers, 4 jobs at t = 0: the first starts alone (f(1) = 1, done at 1), the
-    // second with two present (f(2) = 0.75, done at 0.75); every later service starts
-    // with 2 in service + 1 waiting, f(3) = 2/3. Server A finishes at 0.75 + k·2/3
-    // (15 by 10.2, last at 10.083), server B at 1 + k·2/3 (14 by 10.2, last at 9.667):
-    // 29 completions. Counting only the busy servers (f(2) throughout) would give 26.
-    assert_eq!(run(2, 4, 10.2).0, 29);
+    // Two servers, 4 jobs at t = 0: the first two start on free servers, each a batch of
+    // one (f(1) = 1, both done at 1); the jobs in service on the other server are not in
+    // the batch. From then on every service starts from the queue with one job still
+    // waiting behind it (a finished job rejoins the queue at once, before the other
+    // server's departure at the same instant), f(2) = 0.75: both servers finish at
+    // 1 + 0.75·k, k = 0..12 by 10.2 (13 instants × 2 = 26 completions). Counting the busy
+    // servers too (f(3) = 2/3 once both are busy) would give 29.
+    assert_eq!(run(2, 4, 10.2).0, 26);
 }
 
 #[test]

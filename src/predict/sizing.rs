@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{solve_at, ModelInfo, PredictError, REPORT_SCHEMA_VERSION};
+use super::{ModelInfo, PredictError, REPORT_SCHEMA_VERSION};
 use crate::model::ModelParams;
 use crate::progress::Progress;
 use crate::qn::ceph::build;
@@ -105,30 +105,17 @@ pub fn size(
         };
         let cn = build(&sv, p)?;
         let opts = crate::solve::SolveOptions::default();
-        let at = |n: u32| -> Result<(f64, f64), PredictError> {
-            let f = solve_at(&cn, n, &opts)?.figures;
-            Ok((f.iops, f.latency_mean_secs))
-        };
-        // Largest n in [1, N] with latency ≤ target (latency is increasing in n).
+        // Every in-flight count 1..=N in one MVA pass; the latency need not grow with n
+        // (write batching can make a deeper queue faster), so no bisection.
+        let populations: Vec<u32> = (1..=sv.population()).collect();
         let mut best = (0.0, 0u32, 0.0);
-        let (x1, r1) = at(1)?;
-        if r1 <= spec.latency_target_secs {
-            best = (x1, 1, r1);
-            let (mut lo, mut hi) = (1u32, sv.population());
-            let (xh, rh) = at(hi)?;
-            if rh <= spec.latency_target_secs {
-                best = (xh, hi, rh);
-            } else {
-                while hi - lo > 1 {
-                    let mid = lo + (hi - lo) / 2;
-                    let (xm, rm) = at(mid)?;
-                    if rm <= spec.latency_target_secs {
-                        lo = mid;
-                        best = (xm, mid, rm);
-                    } else {
-                        hi = mid;
-                    }
-                }
+        for (n, point) in populations
+            .iter()
+            .zip(super::solve_curve_at(&cn, &populations, &opts)?)
+        {
+            let f = point.figures;
+            if f.latency_mean_secs <= spec.latency_target_secs && f.iops > best.0 {
+                best = (f.iops, *n, f.latency_mean_secs);
             }
         }
         let meets = best.0 >= spec.iops_target;

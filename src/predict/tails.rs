@@ -10,7 +10,7 @@
 //! slowest), a read/write mix at FCFS stations with different service times, and
 //! non-exponential service when chosen. For r = 1 and exponential service both describe
 //! the same product-form network (tests check that they agree). Seed-000 randwrite at
-//! iodepth 1 (fitted default model): MVA 6.03 ms, simulated 7.50 ms: the slower of two
+//! iodepth 1 (fitted default model): MVA 4.48 ms, simulated 5.57 ms: the slower of two
 //! replicas, which MVA's path demand leaves out. A batching OSD CPU runs at MVA's speed
 //! for the population by default (`qn::ceph::sim`, [`crate::qn::ceph::SimBatching`]).
 //!

@@ -247,6 +247,47 @@ fn sizing_finds_the_smallest_node_count() {
 }
 
 #[test]
+fn sizing_takes_the_best_depth_even_when_latency_falls_with_depth() {
+    // With write batching a deeper queue can be faster, so the mean latency is not
+    // increasing in the I/Os in flight and a bisection could stop short. Oracle: every
+    // in-flight count predicted on its own; sizing must report the highest IOPS among
+    // those within the target.
+    let p = crate::qn::ceph::tests::batched_params();
+    // 4 images × iodepth 16: sizing walks 1..=64 I/Os in flight.
+    let s = tiny(|t| t.replace("iodepth = 1", "iodepth = 16"));
+    let curve: Vec<(u32, f64, f64)> = (1..=64u32)
+        .map(|n| {
+            let sc = tiny(|t| t.replace("images = 4", &format!("images = {n}")));
+            let r = predict(&sc, &p, &opts()).unwrap();
+            (n, r.iops, r.latency_mean_secs)
+        })
+        .collect();
+    let falls = curve.windows(2).any(|w| w[1].2 < w[0].2 * (1.0 - 1e-9));
+    assert!(
+        falls,
+        "the batching tiny cluster should have a falling stretch: {curve:?}"
+    );
+    let target = curve[40].2;
+    let best = curve
+        .iter()
+        .filter(|c| c.2 <= target)
+        .map(|c| c.1)
+        .fold(0.0, f64::max);
+    let spec = SizingSpec {
+        iops_target: 1e12,
+        latency_target_secs: target,
+        max_nodes: 3,
+    };
+    let r = size(&s, &p, &spec, &NoProgress).unwrap();
+    let step = r.steps.last().unwrap();
+    assert_eq!(step.nodes, 3);
+    assert!(
+        (step.best_iops - best).abs() <= 1e-9 * best,
+        "{step:?} vs {best}"
+    );
+}
+
+#[test]
 fn interval_comes_from_the_covariance_by_the_delta_method() {
     let s = with("iodepth = 1", "iodepth = 64");
     let mut p = params();

@@ -56,8 +56,9 @@
 //! (seed 002: 1.2-2.2×) after the OSD CPUs saturate, which a fixed cost per op cannot
 //! produce. The `osd_cpu` station therefore batches ([`crate::qn::Batching`]): a write op
 //! costs `osd_cpu_write_gcycles + osd_cpu_write_batch_gcycles / b`, where `b` is the
-//! writes queued per OSD; with `q` jobs at a node's CPU, `b = q·w / OSDs per node` (`w`:
-//! the writes' share of the station's work), between 1 and `osd_write_max_batch`. So
+//! writes queued per OSD; with `q` jobs in a node's CPU queue (those waiting for a core,
+//! plus the one starting; see [`crate::qn::Batching`]), `b = q·w / OSDs per node` (`w`: the
+//! writes' share of the station's work), between 1 and `osd_write_max_batch`. So
 //! `osd_cpu_write_gcycles` is the cost of a write op in a large batch, and a lone write
 //! costs the sum. As a [`crate::qn::Batching`] the station's demand is taken at `b = 1`
 //! with share `s` = the per-batch cost's share of it and `jobs_per_member = OSDs per

@@ -19,16 +19,19 @@
 //!   slowest branch (path demand). Queue lengths and utilisations use the demand; the
 //!   response time uses the path demand.
 //! - **batching** (optional, queues only, [`Batching`]): a share `s` of every job's demand
-//!   is paid once per batch rather than once per job. A copy holding `q` jobs (the arriving
-//!   one included) serves them in batches of `b(q) = clamp(q/g, 1, B)`, so a job's demand
-//!   is `D·(1 − s + s/b(q))`: the station serves faster the longer its queue (BlueStore's
-//!   commit thread, group commit in databases). This is a load-dependent server, which
-//!   breaks product form; every solver uses the same *mean-value rule*: a job is served at
-//!   the speed of the queue it finds on arrival (MVA's arrival theorem, `q = 1 + Q(n−1)`);
-//!   the simulator at the speed of the queue present when its service starts. A
-//!   multi-server station with batching is solved by Seidmann's decomposition, both of
-//!   whose parts run at that speed. Measured: against the exact load-dependent server
-//!   (speed follows the queue; convolution) the rule's X is up to 6 % low (1 server) / 8 %
+//!   is paid once per batch rather than once per job. A copy whose queue holds `q` jobs
+//!   (the job itself included) serves them in batches of `b(q) = clamp(q/g, 1, B)`, so a
+//!   job's demand is `D·(1 − s + s/b(q))`: the station serves faster the longer its queue
+//!   (BlueStore's commit thread, group commit in databases). The queue is the jobs waiting
+//!   for a server plus the one served; jobs in service on the other servers of a
+//!   multi-server copy are not in the batch. This is a load-dependent server, which breaks
+//!   product form; every solver uses the same *mean-value rule*: a job is served at the
+//!   speed of the queue it finds on arrival (MVA's arrival theorem, `q = 1 + Q(n−1)` of
+//!   the queue: a single-server copy's whole queue length, a multi-server station's
+//!   single-server part in Seidmann's decomposition, whose delay part stands for the jobs
+//!   in service and runs at the same speed); the simulator at the speed of the queue when
+//!   its service starts. Measured: against the exact load-dependent server
+//!   (speed follows the queue; convolution) the rule's X is up to 6 % low (1 server) / 11 %
 //!   (4 servers, Seidmann included) where batches start to form
 //!   (`solve::tests::batching_mean_value_rule_against_exact_load_dependence`); against the
 //!   exact chain of the simulator's rule (speed fixed at service start) up to 9 % high

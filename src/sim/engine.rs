@@ -22,8 +22,8 @@
 //! - a visit to a station with batching ([`crate::sim::SimStation::batching`]) is its own
 //!   op, `BatchVisit`, served by the `BATCH = true` instances of `arrive` and `depart`:
 //!   they count the jobs waiting at each copy and multiply a sampled service time by the
-//!   demand factor of the jobs present when that service starts (in service and waiting,
-//!   the starting one included), fixed for the whole service. Stations without batching
+//!   demand factor of the queue when that service starts (the starting job and those
+//!   still waiting behind it), fixed for the whole service. Stations without batching
 //!   run the same code as before batching existed.
 //!
 //! Statistics are time integrals of jobs present and servers busy per station, and per
@@ -999,8 +999,8 @@ impl<'m> Engine<'m> {
             let mut d = sampler.sample(&mut self.rngs[stream]);
             if BATCH {
                 // A server was free, so nobody waits (a freed server takes the head of the
-                // queue at once): the jobs present are the busy ones.
-                d *= self.demand_factor(s, self.copies[ci].busy);
+                // queue at once): the batch is this job alone.
+                d *= self.demand_factor(s, 1);
             }
             self.schedule(key(self.now + d, t));
         } else {
@@ -1027,7 +1027,8 @@ impl<'m> Engine<'m> {
     }
 
     /// Demand factor of station `s`'s batching for a service that starts with `jobs` jobs
-    /// at the copy, the starting one included.
+    /// in the copy's queue, the starting one included (the jobs in service on the other
+    /// servers are not).
     #[inline]
     fn demand_factor(&self, s: usize, jobs: u32) -> f64 {
         self.m.batching[s]
@@ -1070,9 +1071,10 @@ impl<'m> Engine<'m> {
             };
             let mut d = sampler.sample(&mut self.rngs[stream as usize]);
             if BATCH {
-                // Every server stays busy (`w` now among them) and the rest still wait.
+                // `w` leaves the queue for the freed server; it is batched with the jobs
+                // still waiting behind it.
                 self.waiting[ci] -= 1;
-                d *= self.demand_factor(s, st.servers + self.waiting[ci]);
+                d *= self.demand_factor(s, 1 + self.waiting[ci]);
             }
             self.schedule(key(self.now + d, w));
         } else {

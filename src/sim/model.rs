@@ -69,9 +69,10 @@ pub struct SimStation {
     /// Identical copies; each visit goes to one of them.
     pub multiplicity: u32,
     pub placement: Placement,
-    /// Batching (queues only; see [`Batching`]): a job starting service at a copy that
-    /// holds `q` jobs (in service and waiting, itself included) is served for its sampled
-    /// service time × [`Batching::demand_factor`]`(q)`. `None`: no batching.
+    /// Batching (queues only; see [`Batching`]): a job starting service with `q` jobs in
+    /// its copy's queue (itself and those still waiting behind it; not the jobs in service
+    /// on the other servers) is served for its sampled service time ×
+    /// [`Batching::demand_factor`]`(q)`. `None`: no batching.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub batching: Option<Batching>,
 }

@@ -337,8 +337,7 @@ fn batch_factor(
         for &i in members {
             let load = x * parts[i].d[0];
             if parts[i].delay {
-                q += load * f;
-                dq += load;
+                continue;
             } else {
                 let u = 1.0 - a * load * f;
                 if u <= 0.0 {

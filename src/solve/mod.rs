@@ -255,7 +255,15 @@ impl Flat {
         let mut speed = vec![vec![1.0; nc]; self.stations.len()];
         for (b, parts) in &self.batches {
             let f: Vec<f64> = (0..nc)
-                .map(|r| b.demand_factor(1.0 + parts.iter().map(|&i| seen(i, r)).sum::<f64>()))
+                .map(|r| {
+                    b.demand_factor(
+                        1.0 + parts
+                            .iter()
+                            .filter(|&&i| !self.stations[i].delay)
+                            .map(|&i| seen(i, r))
+                            .sum::<f64>(),
+                    )
+                })
                 .collect();
             for &i in parts {
                 speed[i].clone_from(&f);

@@ -61,7 +61,13 @@ pub fn solve_exact_multi(net: &Network, max_lattice: u64) -> Result<Solution, So
             let prev = (idx - strides[r]) * k;
             // Batching: the speed of the queue an arriving class-r job finds (see `qn`).
             for (b, parts) in &flat.batches {
-                let f = b.demand_factor(1.0 + parts.iter().map(|&i| q[prev + i]).sum::<f64>());
+                let f = b.demand_factor(
+                    1.0 + parts
+                        .iter()
+                        .filter(|&&i| !flat.stations[i].delay)
+                        .map(|&i| q[prev + i])
+                        .sum::<f64>(),
+                );
                 parts.iter().for_each(|&i| speed[i][r] = f);
             }
             let mut r_path = 0.0;

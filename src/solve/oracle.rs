@@ -5,8 +5,9 @@
 //!   term over- or underflows and every sum has positive terms only (no cancellation).
 //!   Exact but slow: O(N²) per copy. A batching station (see `qn`) is solved as the
 //!   load-dependent server it stands for: with `j` jobs at a copy every job is served at
-//!   speed `1/f(j)`, `f` = the batching's demand factor, so `α(j) = min(j, c)/f(j)` — the
-//!   exact counterpart of the solvers' mean-value rule.
+//!   speed `1/f(q)`, `f` = the batching's demand factor and `q = max(1, j − c + 1)` its
+//!   queue (the jobs waiting plus one), so `α(j) = min(j, c)/f(q)` — the exact counterpart
+//!   of the solvers' mean-value rule.
 //! - the finite-source M/M/c//N (machine-repairman) closed form.
 //!
 //! Not for production use: it exists to check `single` and the other solvers.
@@ -47,7 +48,9 @@ fn ln_factor_batched(
                 None => j as f64,
                 Some(c) => (j as f64).min(f64::from(c)),
             };
-            let speed = batching.map_or(1.0, |b| 1.0 / b.demand_factor(j as f64));
+            // The batch is the queue: the jobs beyond the other busy servers.
+            let queue = c.map_or(j, |c| (j + 1).saturating_sub(c as usize).max(1));
+            let speed = batching.map_or(1.0, |b| 1.0 / b.demand_factor(queue as f64));
             f[j - 1] + d.ln() - (alpha * speed).ln()
         };
     }

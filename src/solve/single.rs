@@ -912,7 +912,12 @@ fn mva(
         // Mean-value rule of batching (see `qn`): the speed of the queue an arrival finds,
         // 1 + Q(n−1) jobs at the copy (all parts of the station).
         for (b, parts) in &batches {
-            let seen = 1.0 + parts.iter().map(|&i| q[i]).sum::<f64>();
+            let seen = 1.0
+                + parts
+                    .iter()
+                    .filter(|&&i| sts[i].kind != Kind::Delay)
+                    .map(|&i| q[i])
+                    .sum::<f64>();
             let f = b.demand_factor(seen);
             parts.iter().for_each(|&i| speed[i] = f);
         }

@@ -782,8 +782,8 @@ fn batching_mean_value_rule_against_exact_load_dependence() {
     // measured here and bounded with a margin. Measured ΔX/X with share 0.6 (factor 0.44 at
     // the largest batch), N = 1, 2, 3, 5, 8, 13, 20, 40, 80, 200:
     //   1 server:  0, 0, −2.9, −6.2, −2.4, −0.6, ..., +0.0, +0.9, +0.1 %
-    //   4 servers: 0, −2.1, −6.9, −7.1, −8.4, −5.8, −2.6, −0.6, +0.8, +0.1 % (Seidmann's
-    //   decomposition included).
+    //   4 servers: 0, −2.1, −4.3, −8.9, −10.8, −1.2, +0.5, +0.1, +1.1, +0.1 % (Seidmann's
+    //   decomposition included; the batch is the queue beyond the busy servers).
     // The rule is worst where batches start to form (it applies the speed of the mean
     // queue, not the mean of the speeds) and exact at N = 1 (an arrival finds nobody).
     for servers in [1, 4] {
@@ -812,7 +812,7 @@ fn batching_mean_value_rule_against_exact_load_dependence() {
                 assert!(exact > 1.5 * x_plain, "N={n}: {exact} vs {x_plain}");
             }
         }
-        let bound = if servers == 1 { 0.07 } else { 0.10 };
+        let bound = if servers == 1 { 0.07 } else { 0.12 };
         assert!(worst < bound, "c={servers}: worst relative error {worst}");
     }
 }

@@ -158,7 +158,7 @@ fn batching_runs_at_the_mva_speed_by_default_and_dynamically_when_asked() {
     // CPU's visits are scaled by MVA's demand factor at this population (read back from
     // the MVA solution) and the model has no dynamic batching left; the simulation is then
     // a product-form network at that speed, which MVA's recursion (whose factor varies
-    // along n = 1..N) matches up to that variation: measured +3.2 % (IOPS, CI ±0.6 %; the
+    // along n = 1..N) matches up to that variation: measured +2.6 % (IOPS, CI ±0.4 %; the
     // simulation runs at the full-population speed all the time), asserted within 5 %;
     // (2) dynamic: the station batches in the simulation.
     use crate::qn::ceph::tests::batched_params;

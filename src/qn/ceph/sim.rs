@@ -40,14 +40,15 @@
 //!
 //! | iodepth | exact MVA | simulated, mean-field | simulated, dynamic |
 //! |---|---|---|---|
-//! | 1 | 7,955 | 6,401 ± 12 | – |
-//! | 4 | 76,568 | 62,856 ± 134 | 55,880 ± 122 |
-//! | 16 | 176,808 | 176,452 ± 524 | 173,336 ± 557 |
+//! | 1 | 10,704 | 8,618 ± 15 | 8,618 ± 15 |
+//! | 4 | 42,088 | 34,472 ± 83 | 34,472 ± 83 |
+//! | 16 | 173,614 | 173,708 ± 663 | 168,094 ± 560 |
 //!
-//! Below the knee the mean-field simulation is slower than MVA by the fork-join
-//! synchronisation MVA's path demand leaves out (a write waits for the slower of its
-//! primary's and a replica's OSD CPU op, and a lone write op is slow: it pays the whole
-//! batch cost); past it they agree.
+//! At iodepth 1 and 4 nobody waits for one of the Altra's 128 cores, so no batch forms in
+//! either rule and every write op pays the whole batch cost; the simulations are then
+//! slower than MVA by the fork-join synchronisation MVA's path demand leaves out (a write
+//! waits for the slower of its primary's and a replica's slow OSD CPU op). Past the knee
+//! the mean-field simulation agrees with MVA and the dynamic one is 3 % slower.
 //!
 //! **Service distributions** are exponential unless [`CephSimOptions`] says otherwise: the
 //! devices (queue and latency delay) and the rest can each be deterministic or follow the
