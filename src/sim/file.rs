@@ -257,12 +257,12 @@ route = [
         );
 
         // The batching table is on line 9 of the text (DOC_EXAMPLE starts with an empty line).
-        let e = parse_model(
-            &text.replace("share = 0.4", "share = 1.5"),
-            Path::new("m.toml"),
-        )
-        .unwrap_err()
-        .to_string();
+        let bad = |from: &str, to: &str| {
+            parse_model(&text.replace(from, to), Path::new("m.toml"))
+                .unwrap_err()
+                .to_string()
+        };
+        let e = bad("share = 0.4", "share = 1.5");
         assert!(
             e.starts_with("simulation model m.toml:9:")
                 && e.contains("stations.batching")
@@ -270,33 +270,13 @@ route = [
                 && e.contains("< 1"),
             "{e}"
         );
-        let e = parse_model(
-            &text.replace("max_batch = 8", "max_batch = 0.5"),
-            Path::new("m.toml"),
-        )
-        .unwrap_err()
-        .to_string();
+        let e = bad("max_batch = 8", "max_batch = 0.5");
         assert!(e.contains("max_batch") && e.contains("≥ 1"), "{e}");
-        let e = parse_model(
-            &text.replace("max_batch = 8", "max_bach = 8"),
-            Path::new("m.toml"),
-        )
-        .unwrap_err()
-        .to_string();
+        let e = bad("max_batch = 8", "max_bach = 8");
         assert!(e.contains("max_bach") && e.contains("line 9"), "{e}");
-        let e = parse_model(
-            &text.replace("batching = {", "batchng = {"),
-            Path::new("m.toml"),
-        )
-        .unwrap_err()
-        .to_string();
+        let e = bad("batching = {", "batchng = {");
         assert!(e.contains("batchng") && e.contains("line 9"), "{e}");
-        let e = parse_model(
-            &text.replace("kind = \"queue\"", "kind = \"delay\""),
-            Path::new("m.toml"),
-        )
-        .unwrap_err()
-        .to_string();
+        let e = bad("kind = \"queue\"", "kind = \"delay\"");
         assert!(
             e.contains("m.toml:9:") && e.contains("a delay has no queue"),
             "{e}"

@@ -274,14 +274,7 @@ impl SimModelBuilder {
         multiplicity: u32,
         placement: Placement,
     ) -> StationId {
-        self.station(SimStation {
-            name: name.to_string(),
-            kind: StationKind::Queue,
-            servers,
-            multiplicity,
-            placement,
-            batching: None,
-        })
+        self.queue_station(name, servers, multiplicity, placement, None)
     }
     /// Adds an FCFS queueing station whose copies serve in batches (see
     /// [`SimStation::batching`]).
@@ -293,13 +286,24 @@ impl SimModelBuilder {
         placement: Placement,
         batching: Batching,
     ) -> StationId {
+        self.queue_station(name, servers, multiplicity, placement, Some(batching))
+    }
+
+    fn queue_station(
+        &mut self,
+        name: &str,
+        servers: u32,
+        multiplicity: u32,
+        placement: Placement,
+        batching: Option<Batching>,
+    ) -> StationId {
         self.station(SimStation {
             name: name.to_string(),
             kind: StationKind::Queue,
             servers,
             multiplicity,
             placement,
-            batching: Some(batching),
+            batching,
         })
     }
     /// Adds an infinite-server (pure delay) station.

@@ -353,35 +353,26 @@ fn small_writes_go_through_the_wal_and_large_ones_straight_to_the_data_device() 
                 )
         })
     };
+    // Per-write demand (3 replicas) at the WAL and the data device.
+    let devices = |bs: &str| {
+        let net = build(&luminous(bs), &params()).unwrap();
+        let w = &net.write;
+        (
+            at(&net, w, "wal_device").secs,
+            at(&net, w, "data_device").secs,
+        )
+    };
     // 4k < 16 KiB (Luminous' bluestore_min_alloc_size_ssd): deferred, the data goes through
     // the WAL: WAL op max(1/500,000, 4096 B / 2 GB/s) = 2.048 µs, data op max(1/50,000,
     // 4096 B / 1 GB/s) = 20 µs; × 3 replicas.
-    let net = build(&luminous("4k"), &params()).unwrap();
-    let w = &net.write;
-    assert_relative_eq!(
-        at(&net, w, "wal_device").secs,
-        3.0 * 2.048e-6,
-        epsilon = 1e-15
-    );
-    assert_relative_eq!(
-        at(&net, w, "data_device").secs,
-        3.0 * 20e-6,
-        epsilon = 1e-15
-    );
+    let (wal, data) = devices("4k");
+    assert_relative_eq!(wal, 3.0 * 2.048e-6, epsilon = 1e-15);
+    assert_relative_eq!(data, 3.0 * 20e-6, epsilon = 1e-15);
     // 64k ≥ 16 KiB: direct. The data device writes 64 KiB once (65.536 µs at 1 GB/s); the
     // WAL gets one 4 KiB metadata commit (2.048 µs), not the 32.768 µs of 64 KiB.
-    let net = build(&luminous("64k"), &params()).unwrap();
-    let w = &net.write;
-    assert_relative_eq!(
-        at(&net, w, "wal_device").secs,
-        3.0 * 2.048e-6,
-        epsilon = 1e-15
-    );
-    assert_relative_eq!(
-        at(&net, w, "data_device").secs,
-        3.0 * 65.536e-6,
-        epsilon = 1e-15
-    );
+    let (wal, data) = devices("64k");
+    assert_relative_eq!(wal, 3.0 * 2.048e-6, epsilon = 1e-15);
+    assert_relative_eq!(data, 3.0 * 65.536e-6, epsilon = 1e-15);
     // From Pacific the allocation unit is 4 KiB, so a 4k write is direct too; without a WAL
     // device its metadata commit goes to the data device: 20 + 20 µs per replica, the same
     // load as the deferred path at write amplification 2 (`replicated_write_cpu_and_device_demands`).
