@@ -292,6 +292,31 @@ pub(crate) fn solve_curve_at(
         .collect())
 }
 
+/// Smallest write batch per OSD in the calibration data of the shipped model: seed 002's
+/// QD4 write runs (512 I/Os in flight), demand factor 0.355 at the OSD CPU, share 0.737:
+/// `b = s / (f − 1 + s)` = 8.0. Seed 000 (QD16) and 001 batch more.
+pub const CALIBRATED_MIN_WRITE_BATCH: f64 = 8.0;
+
+/// The write batch per OSD at a solution when it is below [`CALIBRATED_MIN_WRITE_BATCH`]:
+/// from the OSD CPU's demand factor `f = U·c·m / (X·D)` and the batching's share `s`,
+/// `b = s / (f − 1 + s)` (the inverse of `Batching::demand_factor` inside its clamp).
+fn write_batch_below_calibrated(cn: &CephNetwork, x: f64, util: &[f64]) -> Option<f64> {
+    let i = cn.network.station_index("osd_cpu")?;
+    let st = &cn.network.stations[i];
+    let bt = st.batching?;
+    let d = st.demands[0].secs;
+    if x <= 0.0 || d <= 0.0 {
+        return None;
+    }
+    let f = util[i] * f64::from(st.servers) * f64::from(st.multiplicity) / (x * d);
+    let b = if f >= 1.0 {
+        1.0
+    } else {
+        bt.share / (f - 1.0 + bt.share).max(f64::MIN_POSITIVE)
+    };
+    (b < CALIBRATED_MIN_WRITE_BATCH * (1.0 - 1e-3)).then_some(b)
+}
+
 /// Figures, solver information and warnings from one solution.
 fn solved(cn: &CephNetwork, population: u32, sol: &solve::Solution) -> Solved {
     let x = sol.classes[0].throughput_per_sec;
@@ -311,6 +336,15 @@ fn solved(cn: &CephNetwork, population: u32, sol: &solve::Solution) -> Solved {
         .collect();
     let util: Vec<f64> = sol.stations.iter().map(|s| s.utilization).collect();
     let mut warnings = sol.notes.clone();
+    if let Some(b) = write_batch_below_calibrated(cn, x, &util) {
+        warnings.push(format!(
+            "writes batch {b:.1} per OSD at this depth; the per-batch write cost was fitted \
+             on runs whose writes batch {CALIBRATED_MIN_WRITE_BATCH} or more per OSD (seed \
+             002 at QD4), so below that it is extrapolated and write latency is likely \
+             overestimated (README, known gaps); `cephplan validate --refit` on runs at \
+             this depth fixes it for your cluster"
+        ));
+    }
     if let Some(c) = &sol.convergence {
         if !c.converged {
             warnings.push(format!(

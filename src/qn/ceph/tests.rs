@@ -328,6 +328,14 @@ fn write_batching_raises_saturated_iops_and_keeps_a_lone_write_as_it_was() {
     assert!((one.latency_mean_secs - path).abs() < 1e-12);
     // The bound takes the OSD CPU at its largest batch, so it stays below.
     assert!(one.bounds.min_latency_secs < path);
+    // A batch of one is below the calibrated range: the report says so.
+    assert!(
+        one.warnings
+            .iter()
+            .any(|w| w.contains("writes batch 1.0 per OSD")),
+        "{:?}",
+        one.warnings
+    );
     let deep = tiny(|t| t.replace("iodepth = 1", "iodepth = 256"));
     let r = crate::predict::predict(&deep, &p, &Default::default()).unwrap();
     assert!(r.iops > 6_667.0 * 1.5 && r.iops <= 17_778.0, "{}", r.iops);
@@ -337,6 +345,12 @@ fn write_batching_raises_saturated_iops_and_keeps_a_lone_write_as_it_was() {
         r.bounds.max_iops
     );
     assert_eq!(r.bottleneck.resource, "osd_cpu");
+    // Saturated: batches of 16 (the largest), within the calibrated range: no warning.
+    assert!(
+        !r.warnings.iter().any(|w| w.contains("writes batch")),
+        "{:?}",
+        r.warnings
+    );
 }
 
 #[test]
