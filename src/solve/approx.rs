@@ -185,8 +185,9 @@ pub fn schweitzer(net: &Network, opts: &SolveOptions) -> Solution {
 /// `max_iterations` near saturation (where the plain iteration crawls).
 ///
 /// Batching (see `qn`): the parts of a batching station run at the demand factor `f(t)`
-/// of the jobs an arrival finds, `t = 1 + a·Σ_parts q_i`, with `q_i = X·d_i·f/(1 − a·X·d_i·f)`
-/// at a queue part and `X·d_i·f` at a delay part. For a given `X`, `t − 1 − a·Σ q_i(f(t))`
+/// of the queue an arrival finds, `t = 1 + a·q_i` of its queue part, `q_i = X·d_i·f/(1 −
+/// a·X·d_i·f)` (a Seidmann delay part, the jobs in service elsewhere, runs at `f` but is
+/// not in the batch). For a given `X`, `t − 1 − a·q_i(f(t))`
 /// is increasing in `t` (`f` falls with `t`), so its root is found by Newton's method in
 /// a bisection bracket ([`batch_factor`]); `X_max` uses the smallest factor, and `g`'s
 /// derivative is taken by a forward difference.
@@ -322,7 +323,7 @@ fn schweitzer_single(
 
 /// Demand factor of one batching station at single-class throughput `x` under
 /// Schweitzer's estimate (see [`schweitzer_single`]): the root `t` of
-/// `h(t) = t − 1 − a·Σ_parts q_i(f(t))`, `f = b.demand_factor`. `None` when `x` exceeds the
+/// `h(t) = t − 1 − a·Σ_queue parts q_i(f(t))`, `f = b.demand_factor`. `None` when `x` exceeds the
 /// station's capacity even at the largest batch.
 fn batch_factor(
     b: &crate::qn::Batching,
@@ -331,21 +332,18 @@ fn batch_factor(
     a: f64,
     x: f64,
 ) -> Option<f64> {
-    // Σ q_i at factor f, and its derivative in f; None where a queue part would overflow.
+    // Σ q_i of the queue parts at factor f, and its derivative in f; None where a queue
+    // part would overflow.
     let queues = |f: f64| -> Option<(f64, f64)> {
         let (mut q, mut dq) = (0.0, 0.0);
-        for &i in members {
+        for &i in members.iter().filter(|&&i| !parts[i].delay) {
             let load = x * parts[i].d[0];
-            if parts[i].delay {
-                continue;
-            } else {
-                let u = 1.0 - a * load * f;
-                if u <= 0.0 {
-                    return None;
-                }
-                q += load * f / u;
-                dq += load / (u * u);
+            let u = 1.0 - a * load * f;
+            if u <= 0.0 {
+                return None;
             }
+            q += load * f / u;
+            dq += load / (u * u);
         }
         Some((q, dq))
     };

@@ -191,7 +191,7 @@ pub(crate) struct Flat {
     /// Names of the stations that were approximated.
     pub seidmann: Vec<String>,
     /// Batching stations: their batching and their parts (one, or Seidmann's two), which
-    /// run at one speed set by the jobs an arrival finds at the copy (all parts together).
+    /// run at one speed set by the queue an arrival finds (the queue part's jobs).
     pub batches: Vec<(crate::qn::Batching, Vec<usize>)>,
     /// Names of the batching stations.
     pub batched: Vec<String>,
@@ -250,7 +250,8 @@ impl Flat {
     }
 
     /// Demand factors per part and class (1 without batching) from the jobs each class
-    /// finds at each part on arrival: `seen(part, class)`.
+    /// finds at each part on arrival, `seen(part, class)`, summed over a station's queue
+    /// parts (not its Seidmann delay part).
     pub fn speeds(&self, nc: usize, seen: impl Fn(usize, usize) -> f64) -> Vec<Vec<f64>> {
         let mut speed = vec![vec![1.0; nc]; self.stations.len()];
         for (b, parts) in &self.batches {

@@ -90,6 +90,14 @@
 //! high by about the fork-join synchronisation that the path demand leaves out (the
 //! client waits for the slower of two replicas, ≈ 1.5 × one for exponential service);
 //! at and past the knee it agrees with the simulation.
+//!
+//! A *batching* station ([`crate::qn::Batching`]) is a single server, or a multi-server
+//! station in Seidmann's decomposition, whose parts run at the demand factor of the queue
+//! an arrival finds, `f(1 + Q(n−1))` of the single-server part (the mean-value rule of
+//! `qn`): one multiplication per part and step, so a population sweep stays one pass. The
+//! rule is not exact (measured against the exact load-dependent solution in
+//! `tests::batching_mean_value_rule_against_exact_load_dependence`), and the solution says
+//! so in its notes.
 
 use super::{
     batching_note, ClassSolution, Method, Solution, StationClassSolution, StationSolution,
@@ -779,7 +787,8 @@ fn mva(
     let mut q = vec![0.0; k];
     let mut stretch = vec![1.0; k];
     // Demand factor of batching per station (1 without), and the batching groups: the
-    // parts of one station share its speed, set by the jobs an arrival finds at the copy.
+    // parts of one station share its speed, set by the queue an arrival finds (its
+    // single-server part; see `qn`).
     let mut speed = vec![1.0; k];
     let mut batches: Vec<(crate::qn::Batching, Vec<usize>)> = Vec::new();
     for (i, s) in sts.iter().enumerate() {
@@ -910,7 +919,8 @@ fn mva(
         .collect();
     for n in 1..=n_pop {
         // Mean-value rule of batching (see `qn`): the speed of the queue an arrival finds,
-        // 1 + Q(n−1) jobs at the copy (all parts of the station).
+        // 1 + Q(n−1) of the station's single-server part (Seidmann's delay part stands for
+        // the jobs in service on the other servers, which are not in the batch).
         for (b, parts) in &batches {
             let seen = 1.0
                 + parts
