@@ -857,3 +857,45 @@ fn batching_agrees_across_solvers() {
         check_invariants(&net, &root, 1e-9);
     }
 }
+
+#[test]
+fn batching_with_two_classes_agrees_between_the_recursion_and_the_approximations() {
+    // Two classes share a batching single-server station (each class finds the queue of
+    // both). Oracle: exact multi-class MVA runs the mean-value rule exactly on the
+    // population lattice; Linearizer and Schweitzer approximate the same rule. Measured
+    // here (X per class): Linearizer −0.002 % / +0.007 %, Schweitzer −1.5 % / −1.2 %;
+    // asserted within 1 % and 5 %, plus Little's law, utilisation ≤ 1 and the bounds.
+    let mut commit = station("commit", StationKind::Queue, 1, 1, &[0.004, 0.002]);
+    commit.batching = Some(crate::qn::Batching {
+        share: 0.6,
+        jobs_per_member: 1.0,
+        max_batch: 8.0,
+    });
+    let net = Network::new(
+        vec![
+            commit,
+            station("disk", StationKind::Queue, 1, 2, &[0.002, 0.003]),
+            station("wire", StationKind::Delay, 1, 1, &[0.001, 0.001]),
+        ],
+        vec![class("a", 6, 0.002), class("b", 4, 0.004)],
+    )
+    .unwrap();
+    let opts = SolveOptions {
+        tolerance: 1e-10,
+        ..SolveOptions::default()
+    };
+    let exact = mva::solve_exact_multi(&net, 1 << 20).unwrap();
+    let lin = approx::linearizer(&net, &opts);
+    let sch = approx::schweitzer(&net, &opts);
+    for (name, sol, tol) in [("linearizer", &lin, 0.01), ("schweitzer", &sch, 0.05)] {
+        check_invariants(&net, sol, 1e-8);
+        for r in 0..2 {
+            let (x, xe) = (
+                sol.classes[r].throughput_per_sec,
+                exact.classes[r].throughput_per_sec,
+            );
+            assert!(rel(x, xe) < tol, "{name} class {r}: {x} vs {xe}");
+        }
+    }
+    check_invariants(&net, &exact, 1e-9);
+}
