@@ -216,3 +216,25 @@ fn a_ceph_scenario_is_simulated_with_its_replica_fork_join() {
         .code(2)
         .stderr(predicate::str::contains("cannot be used with"));
 }
+
+#[test]
+fn scenario_only_flags_without_a_scenario_are_refused_with_the_fix() {
+    // A network file carries its own service times and batching; the Ceph service flags
+    // would be silently ignored, so they are an error naming every flag given.
+    cmd()
+        .args([
+            "simulate",
+            "--network",
+            "models/networks/batching.toml",
+            "--batching",
+            "dynamic",
+            "--device-service",
+            "deterministic",
+        ])
+        .assert()
+        .failure()
+        .stderr(
+            predicate::str::contains("--device-service, --batching")
+                .and(predicate::str::contains("add --scenario FILE")),
+        );
+}

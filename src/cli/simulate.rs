@@ -75,6 +75,26 @@ pub enum PlacementArg {
 }
 
 pub fn run(args: SimulateArgs) -> anyhow::Result<ExitCode> {
+    // clap's `requires` does not hold these back when the input group is met by another
+    // member, so the scenario-only flags are checked here.
+    if args.scenario.is_none() {
+        let given: Vec<&str> = [
+            ("--catalogue", args.catalogue.is_some()),
+            ("--device-service", args.device_service.is_some()),
+            ("--device-scv", args.device_scv.is_some()),
+            ("--batching", args.batching.is_some()),
+        ]
+        .into_iter()
+        .filter_map(|(flag, set)| set.then_some(flag))
+        .collect();
+        if !given.is_empty() {
+            anyhow::bail!(
+                "{} only apply to a Ceph scenario; add --scenario FILE or drop them (a network or \
+                 simulation-model file states its own service times and batching)",
+                given.join(", ")
+            );
+        }
+    }
     let (model, source) = match (&args.network, &args.model) {
         _ if args.scenario.is_some() => {
             let path = args.scenario.as_ref().expect("checked");
