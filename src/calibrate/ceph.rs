@@ -36,7 +36,7 @@ use crate::data::{MeasuredRun, Pattern as DataPattern, RunKind};
 use crate::model::{names, Covariance, FittedOn, ModelParams, Param};
 use crate::progress::Progress;
 use crate::solve::{solve, Method, SolveOptions};
-use crate::spec::{Catalogue, Pattern, Scenario, ScenarioSpec};
+use crate::spec::{Catalogue, Pattern, RocksdbBuild, Scenario, ScenarioSpec};
 use crate::units::Bytes;
 
 /// Relative standard deviation assumed for a measured figure: domain.md, "±5-10 %
@@ -377,8 +377,9 @@ impl Default for CalibrateOptions {
 /// The parameters the seed data can inform: OSD CPU per read and write op, CPU per byte
 /// (64k rows), the aarch64 efficiency (seed 000), network efficiency (sequential rows),
 /// fixed software latencies, the WAL share of device writes (seed 001's Optane WAL), the
-/// per-batch write cost when the model has one (seed 002's QD4/QD64 pairs), and one
-/// release factor per release present in the runs
+/// per-batch write cost when the model has one (seed 002's QD4/QD64 pairs), the write cost
+/// factor of unoptimised RocksDB builds when a run has one (seed 002's upstream 15.2.14 and
+/// 16.2.x against the other builds), and one release factor per release present in the runs
 /// other than the reference release (factor 1.0 by definition, the model's
 /// `release_factor.*` entry that equals 1.0 and has "reference" in its source).
 pub fn default_fit_names(base: &ModelParams, runs: &[PreparedRun]) -> Vec<String> {
@@ -408,6 +409,9 @@ pub fn default_fit_names(base: &ModelParams, runs: &[PreparedRun]) -> Vec<String
         let key = release_key(base, &r.scenario.ceph_release);
         if !is_reference(base, &key) {
             n.insert(key);
+        }
+        if r.scenario.rocksdb_build == RocksdbBuild::Unoptimised {
+            n.insert(names::ROCKSDB_UNOPT_WRITE.to_string());
         }
     }
     n.into_iter().collect()

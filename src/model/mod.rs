@@ -45,6 +45,9 @@ pub mod names {
     pub const OSD_CPU_WRITE_BATCH: &str = "osd_cpu_write_batch_gcycles";
     /// Largest batch of writes per OSD (optional, with the share).
     pub const WRITE_MAX_BATCH: &str = "osd_write_max_batch";
+    /// Per-op write CPU multiplier of a RocksDB built without optimisation
+    /// ([`crate::spec::RocksdbBuild`]); needed only by scenarios with such a build.
+    pub const ROCKSDB_UNOPT_WRITE: &str = "rocksdb_unoptimised_write_factor";
     /// Prefix of per-architecture CPU efficiency factors (x86_64 is the reference, 1.0).
     pub const ARCH_PREFIX: &str = "arch_efficiency.";
     /// Prefix of per-release CPU efficiency factors.

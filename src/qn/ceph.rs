@@ -29,8 +29,8 @@
 //! | `client_nic_tx` / `_rx` | client nodes | 1 | bytes·8 / (NIC·net_eff) |
 //! | `osd_public_rx` / `_tx` | OSD nodes | 1 | bytes·8 / (public·net_eff) |
 //! | `osd_cluster_tx` / `_rx` | OSD nodes | 1 | replication bytes·8 / (cluster·net_eff); absent when no cluster network is given, the traffic then goes on the public stations |
-//! | `osd_cpu` | OSD nodes | `min(effective cores, OSDs per node × osd_shard_threads)` | `ops·(op_cost + bytes·cpu_per_byte) / (GHz·arch·release)`, writes batched (below) |
-//! | `data_device` | nodes × data devices | 1 | `ops · max(1/IOPS_4k, bytes/bandwidth)` |
+//! | `osd_cpu` | OSD nodes | `min(effective cores, OSDs per node × osd_shard_threads)` | `ops·(op_cost + bytes·cpu_per_byte) / (GHz·arch·release)`, writes batched and scaled by the RocksDB build (below) |
+//! | `data_device` | nodes × data devices | 1 | `ops · max(1/IOPS_4k, overhead + bytes/bandwidth)`, `overhead = max(0, 1/IOPS_4k − 4 KiB/bandwidth)` |
 //! | `data_device_latency` | delay | – | `ops · max(0, latency − 1/IOPS_4k)` |
 //! | `wal_device`, `wal_device_latency` | nodes × WAL devices | 1 | as for data devices, with the WAL share of the writes |
 //! | `software_latency` | delay | – | `fixed_latency_read_secs` / `fixed_latency_write_secs` |
@@ -43,12 +43,28 @@
 //! because the shard threads hold the same CPU time that the CPU station already counts
 //! (a second station would count that time twice in the response time).
 //!
-//! A device is split into a single-server queue that carries its throughput limit
-//! (service time `max(1/IOPS_4k, bytes/bandwidth)`) and a delay that carries the rest of
-//! its spec-sheet latency, so an idle device answers in exactly its spec latency and a busy
-//! one saturates at its spec IOPS. (A c-server queue with `c = IOPS × latency` would give
-//! the same saturation point but, for NVMe with a DRAM write cache, makes idle writes as
-//! slow as reads.)
+//! A device is split into a single-server queue that carries its throughput limit and a
+//! delay that carries the rest of its spec-sheet latency, so an idle device answers in
+//! exactly its spec latency and a busy one saturates at its spec IOPS. (A c-server queue
+//! with `c = IOPS × latency` would give the same saturation point but, for NVMe with a DRAM
+//! write cache, makes idle writes as slow as reads.) The queue's service time is the
+//! textbook per-operation overhead plus transfer: what the 4 KiB IOPS figure leaves after
+//! its own 4 KiB transfer, plus `bytes / bandwidth`. A 4 KiB op costs exactly `1/IOPS_4k`;
+//! a large op on a drive whose random-write IOPS are far below `bandwidth / 4 KiB` (NAND at
+//! steady state) pays the overhead on top of the transfer. Seed 001's 64k writes reach
+//! 871 MB/s per P3520 with "very stable disk IOPS" and multi-second await; overhead plus
+//! transfer gives 780 MB/s, the spec-sheet bandwidth alone 1,350 MB/s.
+//!
+//! **RocksDB build.** The upstream Debian/Ubuntu packages of 15.2.x, 16.2.0-16.2.14,
+//! 17.2.0-17.2.7 and 18.2.0-18.2.2 compiled the bundled RocksDB without optimisation
+//! (`CMAKE_BUILD_TYPE=None`; ceph/ceph PR #54891 measured 4K random writes doubling once
+//! fixed). A scenario states `cluster.rocksdb_build` or it is inferred from the release
+//! ([`crate::spec::RocksdbBuild::infer`], with a warning). With an unoptimised build every
+//! write op's per-op CPU cost (`osd_cpu_write_gcycles`, the key-value work of each
+//! transaction) is `rocksdb_unoptimised_write_factor` times higher; the per-batch part is
+//! not scaled. Reads are affected less and stay with the release factors, which the same
+//! runs fit. Seed 002 identifies the factor: the upstream and Canonical builds of 15.2.14,
+//! and 16.2.x against 14.2.x.
 //!
 //! **Write batching.** BlueStore commits the writes queued at an OSD together (one RocksDB
 //! batch and one WAL sync per batch from its `kv_sync_thread`), so part of a write op's
@@ -102,7 +118,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{Class, Demand, Network, NetworkError, Station, StationKind};
 use crate::model::{names, ModelError, ModelParams};
-use crate::spec::{CpuEntry, DriveEntry, Protection, Scenario};
+use crate::spec::{CpuEntry, DriveEntry, Protection, RocksdbBuild, Scenario};
 
 pub mod sim;
 
@@ -203,7 +219,10 @@ fn device_service_secs(d: &DriveEntry, write: bool, bytes: f64, iops_override: O
     } else {
         (d.read_4k_iops, d.read_bytes_per_sec)
     };
-    (1.0 / iops).max(bytes / bw)
+    // Per-op overhead (what the 4 KiB IOPS figure leaves after its own transfer) plus the
+    // transfer of `bytes`; never below the 4 KiB IOPS limit.
+    let overhead = (1.0 / iops - 4096.0 / bw).max(0.0);
+    (overhead + bytes / bw).max(1.0 / iops)
 }
 
 fn device_delay_secs(d: &DriveEntry, write: bool, iops_override: Option<f64>) -> f64 {
@@ -288,6 +307,21 @@ impl<'a> Plan<'a> {
         let net_eff = p.require(names::NET_EFF)?;
         let fixed_r = p.require(names::FIXED_READ)?;
         let fixed_w = p.require(names::FIXED_WRITE)?;
+        // Unoptimised RocksDB: every write op's key-value work costs more CPU (the
+        // per-batch part, mostly waiting on the WAL sync, does not). A model without the
+        // factor predates the distinction; its release factors carry the effect.
+        let osd_write = match (s.rocksdb_build, p.get(names::ROCKSDB_UNOPT_WRITE)) {
+            (RocksdbBuild::Unoptimised, Some(f)) => {
+                if !s.rocksdb_build_stated {
+                    warnings.push(format!(
+                        "Ceph {}: RocksDB taken as built without optimisation, as in the upstream Debian/Ubuntu packages of 15.2.x, 16.2.0-16.2.14, 17.2.0-17.2.7 and 18.2.0-18.2.2 (ceph/ceph PR #54891), so a write op costs {f:.2}× the CPU; set cluster.rocksdb_build = \"optimised\" for RPM, distribution or self-built packages",
+                        s.ceph_release.trim()
+                    ));
+                }
+                osd_write * f
+            }
+            _ => osd_write,
+        };
         let write_batch = p.get(names::OSD_CPU_WRITE_BATCH).unwrap_or(0.0);
         let max_batch = p.get(names::WRITE_MAX_BATCH).unwrap_or(1.0);
         let (release, w) = p.release_factor(&s.ceph_release);

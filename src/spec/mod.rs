@@ -311,7 +311,66 @@ pub struct ClusterSpec {
     pub nodes: u32,
     /// Ceph release, e.g. "19.2.0"; the model looks up a release factor.
     pub ceph_release: String,
+    /// How the OSDs' RocksDB was compiled; absent = inferred from `ceph_release`
+    /// ([`RocksdbBuild::infer`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rocksdb_build: Option<RocksdbBuild>,
     pub node: NodeSpec,
+}
+
+/// How the OSDs' RocksDB was compiled. The upstream Debian/Ubuntu packages of several
+/// releases built the bundled RocksDB with `CMAKE_BUILD_TYPE=None`, i.e. without
+/// optimisation: Mark Nelson measured 4K random writes doubling once it was fixed (ceph/ceph
+/// PR #54891 on 17.2.7; fixed by PR #54918 and its backports), and seed 002 shows it
+/// between the upstream and Canonical builds of 15.2.14. The model charges the per-op write
+/// CPU of an unoptimised build `rocksdb_unoptimised_write_factor` times.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RocksdbBuild {
+    #[default]
+    Optimised,
+    Unoptimised,
+}
+
+impl RocksdbBuild {
+    /// The build the upstream Debian/Ubuntu packages of `release` have, for a bare upstream
+    /// version `X.Y.Z`: unoptimised for 15.2.x (Octopus, never fixed), 16.2.0-16.2.14 (fixed
+    /// in 16.2.15, PR #55500), 17.2.0-17.2.7 (PR #54891 measured 17.2.7) and 18.2.0-18.2.2
+    /// (fix milestone 18.2.3, PR #55502). Nautilus and older count as optimised: in seed
+    /// 002, 14.2.22's writes match Canonical's optimised 15.2.14 build. A version with a
+    /// packaging suffix (`15.2.14-0ubuntu0.20.04.2`) is a distribution build, optimised
+    /// (Canonical fixed theirs in 2020, Launchpad #1894453). RPM and self-built packages
+    /// were not affected: state `rocksdb_build = "optimised"` for them.
+    pub fn infer(release: &str) -> RocksdbBuild {
+        let parts: Vec<u32> = match release
+            .trim()
+            .split('.')
+            .map(|p| p.parse::<u32>())
+            .collect::<Result<Vec<_>, _>>()
+        {
+            Ok(p) if p.len() == 3 => p,
+            _ => return RocksdbBuild::Optimised,
+        };
+        let unoptimised = match (parts[0], parts[1], parts[2]) {
+            (15, 2, _) => true,
+            (16, 2, z) => z <= 14,
+            (17, 2, z) => z <= 7,
+            (18, 2, z) => z <= 2,
+            _ => false,
+        };
+        if unoptimised {
+            RocksdbBuild::Unoptimised
+        } else {
+            RocksdbBuild::Optimised
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RocksdbBuild::Optimised => "optimised",
+            RocksdbBuild::Unoptimised => "unoptimised",
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -667,6 +726,10 @@ impl ScenarioSpec {
         Ok(Scenario {
             name: self.name.clone(),
             ceph_release: c.ceph_release.clone(),
+            rocksdb_build: c
+                .rocksdb_build
+                .unwrap_or_else(|| RocksdbBuild::infer(&c.ceph_release)),
+            rocksdb_build_stated: c.rocksdb_build.is_some(),
             nodes: c.nodes,
             node_cpu_name,
             node_cpu,
@@ -797,6 +860,12 @@ pub struct DeviceGroup {
 pub struct Scenario {
     pub name: String,
     pub ceph_release: String,
+    /// The RocksDB build: as stated, or inferred from the release.
+    #[serde(default)]
+    pub rocksdb_build: RocksdbBuild,
+    /// True when the scenario states `rocksdb_build` (false: inferred).
+    #[serde(default)]
+    pub rocksdb_build_stated: bool,
     pub nodes: u32,
     pub node_cpu_name: String,
     pub node_cpu: CpuEntry,

@@ -196,3 +196,58 @@ fn missing_file_names_the_path() {
     let e = load_scenario(Path::new("/nonexistent/x.toml"), &cat()).unwrap_err();
     assert!(e.to_string().contains("/nonexistent/x.toml"), "{e}");
 }
+
+#[test]
+fn rocksdb_build_is_inferred_from_upstream_versions() {
+    use RocksdbBuild::{Optimised as O, Unoptimised as U};
+    for (release, want) in [
+        // Seed 002: upstream 15.2.14 and 16.2.x packages, Canonical's 15.2.14 build.
+        ("15.2.14", U),
+        ("16.2.0", U),
+        ("16.2.7", U),
+        ("15.2.14-0ubuntu0.20.04.2", O),
+        ("14.2.22", O),
+        // Fixed in 16.2.15 (PR #55500), after 17.2.7 (PR #54891) and in 18.2.3 (PR #55502).
+        ("16.2.14", U),
+        ("16.2.15", O),
+        ("17.2.7", U),
+        ("17.2.8", O),
+        ("18.2.2", U),
+        ("18.2.3", O),
+        ("19.2.0", O),
+        ("12.2.2", O),
+        // Not a bare upstream version: a distribution or self-built package.
+        ("16.2.11+ds-2", O),
+        ("squid", O),
+        ("", O),
+    ] {
+        assert_eq!(RocksdbBuild::infer(release), want, "{release:?}");
+    }
+}
+
+#[test]
+fn rocksdb_build_stated_wins_and_a_typo_is_located() {
+    let text = GOOD.replace(
+        "ceph_release = \"19.2.0\"",
+        "ceph_release = \"16.2.7\"\nrocksdb_build = \"optimised\"",
+    );
+    let s = parse_scenario(&text, "x", &cat()).unwrap();
+    assert_eq!(s.rocksdb_build, RocksdbBuild::Optimised);
+    assert!(s.rocksdb_build_stated);
+    let inferred = parse_scenario(
+        &GOOD.replace("ceph_release = \"19.2.0\"", "ceph_release = \"16.2.7\""),
+        "x",
+        &cat(),
+    )
+    .unwrap();
+    assert_eq!(inferred.rocksdb_build, RocksdbBuild::Unoptimised);
+    assert!(!inferred.rocksdb_build_stated);
+    let bad = text.replace("\"optimised\"", "\"optimized\"");
+    let e = err(&bad);
+    assert_located(
+        &e,
+        line_of(&bad, "rocksdb_build"),
+        "cluster.rocksdb_build",
+        "optimised",
+    );
+}

@@ -382,11 +382,13 @@ fn small_writes_go_through_the_wal_and_large_ones_straight_to_the_data_device() 
     let (wal, data) = devices("4k");
     assert_relative_eq!(wal, 3.0 * 2.048e-6, epsilon = 1e-15);
     assert_relative_eq!(data, 3.0 * 20e-6, epsilon = 1e-15);
-    // 64k ≥ 16 KiB: direct. The data device writes 64 KiB once (65.536 µs at 1 GB/s); the
-    // WAL gets one 4 KiB metadata commit (2.048 µs), not the 32.768 µs of 64 KiB.
+    // 64k ≥ 16 KiB: direct. The data device writes 64 KiB once: the per-op overhead the
+    // 4 KiB IOPS figure leaves after its own transfer (20 − 4.096 = 15.904 µs) plus 64 KiB
+    // at 1 GB/s (65.536 µs) = 81.44 µs; the WAL gets one 4 KiB metadata commit (2.048 µs),
+    // not the 32.768 µs of 64 KiB.
     let (wal, data) = devices("64k");
     assert_relative_eq!(wal, 3.0 * 2.048e-6, epsilon = 1e-15);
-    assert_relative_eq!(data, 3.0 * 65.536e-6, epsilon = 1e-15);
+    assert_relative_eq!(data, 3.0 * 81.44e-6, epsilon = 1e-15);
     // From Pacific the allocation unit is 4 KiB, so a 4k write is direct too; without a WAL
     // device its metadata commit goes to the data device: 20 + 20 µs per replica, the same
     // load as the deferred path at write amplification 2 (`replicated_write_cpu_and_device_demands`).
@@ -396,10 +398,10 @@ fn small_writes_go_through_the_wal_and_large_ones_straight_to_the_data_device() 
     )
     .unwrap();
     let w = &net.write;
-    // 8 KiB: data op max(20 µs, 8.192 µs) = 20 µs, metadata op 20 µs.
+    // 8 KiB: data op 15.904 + 8.192 = 24.096 µs, metadata op 20 µs.
     assert_relative_eq!(
         at(&net, w, "data_device").secs,
-        3.0 * 40e-6,
+        3.0 * 44.096e-6,
         epsilon = 1e-15
     );
     assert_eq!(
@@ -414,4 +416,81 @@ fn small_writes_go_through_the_wal_and_large_ones_straight_to_the_data_device() 
         deferred_below_bytes(crate::spec::DriveKind::Hdd, "19.2.0"),
         65536.0
     );
+}
+
+#[test]
+fn device_service_is_per_op_overhead_plus_transfer() {
+    // Intel P3520 2 TB (catalogue): 26,000 random 4 KiB writes/s, 1.35 GB/s sequential.
+    // Per-op overhead 1/26,000 − 4096/1.35e9 = 38.462 − 3.034 = 35.427 µs; a 64 KiB write
+    // adds 65,536/1.35e9 = 48.545 µs: 83.972 µs, i.e. 780 MB/s per drive. Seed 001 measured
+    // 8,714 MB/s of 64k writes with 2 replicas on 20 of them: 871 MB/s per drive, with
+    // "very stable disk IOPS" and multi-second await (device-bound). The spec-sheet
+    // bandwidth alone (max of the two limits) would allow 1.35 GB/s.
+    let cat = Catalogue::builtin();
+    let d = &cat.drive["intel-dc-p3520-2tb"];
+    let t = device_service_secs(d, true, 65536.0, None);
+    assert_relative_eq!(
+        t,
+        1.0 / 26_000.0 - 4096.0 / 1.35e9 + 65536.0 / 1.35e9,
+        epsilon = 1e-12
+    );
+    assert_relative_eq!(65536.0 / t / 1e6, 780.4, epsilon = 0.1);
+    // 4 KiB is exactly the IOPS figure; below 4 KiB never faster than it.
+    assert_relative_eq!(
+        device_service_secs(d, true, 4096.0, None),
+        1.0 / 26_000.0,
+        epsilon = 1e-15
+    );
+    assert_relative_eq!(
+        device_service_secs(d, true, 512.0, None),
+        1.0 / 26_000.0,
+        epsilon = 1e-15
+    );
+    // A read-optimised figure whose 4 KiB IOPS exceed bandwidth/4 KiB has no overhead.
+    let mut fast = d.clone();
+    fast.read_4k_iops = 1e6;
+    fast.read_bytes_per_sec = 1e9;
+    assert_relative_eq!(
+        device_service_secs(&fast, false, 65536.0, None),
+        65.536e-6,
+        epsilon = 1e-15
+    );
+}
+
+#[test]
+fn unoptimised_rocksdb_build_multiplies_the_per_op_write_cost() {
+    let mut p = params();
+    p.set(names::ROCKSDB_UNOPT_WRITE, 1.5).unwrap();
+    let cpu_write = |p: &ModelParams, release: &str, stated: &str| {
+        let s = tiny(|t| {
+            t.replace(
+                "ceph_release = \"19.2.0\"",
+                &format!("ceph_release = \"{release}\"\n{stated}"),
+            )
+        });
+        let net = build(&s, p).unwrap();
+        (at(&net, &net.write, "osd_cpu").secs, net.warnings.clone())
+    };
+    // 3 write ops of 4e-4 gigacycles on 2 GHz cores = 600 µs (replicated_write_cpu_and_device_demands).
+    let (opt, w) = cpu_write(&p, "19.2.0", "");
+    assert_relative_eq!(opt, 600e-6, epsilon = 1e-15);
+    assert!(!w.iter().any(|w| w.contains("RocksDB")), "{w:?}");
+    // 16.2.7 upstream: inferred unoptimised, 1.5 × 600 µs, with a warning naming the fix.
+    let (un, w) = cpu_write(&p, "16.2.7", "");
+    assert_relative_eq!(un, 900e-6, epsilon = 1e-15);
+    assert!(
+        w.iter()
+            .any(|w| w.contains("RocksDB") && w.contains("rocksdb_build = \"optimised\"")),
+        "{w:?}"
+    );
+    // Stated: no warning; stated optimised wins over the inference.
+    let (un, w) = cpu_write(&p, "16.2.7", "rocksdb_build = \"unoptimised\"");
+    assert_relative_eq!(un, 900e-6, epsilon = 1e-15);
+    assert!(!w.iter().any(|w| w.contains("RocksDB")), "{w:?}");
+    let (opt, _) = cpu_write(&p, "16.2.7", "rocksdb_build = \"optimised\"");
+    assert_relative_eq!(opt, 600e-6, epsilon = 1e-15);
+    // A model without the factor predates the distinction: unchanged.
+    p.param.remove(names::ROCKSDB_UNOPT_WRITE);
+    let (old, _) = cpu_write(&p, "16.2.7", "");
+    assert_relative_eq!(old, 600e-6, epsilon = 1e-15);
 }
