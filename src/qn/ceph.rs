@@ -314,7 +314,7 @@ impl<'a> Plan<'a> {
             (RocksdbBuild::Unoptimised, Some(f)) => {
                 if !s.rocksdb_build_stated {
                     warnings.push(format!(
-                        "Ceph {}: RocksDB taken as built without optimisation, as in the upstream Debian/Ubuntu packages of 15.2.x, 16.2.0-16.2.14, 17.2.0-17.2.7 and 18.2.0-18.2.2 (ceph/ceph PR #54891), so a write op costs {f:.2}× the CPU; set cluster.rocksdb_build = \"optimised\" for RPM, distribution or self-built packages",
+                        "Ceph {}: RocksDB taken as built without optimisation, as in the upstream Debian/Ubuntu packages of 15.2.x, 16.2.0-16.2.14, 17.2.0-17.2.7 and 18.2.0-18.2.2 (ceph/ceph PR #54891), so the per-op CPU cost of a write is {f:.2}× an optimised build's; set cluster.rocksdb_build = \"optimised\" for RPM, distribution or self-built packages",
                         s.ceph_release.trim()
                     ));
                 }
