@@ -19,8 +19,9 @@ use crate::io::GENERATED_MARKER;
 use crate::spec::{parse_scenario, CapacityReport, Catalogue, ScenarioSpec, SpecError};
 
 /// Form fields: dotted path in the scenario file and label.
-pub const FORM_FIELDS: [(&str, &str); 12] = [
+pub const FORM_FIELDS: [(&str, &str); 13] = [
     ("cluster.nodes", "OSD nodes"),
+    ("cluster.ceph_release", "Ceph release"),
     ("cluster.node.sockets", "sockets per node"),
     ("cluster.node.osds_per_device", "OSDs per device"),
     ("cluster.node.data_devices.count", "data devices per node"),
@@ -286,6 +287,7 @@ fn form_value(s: &ScenarioSpec, path: &str) -> Option<FormValue> {
     let int = |v: u32| Some(FormValue::Int(u64::from(v)));
     match path {
         "cluster.nodes" => int(s.cluster.nodes),
+        "cluster.ceph_release" => Some(FormValue::Text(s.cluster.ceph_release.clone())),
         "cluster.node.sockets" => int(s.cluster.node.sockets),
         "cluster.node.osds_per_device" => int(s.cluster.node.osds_per_device),
         "cluster.node.data_devices.count" => int(s.cluster.node.data_devices.count),
@@ -411,6 +413,11 @@ mod tests {
         assert!(page.set_value("workload.pattern", "\"randread\""));
         assert!(page.text.contains("pattern = \"randread\""));
         assert!(!page.set_value("pool.erasure.k", "4"));
+        // The release sets the release factor and the inferred RocksDB build.
+        assert!(page.set_value("cluster.ceph_release", "\"16.2.7\""));
+        assert!(page.text.contains("ceph_release = \"16.2.7\""));
+        let s = crate::spec::parse_scenario(&page.text, "x", &Catalogue::builtin()).unwrap();
+        assert_eq!(s.rocksdb_build, crate::spec::RocksdbBuild::Unoptimised);
     }
 
     #[test]
