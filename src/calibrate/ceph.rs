@@ -377,7 +377,8 @@ impl Default for CalibrateOptions {
 /// The parameters the seed data can inform: OSD CPU per read and write op, CPU per byte
 /// (64k rows), the aarch64 efficiency (seed 000), network efficiency (sequential rows),
 /// fixed software latencies, the WAL share of device writes (seed 001's Optane WAL), the
-/// per-batch write cost when the model has one (seed 002's QD4/QD64 pairs), the write cost
+/// per-batch write cost when the model has one (seed 002's QD4/QD64 pairs) and its batch
+/// size scale when one system has writes at three or more depths, the write cost
 /// factor of unoptimised RocksDB builds when a run has one (seed 002's upstream 15.2.14 and
 /// 16.2.x against the other builds), and one release factor per release present in the runs
 /// other than the reference release (factor 1.0 by definition, the model's
@@ -399,6 +400,18 @@ pub fn default_fit_names(base: &ModelParams, runs: &[PreparedRun]) -> Vec<String
     // fixed per-op write cost unless `--fit` asks for it).
     if base.param.contains_key(names::OSD_CPU_WRITE_BATCH) {
         n.insert(names::OSD_CPU_WRITE_BATCH.to_string());
+        // The batch size scale needs the shape of a depth sweep: writes of one system at
+        // three or more in-flight counts (two depths only identify cost × scale).
+        let mut depths: BTreeMap<&str, BTreeSet<u32>> = BTreeMap::new();
+        for r in runs.iter().filter(|r| r.scenario.read_fraction < 1.0) {
+            depths
+                .entry(r.run.system_id.as_str())
+                .or_default()
+                .insert(r.scenario.population());
+        }
+        if depths.values().any(|d| d.len() >= 3) {
+            n.insert(names::WRITE_BATCH_SCALE.to_string());
+        }
     }
     for r in runs {
         for arch in [r.scenario.node_cpu.arch, r.scenario.client_cpu.arch] {

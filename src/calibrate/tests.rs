@@ -189,3 +189,42 @@ fn fnv1a64_matches_the_reference_vectors() {
     assert_eq!(fnv1a64(b""), 0xcbf2_9ce4_8422_2325);
     assert_eq!(fnv1a64(b"a"), 0xaf63_dc4c_8601_ec8c);
 }
+
+#[test]
+fn default_fit_set_follows_what_the_runs_identify() {
+    use crate::model::names;
+    let prior = ModelParams::prior();
+    let (all, _) = seed_runs(|_| true);
+    let fit = default_fit_names(&prior, &all);
+    // Seed 002's upstream 15.2.14 and 16.2.x builds: the RocksDB factor is fitted.
+    assert!(
+        fit.iter().any(|n| n == names::ROCKSDB_UNOPT_WRITE),
+        "{fit:?}"
+    );
+    // Writes at two depths per system at most: the batch size scale is not.
+    assert!(
+        !fit.iter().any(|n| n == names::WRITE_BATCH_SCALE),
+        "{fit:?}"
+    );
+    // Nautilus and Canonical's build only: no RocksDB factor either.
+    let (optimised, _) = seed_runs(|r| {
+        r.run_id.starts_with("s002-14.2.") || r.run_id.starts_with("s002-15.2.14-canonical")
+    });
+    let fit = default_fit_names(&prior, &optimised);
+    assert!(
+        !fit.iter().any(|n| n == names::ROCKSDB_UNOPT_WRITE),
+        "{fit:?}"
+    );
+    // The lab cluster's depth sweep (writes at iodepth 1, 4, 16, 64): the scale is fitted.
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/validation-lab");
+    let (lab, _) = load_runs(&dir.join("validation-1796124266-19556.csv")).unwrap();
+    let (lab, _) = prepare_runs(&lab, &Catalogue::builtin()).unwrap();
+    assert_eq!(lab.len(), 4);
+    let fit = default_fit_names(&prior, &lab);
+    assert!(fit.iter().any(|n| n == names::WRITE_BATCH_SCALE), "{fit:?}");
+    let fit = default_fit_names(&prior, &lab[..2]);
+    assert!(
+        !fit.iter().any(|n| n == names::WRITE_BATCH_SCALE),
+        "{fit:?}"
+    );
+}

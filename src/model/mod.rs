@@ -45,6 +45,8 @@ pub mod names {
     pub const OSD_CPU_WRITE_BATCH: &str = "osd_cpu_write_batch_gcycles";
     /// Largest batch of writes per OSD (optional, with the share).
     pub const WRITE_MAX_BATCH: &str = "osd_write_max_batch";
+    /// Writes per batch per write queued at the OSD (optional, 1 when absent).
+    pub const WRITE_BATCH_SCALE: &str = "osd_write_batch_scale";
     /// Per-op write CPU multiplier of a RocksDB built without optimisation
     /// ([`crate::spec::RocksdbBuild`]); needed only by scenarios with such a build.
     pub const ROCKSDB_UNOPT_WRITE: &str = "rocksdb_unoptimised_write_factor";

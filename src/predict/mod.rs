@@ -293,9 +293,9 @@ pub(crate) fn solve_curve_at(
 }
 
 /// Smallest write batch per OSD in the calibration data of the shipped model: seed 002's
-/// QD4 write runs (512 I/Os in flight), demand factor 0.355 at the OSD CPU, share 0.737:
-/// `b = s / (f − 1 + s)` = 8.0. Seed 000 (QD16) and 001 batch more.
-pub const CALIBRATED_MIN_WRITE_BATCH: f64 = 8.0;
+/// QD4 write runs (512 I/Os in flight) batch 4.0 writes per OSD at every release (from
+/// the OSD CPU's demand factor, below); seeds 000 (5.2) and 001 (4.2) batch more.
+pub const CALIBRATED_MIN_WRITE_BATCH: f64 = 4.0;
 
 /// The write batch per OSD at a solution when it is below [`CALIBRATED_MIN_WRITE_BATCH`]:
 /// from the OSD CPU's demand factor `f = U·c·m / (X·D)` and the batching's share `s`,
@@ -340,9 +340,10 @@ fn solved(cn: &CephNetwork, population: u32, sol: &solve::Solution) -> Solved {
         warnings.push(format!(
             "writes batch {b:.1} per OSD at this depth; the per-batch write cost was fitted \
              on runs whose writes batch {CALIBRATED_MIN_WRITE_BATCH} or more per OSD (seed \
-             002 at QD4), so below that it is extrapolated and write latency is likely \
-             overestimated (README, known gaps); `cephplan validate --refit` on runs at \
-             this depth fixes it for your cluster"
+             002 at QD4), so below that it is extrapolated along the batch size scale set \
+             on the lab cluster's depth sweep, and write latency is likely overestimated \
+             (README, known gaps); `cephplan validate --refit` on runs at this depth fixes \
+             it for your cluster"
         ));
     }
     if let Some(c) = &sol.convergence {

@@ -72,13 +72,20 @@
 //! (seed 002: 1.2-2.2×) after the OSD CPUs saturate, which a fixed cost per op cannot
 //! produce. The `osd_cpu` station therefore batches ([`crate::qn::Batching`]): a write op
 //! costs `osd_cpu_write_gcycles + osd_cpu_write_batch_gcycles / b`, where `b` is the
-//! writes queued per OSD; with `q` jobs in a node's CPU queue (those waiting for a core,
-//! plus the one starting; see [`crate::qn::Batching`]), `b = q·w / OSDs per node` (`w`: the
-//! writes' share of the station's work), between 1 and `osd_write_max_batch`. So
-//! `osd_cpu_write_gcycles` is the cost of a write op in a large batch, and a lone write
-//! costs the sum. As a [`crate::qn::Batching`] the station's demand is taken at `b = 1`
-//! with share `s` = the per-batch cost's share of it and `jobs_per_member = OSDs per
-//! node / w`. Reads and per-byte costs are not batched. In a read/write mix every job at
+//! batch size; with `q` jobs in a node's CPU queue (those waiting for a core, plus the one
+//! starting; see [`crate::qn::Batching`]), `b = k·q·w / OSDs per node` (`w`: the writes'
+//! share of the station's work; `k` = `osd_write_batch_scale`, writes per batch per write
+//! queued at the OSD), between 1 and `osd_write_max_batch`. So `osd_cpu_write_gcycles` is
+//! the cost of a write op in a large batch, and a lone write costs the sum. As a
+//! [`crate::qn::Batching`] the station's demand is taken at `b = 1` with share `s` = the
+//! per-batch cost's share of it and `jobs_per_member = OSDs per node / (k·w)`.
+//!
+//! Runs at two depths (seed 002's QD4/QD64 pairs) identify only `c_batch·k`, not `k`: the
+//! seeds fit equally well for `k` from 0.03 to 1, and `k` decides what a lone write costs
+//! (`c∞ + c_batch`). It is set from the one depth sweep in the data, the lab cluster's
+//! iodepth 1/4/16/64 writes (`models/prior.toml` has the profile), and calibration fits
+//! it only when a system has writes at three or more in-flight counts.
+//! A model without `osd_write_batch_scale` has `k = 1` (models fitted before it existed). Reads and per-byte costs are not batched. In a read/write mix every job at
 //! the station runs at the same speed, so reads gain a little too (the solvers' stretch
 //! factor is per station). A model without `osd_cpu_write_batch_gcycles` has no
 //! batching.
@@ -291,6 +298,8 @@ struct Plan<'a> {
     /// CPU cost of a write batch per OSD (gigacycles), and the largest batch.
     write_batch: f64,
     max_batch: f64,
+    /// Writes per batch per write queued at the OSD (`k`).
+    batch_scale: f64,
 }
 
 impl<'a> Plan<'a> {
@@ -324,6 +333,7 @@ impl<'a> Plan<'a> {
         };
         let write_batch = p.get(names::OSD_CPU_WRITE_BATCH).unwrap_or(0.0);
         let max_batch = p.get(names::WRITE_MAX_BATCH).unwrap_or(1.0);
+        let batch_scale = p.get(names::WRITE_BATCH_SCALE).unwrap_or(1.0);
         let (release, w) = p.release_factor(&s.ceph_release);
         warnings.extend(w);
         let osd_arch = p.arch_efficiency(s.node_cpu.arch.as_str())?;
@@ -423,6 +433,7 @@ impl<'a> Plan<'a> {
             fixed_write_secs: fixed_w,
             write_batch,
             max_batch,
+            batch_scale,
         };
         plan.client_wire_secs = plan.wire_secs(bs, s.client_nic_bits_per_sec);
         plan.public_wire_secs = plan.wire_secs(bs, s.public_bits_per_sec);
@@ -448,7 +459,7 @@ impl<'a> Plan<'a> {
         let w = write / total;
         Some(crate::qn::Batching {
             share: self.write_batch / self.osd_write * (1.0 - pr) * d.write_op_secs / total,
-            jobs_per_member: f64::from(self.s.osds_per_node()) / w,
+            jobs_per_member: f64::from(self.s.osds_per_node()) / (w * self.batch_scale),
             max_batch: self.max_batch,
         })
     }

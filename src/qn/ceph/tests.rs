@@ -247,6 +247,8 @@ pub(crate) fn batched_params() -> ModelParams {
     }
     p.set(names::OSD_CPU_WRITE_BATCH, 8e-4).unwrap();
     p.set(names::WRITE_MAX_BATCH, 16.0).unwrap();
+    // One write per batch per queued write, so the oracles count batches by hand.
+    p.set(names::WRITE_BATCH_SCALE, 1.0).unwrap();
     p
 }
 
@@ -268,6 +270,21 @@ fn write_batching_puts_the_batch_cost_on_a_lone_write_and_shares_it() {
     // With 20 jobs at a node CPU: 10 writes per OSD, an op costs 4e-4 + 8e-4/10 = 4.8e-4
     // Gcycles, 0.4 of a lone op: factor 1 − 2/3 + (2/3)/10 = 0.4.
     assert_relative_eq!(b.demand_factor(20.0), 0.4, epsilon = 1e-12);
+    // Batch size scale k = 0.5: half a write per batch per queued write, so a member is
+    // 2 OSDs / (0.5 · 1) = 4 jobs and 20 jobs make batches of 5; the rest is unchanged.
+    let mut half = batched_params();
+    half.set(names::WRITE_BATCH_SCALE, 0.5).unwrap();
+    let net_half = build(&tiny(|t| t), &half).unwrap();
+    let bh = net_half.network.stations[net_half.network.station_index("osd_cpu").unwrap()]
+        .batching
+        .unwrap();
+    assert_relative_eq!(bh.jobs_per_member, 4.0, epsilon = 1e-12);
+    assert_relative_eq!(bh.share, 2.0 / 3.0, epsilon = 1e-12);
+    assert_relative_eq!(
+        bh.demand_factor(20.0),
+        1.0 / 3.0 + (2.0 / 3.0) / 5.0,
+        epsilon = 1e-12
+    );
     // Nothing else batches.
     let batching: Vec<&str> = net
         .network
