@@ -135,3 +135,42 @@ fn calibrate_names_row_and_field_of_bad_data() {
         .stderr(contains("missing column \"iops\""));
     assert!(!dir.path().join("m.toml").exists());
 }
+
+#[test]
+fn profile_prints_a_grid_and_refuses_values_outside_the_bounds() {
+    let data = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("calibration-data/seed-001-xeon-8180-optane.csv");
+    let out = cephplan()
+        .args(["profile", "--data"])
+        .arg(&data)
+        .args([
+            "--param",
+            "wal_share",
+            "--values",
+            "0.3,0.8",
+            "--fit",
+            "osd_cpu_write_gcycles,osd_cpu_read_gcycles",
+            "--format",
+            "json",
+        ])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(v["parameter"], "wal_share");
+    assert_eq!(v["points"].as_array().unwrap().len(), 2);
+    for p in v["points"].as_array().unwrap() {
+        assert!(p["mape_in_sample"].as_f64().unwrap().is_finite(), "{p}");
+        assert!(p["termination"]["evaluations"].as_u64().unwrap() > 0, "{p}");
+    }
+    assert!(v["mape_spread_points"].as_f64().is_some());
+    cephplan()
+        .args(["profile", "--data"])
+        .arg(&data)
+        .args(["--param", "wal_share", "--values", "0.5,7"])
+        .assert()
+        .code(2)
+        .stderr(contains("wal_share = 7 lies outside its bounds"));
+}

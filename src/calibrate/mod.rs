@@ -5,12 +5,15 @@
 //! - [`ceph`]: the Ceph model fitted to measured runs: residuals, priors, leave-one-out,
 //!   per-system errors beside the USL baseline, the fitted model file.
 //! - [`usl`]: the Universal Scalability Law baseline fitted per measured series.
+//! - [`profile`]: the fit's error along one parameter held at a grid of values (does the
+//!   data identify it?).
 //!
 //! Not here: reading datasets (see `data`), building or solving queueing networks (see
 //! `qn`, `solve`), printing.
 
 pub mod ceph;
 pub mod lm;
+pub mod profile;
 pub mod usl;
 
 #[cfg(test)]

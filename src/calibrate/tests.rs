@@ -228,3 +228,135 @@ fn default_fit_set_follows_what_the_runs_identify() {
         "{fit:?}"
     );
 }
+
+mod profiles {
+    use super::*;
+    use crate::calibrate::profile::{profile, ProfileError};
+    use crate::model::names;
+    use crate::progress::CancelToken;
+
+    /// Seed 002's 16.2.7 write pair and 16.2.6 read pair, with a small refit set so that a
+    /// profile point is one short fit in a debug build.
+    fn setup() -> (Vec<PreparedRun>, CalibrateOptions) {
+        let (runs, _) = seed_runs(|r| {
+            r.run_id.starts_with("s002-16.2.7-randwrite")
+                || r.run_id.starts_with("s002-16.2.6-randread")
+        });
+        assert_eq!(runs.len(), 4);
+        let opts = CalibrateOptions {
+            fit: vec![
+                names::OSD_CPU_READ.into(),
+                names::OSD_CPU_WRITE.into(),
+                names::OSD_CPU_WRITE_BATCH.into(),
+            ],
+            ..CalibrateOptions::default()
+        };
+        (runs, opts)
+    }
+
+    #[test]
+    fn two_depths_leave_the_batch_size_scale_flat() {
+        let (runs, opts) = setup();
+        let p = ModelParams::prior();
+        let r = profile(
+            &runs,
+            &p,
+            &p,
+            &opts,
+            names::WRITE_BATCH_SCALE,
+            &[0.1, 0.3, 1.0],
+            &NoProgress,
+        )
+        .unwrap();
+        assert_eq!(r.points.len(), 3);
+        assert!(!r.refitted.iter().any(|n| n == names::WRITE_BATCH_SCALE));
+        assert!(r.points.iter().all(|p| p.termination.converged), "{r:#?}");
+        // The per-batch cost takes up the scale: the fits are equally good.
+        let spread = r.mape_spread_points.unwrap();
+        assert!(spread < 1.0, "{r:#?}");
+    }
+
+    #[test]
+    fn an_identified_parameter_has_a_clear_minimum() {
+        let (runs, opts) = setup();
+        let p = ModelParams::prior();
+        // Hold the read cost a factor of 3 off either way: the reads cannot follow.
+        let (fitted, _) = calibrate(
+            &runs,
+            Vec::new(),
+            &p,
+            &p,
+            &[],
+            &CalibrateOptions {
+                leave_one_out: false,
+                usl: false,
+                ..opts.clone()
+            },
+            &NoProgress,
+        )
+        .unwrap();
+        let c = fitted
+            .parameters
+            .iter()
+            .find(|q| q.name == names::OSD_CPU_READ)
+            .unwrap()
+            .value;
+        let r = profile(
+            &runs,
+            &p,
+            &p,
+            &opts,
+            names::OSD_CPU_READ,
+            &[c / 3.0, c, c * 3.0],
+            &NoProgress,
+        )
+        .unwrap();
+        assert_eq!(r.best_value, Some(c), "{r:#?}");
+        assert!(r.mape_spread_points.unwrap() > 20.0, "{r:#?}");
+        assert_eq!(r.points[1].throughput_misses, 0, "{r:#?}");
+    }
+
+    #[test]
+    fn bad_grids_are_refused_and_cancel_stops() {
+        let (runs, opts) = setup();
+        let p = ModelParams::prior();
+        let e = profile(
+            &runs,
+            &p,
+            &p,
+            &opts,
+            names::WRITE_BATCH_SCALE,
+            &[0.5, 1000.0],
+            &NoProgress,
+        )
+        .unwrap_err();
+        assert!(matches!(e, ProfileError::OutOfBounds { .. }), "{e}");
+        assert!(e.to_string().contains("[0.01, 100]"), "{e}");
+        let e = profile(&runs, &p, &p, &opts, "no_such_param", &[1.0], &NoProgress).unwrap_err();
+        assert!(e.to_string().contains("no_such_param"), "{e}");
+        let e = profile(
+            &runs,
+            &p,
+            &p,
+            &opts,
+            names::WRITE_BATCH_SCALE,
+            &[],
+            &NoProgress,
+        )
+        .unwrap_err();
+        assert!(matches!(e, ProfileError::EmptyGrid { .. }), "{e}");
+        let cancel = CancelToken::new();
+        cancel.cancel();
+        let r = profile(
+            &runs,
+            &p,
+            &p,
+            &opts,
+            names::WRITE_BATCH_SCALE,
+            &[0.5, 1.0],
+            &cancel,
+        )
+        .unwrap();
+        assert!(r.cancelled && r.points.is_empty());
+    }
+}

@@ -11,7 +11,7 @@ use super::output::{table, Format};
 use super::progress::BarProgress;
 use cephplan::calibrate::ceph::{
     calibrate, data_files, prepare_runs, CalibrateOptions, CalibrationReport, NotModelled,
-    ParameterEstimate,
+    ParameterEstimate, PreparedRun,
 };
 use cephplan::data::load_runs;
 use cephplan::model::ModelParams;
@@ -49,21 +49,36 @@ pub struct CalibrateArgs {
     pub format: Format,
 }
 
-pub fn run(args: CalibrateArgs) -> anyhow::Result<ExitCode> {
-    let cat = match &args.catalogue {
+/// What a fit starts from: the prepared runs, the runs not modelled, the prior and the
+/// starting model (shared by `calibrate` and `profile`).
+pub struct FitInputs {
+    pub prepared: Vec<PreparedRun>,
+    pub not_modelled: Vec<NotModelled>,
+    pub prior: ModelParams,
+    pub start: ModelParams,
+}
+
+/// Loads `--data`, `--prior`, `--start` and `--catalogue`; dataset warnings go to stderr.
+pub fn load_inputs(
+    data: &[PathBuf],
+    prior: Option<&PathBuf>,
+    start: Option<&PathBuf>,
+    catalogue: Option<&PathBuf>,
+) -> anyhow::Result<FitInputs> {
+    let cat = match catalogue {
         Some(p) => Catalogue::load(p)?,
         None => Catalogue::builtin(),
     };
-    let prior = match &args.prior {
+    let prior = match prior {
         Some(p) => ModelParams::load(p)?,
         None => ModelParams::prior(),
     };
-    let start = match &args.start {
+    let start = match start {
         Some(p) => ModelParams::load(p)?,
         None => prior.clone(),
     };
     let mut runs = Vec::new();
-    for p in &args.data {
+    for p in data {
         let (r, warnings) = load_runs(p).with_context(|| format!("loading {}", p.display()))?;
         for w in warnings {
             eprintln!("warning: {w}");
@@ -71,6 +86,26 @@ pub fn run(args: CalibrateArgs) -> anyhow::Result<ExitCode> {
         runs.extend(r);
     }
     let (prepared, not_modelled) = prepare_runs(&runs, &cat)?;
+    Ok(FitInputs {
+        prepared,
+        not_modelled,
+        prior,
+        start,
+    })
+}
+
+pub fn run(args: CalibrateArgs) -> anyhow::Result<ExitCode> {
+    let FitInputs {
+        prepared,
+        not_modelled,
+        prior,
+        start,
+    } = load_inputs(
+        &args.data,
+        args.prior.as_ref(),
+        args.start.as_ref(),
+        args.catalogue.as_ref(),
+    )?;
     let files = data_files(&args.data);
     let opts = CalibrateOptions {
         fit: args.fit.clone(),

@@ -10,6 +10,7 @@ pub mod import;
 pub mod lab;
 pub mod output;
 pub mod predict;
+pub mod profile;
 pub mod progress;
 pub mod simulate;
 pub mod size;
@@ -43,6 +44,9 @@ pub enum Command {
     Solve(solve::SolveArgs),
     /// Fit the model to measured runs (calibration-data/*.csv) and write the fitted model.
     Calibrate(calibrate::CalibrateArgs),
+    /// The calibration's error with one parameter held at each value of a grid (does the
+    /// data identify it?).
+    Profile(profile::ProfileArgs),
     /// Import measured results into a calibration dataset.
     #[command(subcommand)]
     Import(import::ImportCommand),
@@ -61,6 +65,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Size(a) => size::run(a).map(|ok| ExitCode::from(if ok { 0 } else { 1 })),
         Command::Solve(args) => solve::run(args),
         Command::Calibrate(args) => calibrate::run(args),
+        Command::Profile(args) => profile::run(args),
         Command::Import(cmd) => import::run(cmd),
         Command::Simulate(a) => simulate::run(a),
         Command::Lab(a) => lab::run(a),

@@ -42,3 +42,13 @@ pub fn table(header: &[&str], rows: &[Vec<String>]) -> String {
     }
     out
 }
+
+/// Rows as CSV with a header line (quoted where needed).
+pub fn csv_rows(header: &[&str], rows: &[Vec<String>]) -> anyhow::Result<String> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    w.write_record(header)?;
+    for r in rows {
+        w.write_record(r)?;
+    }
+    Ok(String::from_utf8(w.into_inner()?)?)
+}
