@@ -595,3 +595,36 @@ fn an_edit_hides_the_stale_p99_and_a_cancelled_tails_run_can_be_restarted() {
     h.state_mut().state.prediction.tails.enabled = false;
     h.step();
 }
+
+#[test]
+fn calibration_page_profiles_a_parameter_and_flags_a_bad_grid() {
+    let mut h = harness(calibration_state(
+        "calibration-data/seed-001-xeon-8180-optane.csv",
+        false,
+    ));
+    h.run();
+    // A grid that is not numbers: said at once, no job.
+    h.state_mut().state.calibration.profile_param = "wal_share".into();
+    h.state_mut().state.calibration.profile_values = "0.3, x".into();
+    h.get_by_label("Profile").click();
+    h.run();
+    let cal = &h.state().state.calibration;
+    assert!(!cal.is_busy());
+    assert!(cal
+        .profile_error()
+        .unwrap()
+        .contains("\"x\" is not a number"));
+    // The same grid `cephplan profile` takes; the table shows every value.
+    h.state_mut().state.calibration.profile_values = "0.3, 0.8".into();
+    h.get_by_label("Profile").click();
+    run_until_within(&mut h, "profile finished", 120, |a| {
+        !a.state.calibration.is_busy()
+    });
+    let cal = &h.state().state.calibration;
+    assert_eq!(cal.profile_error(), None);
+    let r = cal.profile_report().unwrap();
+    assert_eq!(r.parameter, "wal_share");
+    assert_eq!(r.points.len(), 2);
+    assert!(r.points.iter().all(|p| p.mape_in_sample.is_some()));
+    h.get_by_label_contains("profile of wal_share");
+}

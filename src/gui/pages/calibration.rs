@@ -3,11 +3,13 @@
 //! and leave-one-out MAPE, the parameter table (value, standard error, 95 % interval,
 //! prior, at-bound), measured against predicted on log-log axes with y = x and a ±15 %
 //! band, the error per run, the per-system summary beside the USL baseline, warnings and
-//! the runs that could not be modelled. "Save model" writes the fitted model file.
+//! the runs that could not be modelled. "Save model" writes the fitted model file. A
+//! profile holds one parameter at a grid of values and refits the rest, to show whether the
+//! data identify it (`cephplan profile`).
 //!
 //! It makes the same library calls as `cephplan calibrate` (`data::load_runs`,
 //! `calibrate::ceph::prepare_runs`, `calibrate::ceph::calibrate`,
-//! `io::write_atomic_owned`), so both give the same numbers and neither overwrites a file
+//! `calibrate::profile::profile`, `io::write_atomic_owned`), so both give the same numbers and neither overwrites a file
 //! cephplan did not write. Not here: the fitting itself (`calibrate`).
 
 use std::path::{Path, PathBuf};
@@ -15,8 +17,10 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::calibrate::ceph::{
-    calibrate, data_files, prepare_runs, CalibrateOptions, CalibrationReport, Metric,
+    calibrate, data_files, prepare_runs, CalibrateOptions, CalibrationReport, Metric, NotModelled,
+    PreparedRun,
 };
+use crate::calibrate::profile::{profile, ProfileReport, MISS_THRESHOLD_PCT};
 use crate::data::load_runs;
 use crate::gui::job::{Job, JobOutcome};
 use crate::gui::plot::{self, Series};
@@ -47,8 +51,12 @@ pub struct FitOutput {
 
 pub type FitResult = Result<FitOutput, String>;
 
-/// Loads the runs and fits, like `cephplan calibrate` (without writing anything).
-pub fn fit(req: &FitRequest, progress: &dyn Progress) -> FitResult {
+pub type ProfileResult = Result<ProfileReport, String>;
+
+/// The runs, the runs not modelled, the prior and the loader's warnings of a request.
+type Loaded = (Vec<PreparedRun>, Vec<NotModelled>, ModelParams, Vec<String>);
+
+fn load(req: &FitRequest, progress: &dyn Progress) -> Result<Loaded, String> {
     if req.data.is_empty() {
         return Err(
             "add at least one dataset path (a CSV file or a directory of CSV files, \
@@ -70,6 +78,12 @@ pub fn fit(req: &FitRequest, progress: &dyn Progress) -> FitResult {
         load_warnings.extend(w.into_iter().map(|w| w.to_string()));
     }
     let (prepared, not_modelled) = prepare_runs(&runs, &cat).map_err(|e| e.to_string())?;
+    Ok((prepared, not_modelled, prior, load_warnings))
+}
+
+/// Loads the runs and fits, like `cephplan calibrate` (without writing anything).
+pub fn fit(req: &FitRequest, progress: &dyn Progress) -> FitResult {
+    let (prepared, not_modelled, prior, load_warnings) = load(req, progress)?;
     let files = data_files(&req.data);
     let (report, model) = calibrate(
         &prepared,
@@ -86,6 +100,41 @@ pub fn fit(req: &FitRequest, progress: &dyn Progress) -> FitResult {
         model,
         load_warnings,
     })
+}
+
+/// Loads the runs and profiles `name` over `values`, like `cephplan profile`.
+pub fn run_profile(
+    req: &FitRequest,
+    name: &str,
+    values: &[f64],
+    progress: &dyn Progress,
+) -> ProfileResult {
+    let (prepared, _, prior, _) = load(req, progress)?;
+    profile(
+        &prepared,
+        &prior,
+        &prior,
+        &req.options,
+        name,
+        values,
+        progress,
+    )
+    .map_err(|e| e.to_string())
+}
+
+/// The grid typed into the profile's values field: numbers separated by commas or spaces.
+pub fn parse_grid(s: &str) -> Result<Vec<f64>, String> {
+    let v: Vec<f64> = split_list(s)
+        .iter()
+        .map(|t| {
+            t.parse::<f64>()
+                .map_err(|_| format!("\"{t}\" is not a number; give values like 0.1, 0.3, 1"))
+        })
+        .collect::<Result<_, _>>()?;
+    if v.is_empty() {
+        return Err("give at least two values, e.g. 0.1, 0.3, 1".into());
+    }
+    Ok(v)
 }
 
 /// Writes the fitted model to `path` the way `cephplan calibrate --out` does: named after
@@ -122,6 +171,9 @@ struct Runtime {
     result: Option<FitOutput>,
     error: Option<String>,
     saved: Option<Result<PathBuf, String>>,
+    profile_job: Option<Job<ProfileResult>>,
+    profile: Option<ProfileReport>,
+    profile_error: Option<String>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -137,6 +189,10 @@ pub struct CalibrationPage {
     pub exclude: String,
     /// Where "Save model" writes.
     pub save_path: String,
+    /// The parameter a profile holds fixed.
+    pub profile_param: String,
+    /// Its grid of values, separated by commas or spaces.
+    pub profile_values: String,
     #[serde(skip)]
     rt: Runtime,
 }
@@ -150,6 +206,8 @@ impl Default for CalibrationPage {
             usl: true,
             exclude: String::new(),
             save_path: "models/fitted.toml".into(),
+            profile_param: "osd_write_batch_scale".into(),
+            profile_values: "0.03, 0.1, 0.3, 0.5, 1".into(),
             rt: Runtime::default(),
         }
     }
@@ -187,8 +245,34 @@ impl CalibrationPage {
         self.rt.job = Some(Job::spawn("fitting", ctx, move |p| fit(&req, p)));
     }
 
+    /// Starts a profile of the current inputs (no-op while a fit or profile runs).
+    pub fn start_profile(&mut self, ctx: &egui::Context) {
+        if self.is_busy() {
+            return;
+        }
+        self.rt.profile_error = None;
+        let values = match parse_grid(&self.profile_values) {
+            Ok(v) => v,
+            Err(e) => {
+                self.rt.profile_error = Some(e);
+                return;
+            }
+        };
+        let req = self.request();
+        let name = self.profile_param.trim().to_string();
+        self.rt.profile_job = Some(Job::spawn("profiling", ctx, move |p| {
+            run_profile(&req, &name, &values, p)
+        }));
+    }
+
     pub fn is_busy(&self) -> bool {
-        self.rt.job.is_some()
+        self.rt.job.is_some() || self.rt.profile_job.is_some()
+    }
+    pub fn profile_report(&self) -> Option<&ProfileReport> {
+        self.rt.profile.as_ref()
+    }
+    pub fn profile_error(&self) -> Option<&str> {
+        self.rt.profile_error.as_deref()
     }
     pub fn result(&self) -> Option<&FitOutput> {
         self.rt.result.as_ref()
@@ -202,6 +286,23 @@ impl CalibrationPage {
     }
 
     fn poll(&mut self) {
+        if let Some(job) = &mut self.rt.profile_job {
+            match job.poll() {
+                None => {}
+                Some(JobOutcome::Done(Ok(r))) => {
+                    self.rt.profile = Some(r);
+                    self.rt.profile_job = None;
+                }
+                Some(JobOutcome::Done(Err(e))) => {
+                    self.rt.profile_error = Some(e);
+                    self.rt.profile_job = None;
+                }
+                Some(JobOutcome::Panicked(m)) => {
+                    self.rt.profile_error = Some(format!("the profile failed: {m}"));
+                    self.rt.profile_job = None;
+                }
+            }
+        }
         let Some(job) = &mut self.rt.job else { return };
         match job.poll() {
             None => {}
@@ -230,6 +331,7 @@ impl CalibrationPage {
         if let Some(e) = &self.rt.error {
             ui.colored_label(ui.visuals().error_fg_color, e);
         }
+        self.profile_ui(ui);
         let Some(out) = &self.rt.result else {
             if self.rt.job.is_none() {
                 ui.label(
@@ -261,8 +363,35 @@ impl CalibrationPage {
         report_ui(ui, out);
     }
 
+    fn profile_ui(&mut self, ui: &mut egui::Ui) {
+        let busy = self.is_busy();
+        ui.horizontal(|ui| {
+            let l = ui.label("profile parameter");
+            ui.add(egui::TextEdit::singleline(&mut self.profile_param).desired_width(220.0))
+                .labelled_by(l.id);
+            let l = ui.label("at values");
+            ui.add(egui::TextEdit::singleline(&mut self.profile_values).desired_width(200.0))
+                .labelled_by(l.id);
+            if ui
+                .add_enabled(!busy, egui::Button::new("Profile"))
+                .clicked()
+            {
+                self.start_profile(ui.ctx());
+            }
+        });
+        if let Some(job) = &self.rt.profile_job {
+            job.progress_ui(ui);
+        }
+        if let Some(e) = &self.rt.profile_error {
+            ui.colored_label(ui.visuals().error_fg_color, e);
+        }
+        if let Some(r) = &self.rt.profile {
+            profile_table_ui(ui, r);
+        }
+    }
+
     fn inputs_ui(&mut self, ui: &mut egui::Ui) {
-        let running = self.rt.job.is_some();
+        let running = self.is_busy();
         let mut remove = None;
         for (i, p) in self.data_paths.iter_mut().enumerate() {
             ui.horizontal(|ui| {
@@ -312,6 +441,52 @@ impl CalibrationPage {
 
 fn opt(v: Option<f64>, f: impl Fn(f64) -> String) -> String {
     v.map(f).unwrap_or_else(|| "–".into())
+}
+
+fn profile_table_ui(ui: &mut egui::Ui, r: &ProfileReport) {
+    ui.label(format!(
+        "profile of {} ({}): {} parameters refitted at each value; MAPE spread {} points \
+         (near 0: the data do not identify it)",
+        r.parameter,
+        r.unit,
+        r.refitted.len(),
+        opt(r.mape_spread_points, |v| format!("{v:.2}"))
+    ));
+    egui::Grid::new("calibration-profile")
+        .striped(true)
+        .num_columns(5)
+        .show(ui, |ui| {
+            for h in [
+                "value",
+                "MAPE %",
+                "max |error| %",
+                &format!("misses > {MISS_THRESHOLD_PCT} %"),
+                "termination",
+            ] {
+                ui.strong(h);
+            }
+            ui.end_row();
+            for p in &r.points {
+                let best = r.best_value == Some(p.value);
+                let v = format!("{}", p.value);
+                if best {
+                    ui.strong(v);
+                } else {
+                    ui.label(v);
+                }
+                ui.label(opt(p.mape_in_sample, |v| format!("{v:.2}")));
+                ui.label(opt(p.max_abs_throughput_error_pct, |v| format!("{v:.1}")));
+                ui.label(p.throughput_misses.to_string());
+                ui.label(format!(
+                    "{} ({} evaluations)",
+                    p.termination.reason, p.termination.evaluations
+                ));
+                ui.end_row();
+            }
+        });
+    if r.cancelled {
+        ui.colored_label(plot::WARN, "cancelled: the table holds the values done");
+    }
 }
 
 fn metric_name(m: Metric) -> &'static str {
