@@ -17,8 +17,10 @@ use cephplan::data::load_runs;
 use cephplan::model::ModelParams;
 use cephplan::spec::Catalogue;
 
+/// Where a fit's runs, prior, starting model and catalogue come from (shared by
+/// `calibrate` and `profile`).
 #[derive(Debug, Args)]
-pub struct CalibrateArgs {
+pub struct FitInputArgs {
     /// Measured runs: CSV files or directories of CSV files (calibration-data/README.md).
     #[arg(long, value_name = "PATH", num_args = 1.., required = true)]
     pub data: Vec<PathBuf>,
@@ -32,6 +34,12 @@ pub struct CalibrateArgs {
     /// Hardware catalogue; default: the built-in models/catalogue.toml.
     #[arg(long, value_name = "FILE")]
     pub catalogue: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct CalibrateArgs {
+    #[command(flatten)]
+    pub inputs: FitInputArgs,
     /// Where to write the fitted model (TOML).
     #[arg(long, value_name = "FILE")]
     pub out: PathBuf,
@@ -59,26 +67,21 @@ pub struct FitInputs {
 }
 
 /// Loads `--data`, `--prior`, `--start` and `--catalogue`; dataset warnings go to stderr.
-pub fn load_inputs(
-    data: &[PathBuf],
-    prior: Option<&PathBuf>,
-    start: Option<&PathBuf>,
-    catalogue: Option<&PathBuf>,
-) -> anyhow::Result<FitInputs> {
-    let cat = match catalogue {
+pub fn load_inputs(a: &FitInputArgs) -> anyhow::Result<FitInputs> {
+    let cat = match &a.catalogue {
         Some(p) => Catalogue::load(p)?,
         None => Catalogue::builtin(),
     };
-    let prior = match prior {
+    let prior = match &a.prior {
         Some(p) => ModelParams::load(p)?,
         None => ModelParams::prior(),
     };
-    let start = match start {
+    let start = match &a.start {
         Some(p) => ModelParams::load(p)?,
         None => prior.clone(),
     };
     let mut runs = Vec::new();
-    for p in data {
+    for p in &a.data {
         let (r, warnings) = load_runs(p).with_context(|| format!("loading {}", p.display()))?;
         for w in warnings {
             eprintln!("warning: {w}");
@@ -100,13 +103,8 @@ pub fn run(args: CalibrateArgs) -> anyhow::Result<ExitCode> {
         not_modelled,
         prior,
         start,
-    } = load_inputs(
-        &args.data,
-        args.prior.as_ref(),
-        args.start.as_ref(),
-        args.catalogue.as_ref(),
-    )?;
-    let files = data_files(&args.data);
+    } = load_inputs(&args.inputs)?;
+    let files = data_files(&args.inputs.data);
     let opts = CalibrateOptions {
         fit: args.fit.clone(),
         leave_one_out: !args.no_loo,

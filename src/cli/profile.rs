@@ -2,12 +2,11 @@
 //! value of a grid and the others refitted (library: [`cephplan::calibrate::profile`]).
 //! Prints a table, JSON or CSV; writes no model.
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
 
-use super::calibrate::{load_inputs, FitInputs};
+use super::calibrate::{load_inputs, FitInputArgs, FitInputs};
 use super::output::{csv_rows, table, Format};
 use super::progress::BarProgress;
 use cephplan::calibrate::ceph::CalibrateOptions;
@@ -15,24 +14,14 @@ use cephplan::calibrate::profile::{profile, ProfileReport, MISS_THRESHOLD_PCT};
 
 #[derive(Debug, Args)]
 pub struct ProfileArgs {
-    /// Measured runs: CSV files or directories of CSV files (calibration-data/README.md).
-    #[arg(long, value_name = "PATH", num_args = 1.., required = true)]
-    pub data: Vec<PathBuf>,
+    #[command(flatten)]
+    pub inputs: FitInputArgs,
     /// The parameter to hold fixed, e.g. osd_write_batch_scale.
     #[arg(long, value_name = "NAME")]
     pub param: String,
     /// Grid of values for it, comma-separated, inside its bounds (e.g. 0.03,0.1,0.3,1).
     #[arg(long, value_delimiter = ',', num_args = 1.., required = true)]
     pub values: Vec<f64>,
-    /// Prior model; default: the built-in models/prior.toml.
-    #[arg(long, value_name = "FILE")]
-    pub prior: Option<PathBuf>,
-    /// Starting model; default: the prior.
-    #[arg(long, value_name = "FILE")]
-    pub start: Option<PathBuf>,
-    /// Hardware catalogue; default: the built-in models/catalogue.toml.
-    #[arg(long, value_name = "FILE")]
-    pub catalogue: Option<PathBuf>,
     /// Parameters to refit at each value, comma-separated; default: calibrate's set.
     #[arg(long, value_delimiter = ',')]
     pub fit: Vec<String>,
@@ -49,12 +38,7 @@ pub fn run(args: ProfileArgs) -> anyhow::Result<ExitCode> {
         prior,
         start,
         ..
-    } = load_inputs(
-        &args.data,
-        args.prior.as_ref(),
-        args.start.as_ref(),
-        args.catalogue.as_ref(),
-    )?;
+    } = load_inputs(&args.inputs)?;
     let opts = CalibrateOptions {
         fit: args.fit.clone(),
         exclude: args.exclude.clone(),
