@@ -231,9 +231,10 @@ fn default_fit_set_follows_what_the_runs_identify() {
 
 mod profiles {
     use super::*;
-    use crate::calibrate::profile::{profile, ProfileError};
+    use crate::calibrate::profile::{profile, ProfileError, ProfileReport};
     use crate::model::names;
     use crate::progress::CancelToken;
+    use crate::progress::Progress;
 
     /// Seed 002's 16.2.7 write pair and 16.2.6 read pair, with a small refit set so that a
     /// profile point is one short fit in a debug build.
@@ -254,20 +255,20 @@ mod profiles {
         (runs, opts)
     }
 
-    #[test]
-    fn two_depths_leave_the_batch_size_scale_flat() {
+    /// Profiles `name` over `values` on [`setup`]'s runs from the prior.
+    fn run(
+        name: &str,
+        values: &[f64],
+        progress: &dyn Progress,
+    ) -> Result<ProfileReport, ProfileError> {
         let (runs, opts) = setup();
         let p = ModelParams::prior();
-        let r = profile(
-            &runs,
-            &p,
-            &p,
-            &opts,
-            names::WRITE_BATCH_SCALE,
-            &[0.1, 0.3, 1.0],
-            &NoProgress,
-        )
-        .unwrap();
+        profile(&runs, &p, &p, &opts, name, values, progress)
+    }
+
+    #[test]
+    fn two_depths_leave_the_batch_size_scale_flat() {
+        let r = run(names::WRITE_BATCH_SCALE, &[0.1, 0.3, 1.0], &NoProgress).unwrap();
         assert_eq!(r.points.len(), 3);
         assert!(!r.refitted.iter().any(|n| n == names::WRITE_BATCH_SCALE));
         assert!(r.points.iter().all(|p| p.termination.converged), "{r:#?}");
@@ -301,16 +302,7 @@ mod profiles {
             .find(|q| q.name == names::OSD_CPU_READ)
             .unwrap()
             .value;
-        let r = profile(
-            &runs,
-            &p,
-            &p,
-            &opts,
-            names::OSD_CPU_READ,
-            &[c / 3.0, c, c * 3.0],
-            &NoProgress,
-        )
-        .unwrap();
+        let r = run(names::OSD_CPU_READ, &[c / 3.0, c, c * 3.0], &NoProgress).unwrap();
         assert_eq!(r.best_value, Some(c), "{r:#?}");
         assert!(r.mape_spread_points.unwrap() > 20.0, "{r:#?}");
         assert_eq!(r.points[1].throughput_misses, 0, "{r:#?}");
@@ -318,45 +310,16 @@ mod profiles {
 
     #[test]
     fn bad_grids_are_refused_and_cancel_stops() {
-        let (runs, opts) = setup();
-        let p = ModelParams::prior();
-        let e = profile(
-            &runs,
-            &p,
-            &p,
-            &opts,
-            names::WRITE_BATCH_SCALE,
-            &[0.5, 1000.0],
-            &NoProgress,
-        )
-        .unwrap_err();
+        let e = run(names::WRITE_BATCH_SCALE, &[0.5, 1000.0], &NoProgress).unwrap_err();
         assert!(matches!(e, ProfileError::OutOfBounds { .. }), "{e}");
         assert!(e.to_string().contains("[0.01, 100]"), "{e}");
-        let e = profile(&runs, &p, &p, &opts, "no_such_param", &[1.0], &NoProgress).unwrap_err();
+        let e = run("no_such_param", &[1.0], &NoProgress).unwrap_err();
         assert!(e.to_string().contains("no_such_param"), "{e}");
-        let e = profile(
-            &runs,
-            &p,
-            &p,
-            &opts,
-            names::WRITE_BATCH_SCALE,
-            &[],
-            &NoProgress,
-        )
-        .unwrap_err();
+        let e = run(names::WRITE_BATCH_SCALE, &[], &NoProgress).unwrap_err();
         assert!(matches!(e, ProfileError::EmptyGrid { .. }), "{e}");
         let cancel = CancelToken::new();
         cancel.cancel();
-        let r = profile(
-            &runs,
-            &p,
-            &p,
-            &opts,
-            names::WRITE_BATCH_SCALE,
-            &[0.5, 1.0],
-            &cancel,
-        )
-        .unwrap();
+        let r = run(names::WRITE_BATCH_SCALE, &[0.5, 1.0], &cancel).unwrap();
         assert!(r.cancelled && r.points.is_empty());
     }
 }
