@@ -78,17 +78,18 @@
 //! queued at the OSD), between 1 and `osd_write_max_batch`. So `osd_cpu_write_gcycles` is
 //! the cost of a write op in a large batch, and a lone write costs the sum. As a
 //! [`crate::qn::Batching`] the station's demand is taken at `b = 1` with share `s` = the
-//! per-batch cost's share of it and `jobs_per_member = OSDs per node / (k·w)`.
+//! per-batch cost's share of it and `jobs_per_member = OSDs per node / (k·w)`. Reads and
+//! per-byte costs are not batched. In a read/write mix every job at the station runs at
+//! the same speed, so reads gain a little too (the solvers' stretch factor is per
+//! station). A model without `osd_cpu_write_batch_gcycles` has no batching.
 //!
 //! Runs at two depths (seed 002's QD4/QD64 pairs) identify only `c_batch·k`, not `k`: the
-//! seeds fit equally well for `k` from 0.03 to 1, and `k` decides what a lone write costs
-//! (`c∞ + c_batch`). It is set from the one depth sweep in the data, the lab cluster's
-//! iodepth 1/4/16/64 writes (`models/prior.toml` has the profile), and calibration fits
-//! it only when a system has writes at three or more in-flight counts.
-//! A model without `osd_write_batch_scale` has `k = 1` (models fitted before it existed). Reads and per-byte costs are not batched. In a read/write mix every job at
-//! the station runs at the same speed, so reads gain a little too (the solvers' stretch
-//! factor is per station). A model without `osd_cpu_write_batch_gcycles` has no
-//! batching.
+//! seeds fit equally well for `k` from 0.03 to 1 (`cephplan profile`), and `k` decides
+//! what a lone write costs (`c∞ + c_batch`). It is set from the one depth sweep in the
+//! data, the lab cluster's iodepth 1/4/16/64 writes (`models/prior.toml` has the profile),
+//! and calibration fits it only when a system has writes at three or more in-flight
+//! counts. A model without `osd_write_batch_scale` has `k = 1` (models fitted before it
+//! existed).
 //!
 //! **Reads** (replicated, or EC reads that fit one 4 KiB chunk): `bs` from the primary's
 //! public NIC to the client NIC, one OSD op on the primary's CPU, one device read.
