@@ -286,39 +286,14 @@ impl CalibrationPage {
     }
 
     fn poll(&mut self) {
-        if let Some(job) = &mut self.rt.profile_job {
-            match job.poll() {
-                None => {}
-                Some(JobOutcome::Done(Ok(r))) => {
-                    self.rt.profile = Some(r);
-                    self.rt.profile_job = None;
-                }
-                Some(JobOutcome::Done(Err(e))) => {
-                    self.rt.profile_error = Some(e);
-                    self.rt.profile_job = None;
-                }
-                Some(JobOutcome::Panicked(m)) => {
-                    self.rt.profile_error = Some(format!("the profile failed: {m}"));
-                    self.rt.profile_job = None;
-                }
-            }
-        }
-        let Some(job) = &mut self.rt.job else { return };
-        match job.poll() {
-            None => {}
-            Some(JobOutcome::Done(Ok(r))) => {
-                self.rt.result = Some(r);
-                self.rt.job = None;
-            }
-            Some(JobOutcome::Done(Err(e))) => {
-                self.rt.error = Some(e);
-                self.rt.job = None;
-            }
-            Some(JobOutcome::Panicked(m)) => {
-                self.rt.error = Some(format!("the fit failed: {m}"));
-                self.rt.job = None;
-            }
-        }
+        let rt = &mut self.rt;
+        settle(
+            &mut rt.profile_job,
+            &mut rt.profile,
+            &mut rt.profile_error,
+            "profile",
+        );
+        settle(&mut rt.job, &mut rt.result, &mut rt.error, "fit");
     }
 
     pub fn ui(&mut self, ui: &mut egui::Ui) {
@@ -441,6 +416,24 @@ impl CalibrationPage {
 
 fn opt(v: Option<f64>, f: impl Fn(f64) -> String) -> String {
     v.map(f).unwrap_or_else(|| "–".into())
+}
+
+/// Moves a finished job's outcome into `result` or `error` and clears the job.
+fn settle<T: Send + 'static>(
+    job: &mut Option<Job<Result<T, String>>>,
+    result: &mut Option<T>,
+    error: &mut Option<String>,
+    what: &str,
+) {
+    let Some(outcome) = job.as_mut().and_then(Job::poll) else {
+        return;
+    };
+    *job = None;
+    match outcome {
+        JobOutcome::Done(Ok(r)) => *result = Some(r),
+        JobOutcome::Done(Err(e)) => *error = Some(e),
+        JobOutcome::Panicked(m) => *error = Some(format!("the {what} failed: {m}")),
+    }
 }
 
 fn profile_table_ui(ui: &mut egui::Ui, r: &ProfileReport) {
