@@ -19,8 +19,10 @@ use serde::{Deserialize, Deserializer, Serialize};
 use crate::units::{BitsPerSec, Bytes};
 
 pub mod catalogue;
+pub mod release;
 
 pub use catalogue::{Arch, Catalogue, CpuEntry, DriveEntry, DriveKind, NicEntry};
+pub use release::{CephConfig, CephConfigSpec, CephVersion, RocksdbBuild};
 
 /// The scenario format version this build reads.
 pub const SCENARIO_SCHEMA_VERSION: u32 = 1;
@@ -315,62 +317,11 @@ pub struct ClusterSpec {
     /// ([`RocksdbBuild::infer`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rocksdb_build: Option<RocksdbBuild>,
+    /// Ceph options that change the model, by their Ceph names; an option left out takes
+    /// the release's default ([`CephConfigSpec`]).
+    #[serde(default, skip_serializing_if = "CephConfigSpec::is_empty")]
+    pub ceph_config: CephConfigSpec,
     pub node: NodeSpec,
-}
-
-/// How the OSDs' RocksDB was compiled. The upstream Debian/Ubuntu packages of several
-/// releases built the bundled RocksDB with `CMAKE_BUILD_TYPE=None`, i.e. without
-/// optimisation: Mark Nelson measured 4K random writes doubling once it was fixed (ceph/ceph
-/// PR #54891 on 17.2.7; fixed by PR #54918 and its backports), and seed 002 shows it
-/// between the upstream and Canonical builds of 15.2.14. The model charges the per-op write
-/// CPU of an unoptimised build `rocksdb_unoptimised_write_factor` times.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum RocksdbBuild {
-    #[default]
-    Optimised,
-    Unoptimised,
-}
-
-impl RocksdbBuild {
-    /// The build the upstream Debian/Ubuntu packages of `release` have, for a bare upstream
-    /// version `X.Y.Z`: unoptimised for 15.2.x (Octopus, never fixed), 16.2.0-16.2.14 (fixed
-    /// in 16.2.15, PR #55500), 17.2.0-17.2.7 (PR #54891 measured 17.2.7) and 18.2.0-18.2.2
-    /// (fix milestone 18.2.3, PR #55502). Nautilus and older count as optimised: in seed
-    /// 002, 14.2.22's writes match Canonical's optimised 15.2.14 build. A version with a
-    /// packaging suffix (`15.2.14-0ubuntu0.20.04.2`) is a distribution build, optimised
-    /// (Canonical fixed theirs in 2020, Launchpad #1894453). RPM and self-built packages
-    /// were not affected: state `rocksdb_build = "optimised"` for them.
-    pub fn infer(release: &str) -> RocksdbBuild {
-        let parts: Vec<u32> = match release
-            .trim()
-            .split('.')
-            .map(|p| p.parse::<u32>())
-            .collect::<Result<Vec<_>, _>>()
-        {
-            Ok(p) if p.len() == 3 => p,
-            _ => return RocksdbBuild::Optimised,
-        };
-        let unoptimised = match (parts[0], parts[1], parts[2]) {
-            (15, 2, _) => true,
-            (16, 2, z) => z <= 14,
-            (17, 2, z) => z <= 7,
-            (18, 2, z) => z <= 2,
-            _ => false,
-        };
-        if unoptimised {
-            RocksdbBuild::Unoptimised
-        } else {
-            RocksdbBuild::Optimised
-        }
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            RocksdbBuild::Optimised => "optimised",
-            RocksdbBuild::Unoptimised => "unoptimised",
-        }
-    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -723,6 +674,9 @@ impl ScenarioSpec {
         let raw_bytes =
             data_drive.capacity.0 as f64 * f64::from(n.data_devices.count) * f64::from(c.nodes);
         let efficiency = protection.efficiency();
+        // RocksDB lives on the WAL/DB device when there is one, else on the data device.
+        let db_kind = wal.as_ref().map_or(data_drive.kind, |w| w.drive.kind);
+        let ceph_config = c.ceph_config.resolve(&c.ceph_release, db_kind);
         Ok(Scenario {
             name: self.name.clone(),
             ceph_release: c.ceph_release.clone(),
@@ -730,6 +684,7 @@ impl ScenarioSpec {
                 .rocksdb_build
                 .unwrap_or_else(|| RocksdbBuild::infer(&c.ceph_release)),
             rocksdb_build_stated: c.rocksdb_build.is_some(),
+            ceph_config,
             nodes: c.nodes,
             node_cpu_name,
             node_cpu,
@@ -866,6 +821,9 @@ pub struct Scenario {
     /// True when the scenario states `rocksdb_build` (false: inferred).
     #[serde(default)]
     pub rocksdb_build_stated: bool,
+    /// The Ceph options the model reads: as stated, or the release's defaults.
+    #[serde(default)]
+    pub ceph_config: CephConfig,
     pub nodes: u32,
     pub node_cpu_name: String,
     pub node_cpu: CpuEntry,

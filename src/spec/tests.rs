@@ -251,3 +251,102 @@ fn rocksdb_build_stated_wins_and_a_typo_is_located() {
         "optimised",
     );
 }
+
+#[test]
+fn ceph_versions_parse_with_and_without_a_packaging_suffix() {
+    let v = |major, minor, patch, suffixed| {
+        Some(CephVersion {
+            major,
+            minor,
+            patch,
+            suffixed,
+        })
+    };
+    assert_eq!(CephVersion::parse("16.2.7"), v(16, 2, 7, false));
+    assert_eq!(CephVersion::parse(" 19.2.0 "), v(19, 2, 0, false));
+    assert_eq!(
+        CephVersion::parse("15.2.14-0ubuntu0.20.04.2"),
+        v(15, 2, 14, true)
+    );
+    assert_eq!(CephVersion::parse("16.2.11+ds-2"), v(16, 2, 11, true));
+    for bad in ["squid", "16.2", "16..2", "", "1.2.3.4", "v16.2.7"] {
+        assert_eq!(CephVersion::parse(bad), None, "{bad:?}");
+    }
+}
+
+#[test]
+fn bluefs_buffered_io_defaults_follow_the_release_notes() {
+    use release::bluefs_buffered_io_default as d;
+    // Boundaries from the release notes (see the function's table).
+    for (release, want) in [
+        ("12.2.2", false), // Luminous: off since PR #10766
+        ("13.2.10", true), // PR #20542
+        ("14.2.9", true),
+        ("14.2.10", false), // PR #34297
+        ("14.2.16", false), // seed 002
+        ("14.2.21", false),
+        ("14.2.22", true), // PR #40393
+        ("15.2.1", true),
+        ("15.2.2", false), // PR #34353
+        ("15.2.12", false),
+        ("15.2.13", true), // PR #40392
+        ("15.2.14", true),
+        ("15.2.14-0ubuntu0.20.04.2", true), // a package suffix keeps the source's defaults
+        ("16.2.0", true),
+        ("19.2.0", true),
+        ("squid", true),
+    ] {
+        assert_eq!(d(release), want, "{release}");
+    }
+}
+
+#[test]
+fn ncb_is_on_from_quincy_except_on_a_rotational_db_device() {
+    use release::allocation_from_file_default as d;
+    assert!(!d("16.2.15", DriveKind::Nvme));
+    assert!(!d("12.2.2", DriveKind::SataSsd));
+    assert!(d("17.2.0", DriveKind::Nvme));
+    assert!(d("19.2.0", DriveKind::SasSsd));
+    assert!(d("reef", DriveKind::Nvme));
+    // PR #45340: NCB is off when the DB is on a rotational device.
+    assert!(!d("19.2.0", DriveKind::Hdd));
+}
+
+#[test]
+fn ceph_config_is_inferred_stated_and_its_typos_are_located() {
+    let s = parse_scenario(GOOD, "x", &cat()).unwrap();
+    // Seed 000: Squid on NVMe, current defaults.
+    assert_eq!(s.ceph_config, CephConfig::default());
+    let nautilus = GOOD.replace("ceph_release = \"19.2.0\"", "ceph_release = \"14.2.16\"");
+    let s = parse_scenario(&nautilus, "x", &cat()).unwrap();
+    assert!(!s.ceph_config.bluefs_buffered_io);
+    assert!(!s.ceph_config.bluefs_buffered_io_stated);
+    assert!(!s.ceph_config.allocation_from_file);
+    let stated = format!(
+        "{nautilus}\n[cluster.ceph_config]\nbluefs_buffered_io = true\nbluestore_allocation_from_file = true\n"
+    );
+    let s = parse_scenario(&stated, "x", &cat()).unwrap();
+    assert!(s.ceph_config.bluefs_buffered_io);
+    assert!(s.ceph_config.bluefs_buffered_io_stated);
+    assert!(s.ceph_config.allocation_from_file);
+    // The spec round-trips through TOML with the table, and leaves it out when empty.
+    let spec = ScenarioSpec::parse(&stated, "x").unwrap();
+    let text = toml::to_string(&spec).unwrap();
+    assert!(text.contains("[cluster.ceph_config]"), "{text}");
+    assert_eq!(ScenarioSpec::parse(&text, "y").unwrap(), spec);
+    let plain = toml::to_string(&ScenarioSpec::parse(GOOD, "x").unwrap()).unwrap();
+    assert!(!plain.contains("ceph_config"), "{plain}");
+
+    let typo = stated.replace("bluefs_buffered_io = true", "bluefs_bufered_io = true");
+    let e = err(&typo);
+    assert_eq!(e.line, Some(line_of(&typo, "bluefs_bufered_io")), "{e}");
+    assert!(e.to_string().contains("bluefs_buffered_io"), "{e}");
+    let not_bool = stated.replace("bluefs_buffered_io = true", "bluefs_buffered_io = \"yes\"");
+    let e = err(&not_bool);
+    assert_eq!(
+        e.line,
+        Some(line_of(&not_bool, "bluefs_buffered_io")),
+        "{e}"
+    );
+    assert!(e.to_string().contains("fix:"), "{e}");
+}

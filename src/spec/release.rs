@@ -1,0 +1,203 @@
+//! What a Ceph release's packages and option defaults do to BlueStore's write path: the
+//! facts `qn::ceph` turns into cost factors, inferred from `cluster.ceph_release` unless the
+//! scenario states them.
+//!
+//! - **RocksDB build** ([`RocksdbBuild`]): the upstream Debian/Ubuntu packages of several
+//!   releases compiled the bundled RocksDB without optimisation.
+//! - **`bluefs_buffered_io`** ([`bluefs_buffered_io_default`]): when false, BlueFS writes
+//!   RocksDB's files (the WAL the `kv_sync_thread` appends to once per batch of writes) and
+//!   reads them with O_DIRECT, bypassing the page cache. The default flipped four times.
+//! - **`bluestore_allocation_from_file`** ([`allocation_from_file_default`], "NCB"): from
+//!   Quincy, BlueStore stops committing allocation metadata to RocksDB with every write.
+//!
+//! A scenario states the options it knows under `[cluster.ceph_config]` by their Ceph
+//! names ([`CephConfigSpec`]); what it leaves out is the release's default.
+//!
+//! Not here: how large each effect is (model parameters, `qn::ceph`) or parsing the rest of
+//! the scenario (`spec`).
+
+use serde::{Deserialize, Serialize};
+
+use super::DriveKind;
+
+/// A release string's leading `X.Y.Z` and whether anything follows it (a packaging suffix
+/// such as `-0ubuntu0.20.04.2` or `+ds-2`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct CephVersion {
+    pub major: u32,
+    pub minor: u32,
+    pub patch: u32,
+    /// True when the string continues after `X.Y.Z` (a distribution or self-built package).
+    pub suffixed: bool,
+}
+
+impl CephVersion {
+    /// Parses the leading `X.Y.Z` of `release`; `None` when it does not start with three
+    /// dot-separated numbers (e.g. "squid", "16.2").
+    pub fn parse(release: &str) -> Option<CephVersion> {
+        let t = release.trim();
+        let end = t
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(t.len());
+        let (head, rest) = t.split_at(end);
+        let parts: Vec<u32> = head
+            .split('.')
+            .map(str::parse)
+            .collect::<Result<_, _>>()
+            .ok()?;
+        match parts[..] {
+            [major, minor, patch] => Some(CephVersion {
+                major,
+                minor,
+                patch,
+                suffixed: !rest.is_empty(),
+            }),
+            _ => None,
+        }
+    }
+}
+
+/// How the OSDs' RocksDB was compiled. The upstream Debian/Ubuntu packages of several
+/// releases built the bundled RocksDB with `CMAKE_BUILD_TYPE=None`, i.e. without
+/// optimisation: Mark Nelson measured 4K random writes doubling once it was fixed (ceph/ceph
+/// PR #54891 on 17.2.7; fixed by PR #54918 and its backports), and seed 002 shows it
+/// between the upstream and Canonical builds of 15.2.14. The model charges the per-op write
+/// CPU of an unoptimised build `rocksdb_unoptimised_write_factor` times.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RocksdbBuild {
+    #[default]
+    Optimised,
+    Unoptimised,
+}
+
+impl RocksdbBuild {
+    /// The build the upstream Debian/Ubuntu packages of `release` have, for a bare upstream
+    /// version `X.Y.Z`: unoptimised for 15.2.x (Octopus, never fixed), 16.2.0-16.2.14 (fixed
+    /// in 16.2.15, PR #55500), 17.2.0-17.2.7 (PR #54891 measured 17.2.7) and 18.2.0-18.2.2
+    /// (fix milestone 18.2.3, PR #55502). Nautilus and older count as optimised: in seed
+    /// 002, 14.2.22's writes match Canonical's optimised 15.2.14 build. A version with a
+    /// packaging suffix (`15.2.14-0ubuntu0.20.04.2`) is a distribution build, optimised
+    /// (Canonical fixed theirs in 2020, Launchpad #1894453). RPM and self-built packages
+    /// were not affected: state `rocksdb_build = "optimised"` for them.
+    pub fn infer(release: &str) -> RocksdbBuild {
+        let Some(v) = CephVersion::parse(release).filter(|v| !v.suffixed) else {
+            return RocksdbBuild::Optimised;
+        };
+        let unoptimised = match (v.major, v.minor, v.patch) {
+            (15, 2, _) => true,
+            (16, 2, z) => z <= 14,
+            (17, 2, z) => z <= 7,
+            (18, 2, z) => z <= 2,
+            _ => false,
+        };
+        if unoptimised {
+            RocksdbBuild::Unoptimised
+        } else {
+            RocksdbBuild::Optimised
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RocksdbBuild::Optimised => "optimised",
+            RocksdbBuild::Unoptimised => "unoptimised",
+        }
+    }
+}
+
+/// The default of `bluefs_buffered_io` in `release` (a packaging suffix does not change an
+/// option default; a release that does not parse is taken as current, true). From the
+/// release notes:
+///
+/// | releases | default | source |
+/// |---|---|---|
+/// | before 13.2 (Luminous and older) | false | disabled in 2016 (ceph/ceph PR #10766) |
+/// | 13.2.x, 14.2.0-14.2.9 | true | PR #20542 "bluefs_buffered_io=true by default" (2018) |
+/// | 14.2.10-14.2.21 | false | 14.2.10: "Disable bluefs_buffered_io by default again" (PR #34297) |
+/// | 14.2.22 | true | 14.2.22: "sets bluefs_buffered_io to true by default" (PR #40393) |
+/// | 15.2.0-15.2.1 | true | the disable reached Octopus in 15.2.2 |
+/// | 15.2.2-15.2.12 | false | 15.2.2: PR #34353 |
+/// | 15.2.13 and later, 16.2.x and later | true | 15.2.13: PR #40392; Pacific: PR #40391; master: PR #38044 |
+///
+/// (16.2.0's changelog is not itemised; the Pacific backport passed QA before its release.)
+pub fn bluefs_buffered_io_default(release: &str) -> bool {
+    let Some(v) = CephVersion::parse(release) else {
+        return true;
+    };
+    match (v.major, v.minor, v.patch) {
+        (m, _, _) if m < 13 => false,
+        (14, 2, z) => !(10..=21).contains(&z),
+        (15, 2, z) => !(2..=12).contains(&z),
+        _ => true,
+    }
+}
+
+/// The effective `bluestore_allocation_from_file` ("NCB": allocation metadata kept in a
+/// file written at shutdown instead of a RocksDB commit with every write; ceph/ceph PR
+/// #39871, "an 25% increase in IOPS and reduced latency in small random-write workloads")
+/// of `release` on a DB device of `db_kind`: true from Quincy (17.x), except on a rotational
+/// DB device, where Quincy and later turn it off because crash recovery is about 20× slower
+/// there (PR #45340). A release that does not parse is taken as current.
+pub fn allocation_from_file_default(release: &str, db_kind: DriveKind) -> bool {
+    let new_enough = CephVersion::parse(release).is_none_or(|v| v.major >= 17);
+    new_enough && db_kind != DriveKind::Hdd
+}
+
+/// Ceph options a scenario states because they change the model, by their Ceph names
+/// (`[cluster.ceph_config]`). An option left out takes the release's default.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CephConfigSpec {
+    /// BlueFS buffered (page-cache) I/O for RocksDB's files; false = O_DIRECT.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bluefs_buffered_io: Option<bool>,
+    /// Keep allocation metadata out of RocksDB (Quincy's "NCB").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bluestore_allocation_from_file: Option<bool>,
+}
+
+impl CephConfigSpec {
+    /// True when no option is stated (the table is then left out when serialising).
+    pub fn is_empty(&self) -> bool {
+        self.bluefs_buffered_io.is_none() && self.bluestore_allocation_from_file.is_none()
+    }
+
+    /// The effective options for `release` with the DB on a device of `db_kind`.
+    pub fn resolve(&self, release: &str, db_kind: DriveKind) -> CephConfig {
+        CephConfig {
+            bluefs_buffered_io: self
+                .bluefs_buffered_io
+                .unwrap_or_else(|| bluefs_buffered_io_default(release)),
+            bluefs_buffered_io_stated: self.bluefs_buffered_io.is_some(),
+            allocation_from_file: self
+                .bluestore_allocation_from_file
+                .unwrap_or_else(|| allocation_from_file_default(release, db_kind)),
+            allocation_from_file_stated: self.bluestore_allocation_from_file.is_some(),
+        }
+    }
+}
+
+/// The options in effect on the OSDs (stated, or the release's defaults).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CephConfig {
+    pub bluefs_buffered_io: bool,
+    /// True when the scenario states `bluefs_buffered_io` (false: the release's default).
+    pub bluefs_buffered_io_stated: bool,
+    /// `bluestore_allocation_from_file`: allocation metadata is not committed to RocksDB.
+    pub allocation_from_file: bool,
+    /// True when the scenario states `bluestore_allocation_from_file`.
+    pub allocation_from_file_stated: bool,
+}
+
+impl Default for CephConfig {
+    /// Current releases' defaults on flash.
+    fn default() -> Self {
+        CephConfig {
+            bluefs_buffered_io: true,
+            bluefs_buffered_io_stated: false,
+            allocation_from_file: true,
+            allocation_from_file_stated: false,
+        }
+    }
+}
