@@ -380,7 +380,9 @@ impl Default for CalibrateOptions {
 /// per-batch write cost when the model has one (seed 002's QD4/QD64 pairs) and its batch
 /// size scale when one system has writes at three or more depths, the write cost
 /// factor of unoptimised RocksDB builds when a run has one (seed 002's upstream 15.2.14 and
-/// 16.2.x against the other builds), and one release factor per release present in the runs
+/// 16.2.x against the other builds), the per-batch factor of `bluefs_buffered_io = false`
+/// when a write run has it and the model batches (seed 002's 14.2.16 against 14.2.22, seed
+/// 001's 12.2.2), and one release factor per release present in the runs
 /// other than the reference release (factor 1.0 by definition, the model's
 /// `release_factor.*` entry that equals 1.0 and has "reference" in its source).
 pub fn default_fit_names(base: &ModelParams, runs: &[PreparedRun]) -> Vec<String> {
@@ -425,6 +427,12 @@ pub fn default_fit_names(base: &ModelParams, runs: &[PreparedRun]) -> Vec<String
         }
         if r.scenario.rocksdb_build == RocksdbBuild::Unoptimised {
             n.insert(names::ROCKSDB_UNOPT_WRITE.to_string());
+        }
+        if !r.scenario.ceph_config.bluefs_buffered_io
+            && r.scenario.read_fraction < 1.0
+            && base.param.contains_key(names::OSD_CPU_WRITE_BATCH)
+        {
+            n.insert(names::BLUEFS_DIRECT_BATCH.to_string());
         }
     }
     n.into_iter().collect()

@@ -50,6 +50,13 @@ pub mod names {
     /// Per-op write CPU multiplier of a RocksDB built without optimisation
     /// ([`crate::spec::RocksdbBuild`]); needed only by scenarios with such a build.
     pub const ROCKSDB_UNOPT_WRITE: &str = "rocksdb_unoptimised_write_factor";
+    /// Per-op write CPU multiplier when BlueStore commits allocation metadata to RocksDB
+    /// with every write (`bluestore_allocation_from_file` off: releases before Quincy, or a
+    /// rotational DB device; [`crate::spec::CephConfig`]); 1 when absent.
+    pub const ALLOC_IN_ROCKSDB_WRITE: &str = "rocksdb_allocation_write_factor";
+    /// Per-batch write CPU multiplier when `bluefs_buffered_io` is off (BlueFS writes
+    /// RocksDB's WAL, appended once per batch, with O_DIRECT); 1 when absent.
+    pub const BLUEFS_DIRECT_BATCH: &str = "bluefs_direct_io_batch_factor";
     /// Prefix of per-architecture CPU efficiency factors (x86_64 is the reference, 1.0).
     pub const ARCH_PREFIX: &str = "arch_efficiency.";
     /// Prefix of per-release CPU efficiency factors.

@@ -29,7 +29,7 @@
 //! | `client_nic_tx` / `_rx` | client nodes | 1 | bytes·8 / (NIC·net_eff) |
 //! | `osd_public_rx` / `_tx` | OSD nodes | 1 | bytes·8 / (public·net_eff) |
 //! | `osd_cluster_tx` / `_rx` | OSD nodes | 1 | replication bytes·8 / (cluster·net_eff); absent when no cluster network is given, the traffic then goes on the public stations |
-//! | `osd_cpu` | OSD nodes | `min(effective cores, OSDs per node × osd_shard_threads)` | `ops·(op_cost + bytes·cpu_per_byte) / (GHz·arch·release)`, writes batched and scaled by the RocksDB build (below) |
+//! | `osd_cpu` | OSD nodes | `min(effective cores, OSDs per node × osd_shard_threads)` | `ops·(op_cost + bytes·cpu_per_byte) / (GHz·arch·release)`, writes batched and scaled by the RocksDB build and the Ceph options (below) |
 //! | `data_device` | nodes × data devices | 1 | `ops · max(1/IOPS_4k, overhead + bytes/bandwidth)`, `overhead = max(0, 1/IOPS_4k − 4 KiB/bandwidth)` |
 //! | `data_device_latency` | delay | – | `ops · max(0, latency − 1/IOPS_4k)` |
 //! | `wal_device`, `wal_device_latency` | nodes × WAL devices | 1 | as for data devices, with the WAL share of the writes |
@@ -65,6 +65,23 @@
 //! not scaled. Reads are affected less and stay with the release factors, which the same
 //! runs fit. Seed 002 identifies the factor: the upstream and Canonical builds of 15.2.14,
 //! and 16.2.x against 14.2.x.
+//!
+//! **Allocation metadata and `bluefs_buffered_io`** ([`crate::spec::CephConfig`]: stated
+//! under `[cluster.ceph_config]`, or the release's defaults, `spec::release`). Until
+//! Quincy, BlueStore commits every write's allocation to RocksDB with the write; Quincy's
+//! `bluestore_allocation_from_file` ("NCB", ceph/ceph PR #39871) stops that, for "an 25 %
+//! increase in IOPS ... in small random-write workloads" (off again on a rotational DB
+//! device, PR #45340). Without NCB a write op's per-op CPU cost is
+//! `rocksdb_allocation_write_factor` times higher: 1.25, PR #39871's figure (IOPS at CPU
+//! saturation are inverse to the per-op cost), not fitted, because one seed system (000)
+//! runs a release with NCB and its read/write split is also all the data says about its
+//! architecture factor. With `bluefs_buffered_io` off (the default of Luminous,
+//! 14.2.10-14.2.21 and 15.2.2-15.2.12) BlueFS appends RocksDB's WAL with O_DIRECT, once per
+//! batch of writes (`BlueFS::_flush_range`), so the per-batch part of a write's cost is
+//! `bluefs_direct_io_batch_factor` times higher; the per-op part is not. Seed 002 identifies
+//! it: 14.2.16 (off) reads like 14.2.22 (on) within 2 % but writes 29 % slower at QD4 and
+//! 15 % slower at QD64, the shape of a larger per-batch cost (its share falls as batches
+//! grow). Models without these parameters predate the distinction and ignore it.
 //!
 //! **Write batching.** BlueStore commits the writes queued at an OSD together (one RocksDB
 //! batch and one WAL sync per batch from its `kv_sync_thread`), so part of a write op's
@@ -332,7 +349,33 @@ impl<'a> Plan<'a> {
             }
             _ => osd_write,
         };
-        let write_batch = p.get(names::OSD_CPU_WRITE_BATCH).unwrap_or(0.0);
+        // Allocation metadata committed to RocksDB with every write (no NCB): more
+        // key-value work per write op. A model without the factor predates the distinction.
+        let osd_write = match (
+            s.ceph_config.allocation_from_file,
+            p.get(names::ALLOC_IN_ROCKSDB_WRITE),
+        ) {
+            (false, Some(f)) => osd_write * f,
+            _ => osd_write,
+        };
+        // RocksDB's WAL written with O_DIRECT: the batch commit (one WAL append per batch)
+        // costs more; the per-op part does not change.
+        let write_batch = p.get(names::OSD_CPU_WRITE_BATCH).unwrap_or(0.0)
+            * match (
+                s.ceph_config.bluefs_buffered_io,
+                p.get(names::BLUEFS_DIRECT_BATCH),
+            ) {
+                (false, Some(f)) => {
+                    if !s.ceph_config.bluefs_buffered_io_stated {
+                        warnings.push(format!(
+                            "Ceph {}: bluefs_buffered_io taken as false, that release's default (14.2.10-14.2.21, 15.2.2-15.2.12 and Luminous), so a write batch's commit costs {f:.2}× the buffered one; state [cluster.ceph_config] bluefs_buffered_io = true if the cluster sets it",
+                            s.ceph_release.trim()
+                        ));
+                    }
+                    f
+                }
+                _ => 1.0,
+            };
         let max_batch = p.get(names::WRITE_MAX_BATCH).unwrap_or(1.0);
         let batch_scale = p.get(names::WRITE_BATCH_SCALE).unwrap_or(1.0);
         let (release, w) = p.release_factor(&s.ceph_release);

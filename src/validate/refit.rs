@@ -582,9 +582,16 @@ mod tests {
 
     #[test]
     fn refit_of_the_lab_sweeps_lowers_their_error_and_shows_before_and_after() {
-        // The prior as it was when the sweeps ran: without write batching.
+        // The prior as it was when the sweeps ran: without write batching and the
+        // release-dependent write factors.
         let mut base = ModelParams::prior();
-        base.param.remove(crate::model::names::OSD_CPU_WRITE_BATCH);
+        for n in [
+            crate::model::names::OSD_CPU_WRITE_BATCH,
+            crate::model::names::ALLOC_IN_ROCKSDB_WRITE,
+            crate::model::names::BLUEFS_DIRECT_BATCH,
+        ] {
+            base.param.remove(n);
+        }
         let spec = spec_of(validation_datasets(&fixture_dir()).unwrap(), &[]);
         let Refit { report: r, model } = run(&spec, &base);
         let recorded = recorded_comparison();

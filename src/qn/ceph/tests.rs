@@ -38,12 +38,15 @@ pub(crate) fn tiny(edit: impl Fn(String) -> String) -> Scenario {
 }
 
 /// Round parameter values so that the expected demands are easy to compute by hand.
-/// The prior with round numbers, and without write batching: the hand-computed oracles
-/// of these tests (and of `predict`'s) are for fixed per-op costs; batching has its own
-/// tests (`write_batching_*`).
+/// The prior with round numbers, and without write batching or the release-dependent
+/// write factors: the hand-computed oracles of these tests (and of `predict`'s) are for
+/// fixed per-op costs; batching and the factors have their own tests (`write_batching_*`,
+/// `*_rocksdb_*`, `bluefs_*`).
 pub(crate) fn params() -> ModelParams {
     let mut p = ModelParams::prior();
     p.param.remove(names::OSD_CPU_WRITE_BATCH);
+    p.param.remove(names::ALLOC_IN_ROCKSDB_WRITE);
+    p.param.remove(names::BLUEFS_DIRECT_BATCH);
     for (n, v) in [
         (names::OSD_CPU_READ, 2e-4),  // 100 µs on a 2 GHz core
         (names::OSD_CPU_WRITE, 4e-4), // 200 µs on a 2 GHz core
@@ -510,4 +513,89 @@ fn unoptimised_rocksdb_build_multiplies_the_per_op_write_cost() {
     p.param.remove(names::ROCKSDB_UNOPT_WRITE);
     let (old, _) = cpu_write(&p, "16.2.7", "");
     assert_relative_eq!(old, 600e-6, epsilon = 1e-15);
+}
+
+#[test]
+fn allocation_metadata_in_rocksdb_multiplies_the_per_op_write_cost() {
+    let mut p = params();
+    p.set(names::ROCKSDB_UNOPT_WRITE, 1.0).unwrap();
+    p.param.insert(
+        names::ALLOC_IN_ROCKSDB_WRITE.into(),
+        ModelParams::prior().param[names::ALLOC_IN_ROCKSDB_WRITE].clone(),
+    );
+    let cpu_write = |release: &str, stated: &str| {
+        let s = tiny(|t| {
+            t.replace(
+                "ceph_release = \"19.2.0\"",
+                &format!("ceph_release = \"{release}\""),
+            ) + stated
+        });
+        let net = build(&s, &p).unwrap();
+        at(&net, &net.write, "osd_cpu").secs
+    };
+    // 3 write ops of 4e-4 gigacycles on 2 GHz cores = 600 µs with NCB (Squid, Quincy) ...
+    assert_relative_eq!(cpu_write("19.2.0", ""), 600e-6, epsilon = 1e-15);
+    assert_relative_eq!(cpu_write("17.2.0", ""), 600e-6, epsilon = 1e-15);
+    // ... and 1.25 × that (PR #39871's +25 % IOPS) when each write commits its allocation
+    // to RocksDB: before Quincy, or with the option stated off.
+    assert_relative_eq!(cpu_write("16.2.15", ""), 750e-6, epsilon = 1e-15);
+    let off = "\n[cluster.ceph_config]\nbluestore_allocation_from_file = false\n";
+    assert_relative_eq!(cpu_write("19.2.0", off), 750e-6, epsilon = 1e-15);
+    let on = "\n[cluster.ceph_config]\nbluestore_allocation_from_file = true\n";
+    assert_relative_eq!(cpu_write("16.2.15", on), 600e-6, epsilon = 1e-15);
+    // Reads are untouched: one op of 2e-4 on 2 GHz = 100 µs.
+    let s = tiny(|t| {
+        t.replace("ceph_release = \"19.2.0\"", "ceph_release = \"16.2.15\"")
+            .replace("randwrite", "randread")
+    });
+    let net = build(&s, &p).unwrap();
+    assert_relative_eq!(at(&net, &net.read, "osd_cpu").secs, 100e-6, epsilon = 1e-15);
+}
+
+#[test]
+fn bluefs_direct_io_multiplies_the_per_batch_write_cost_only() {
+    // batched_params: per-op 4e-4 and per-batch 8e-4 gigacycles, so a lone write op costs
+    // 1.2e-3 = 600 µs on a 2 GHz core and 3 ops 1,800 µs, batch share 8/12. Factor 2 on the
+    // batch part: a lone op 2.0e-3 (3 ops 3,000 µs), share 16/20.
+    let mut p = batched_params();
+    p.set(names::BLUEFS_DIRECT_BATCH, 2.0).unwrap();
+    p.set(names::ALLOC_IN_ROCKSDB_WRITE, 1.0).unwrap();
+    let build_at = |p: &ModelParams, release: &str, stated: &str| {
+        let s = tiny(|t| {
+            t.replace(
+                "ceph_release = \"19.2.0\"",
+                &format!("ceph_release = \"{release}\"\nrocksdb_build = \"optimised\""),
+            ) + stated
+        });
+        let net = build(&s, p).unwrap();
+        let i = net.network.station_index("osd_cpu").unwrap();
+        let share = net.network.stations[i].batching.as_ref().unwrap().share;
+        (net.write[i].secs, share, net.warnings)
+    };
+    // 15.2.14 buffers (true): factor 1 on the batch part.
+    let (secs, share, w) = build_at(&p, "15.2.14", "");
+    assert_relative_eq!(secs, 1800e-6, epsilon = 1e-12);
+    assert_relative_eq!(share, 8.0 / 12.0, epsilon = 1e-12);
+    assert!(!w.iter().any(|w| w.contains("bluefs")), "{w:?}");
+    // 15.2.12's default is false: the batch part doubles, the per-op part does not, and
+    // the prediction says it took the release's default and how to state the option.
+    let (secs, share, w) = build_at(&p, "15.2.12", "");
+    assert_relative_eq!(secs, 3000e-6, epsilon = 1e-12);
+    assert_relative_eq!(share, 16.0 / 20.0, epsilon = 1e-12);
+    assert!(
+        w.iter()
+            .any(|w| w.contains("bluefs_buffered_io taken as false")
+                && w.contains("bluefs_buffered_io = true")),
+        "{w:?}"
+    );
+    // Stated false: same cost, no warning; stated true on 14.2.16 wins over the default.
+    let off = "\n[cluster.ceph_config]\nbluefs_buffered_io = false\n";
+    let (secs, _, w) = build_at(&p, "19.2.0", off);
+    assert_relative_eq!(secs, 3000e-6, epsilon = 1e-12);
+    assert!(!w.iter().any(|w| w.contains("bluefs")), "{w:?}");
+    let on = "\n[cluster.ceph_config]\nbluefs_buffered_io = true\n";
+    assert_relative_eq!(build_at(&p, "14.2.16", on).0, 1800e-6, epsilon = 1e-12);
+    // A model without the factor predates the distinction: unchanged.
+    p.param.remove(names::BLUEFS_DIRECT_BATCH);
+    assert_relative_eq!(build_at(&p, "15.2.12", "").0, 1800e-6, epsilon = 1e-12);
 }
