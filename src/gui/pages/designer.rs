@@ -43,6 +43,8 @@ struct Checked {
     /// The scenario error (serde or validation), with its field path.
     spec: Option<SpecError>,
     capacity: Option<CapacityReport>,
+    /// What the release and `[cluster.ceph_config]` put on the write path.
+    write_path: Option<String>,
 }
 
 #[derive(Default, Serialize, Deserialize)]
@@ -101,6 +103,12 @@ impl DesignerPage {
         self.state.as_ref()?.capacity.as_ref()
     }
 
+    /// The RocksDB build and the Ceph options the model applies, each marked stated or
+    /// taken from the release, when the scenario validates.
+    pub fn write_path(&self) -> Option<&str> {
+        self.state.as_ref()?.write_path.as_deref()
+    }
+
     /// The reason next to the form field `path`: the scenario error names this field.
     pub fn field_error(&self, path: &str) -> Option<String> {
         let e = self.spec_error()?;
@@ -115,14 +123,16 @@ impl DesignerPage {
         let syntax = toml::from_str::<toml::Table>(&self.text)
             .err()
             .map(|e| e.to_string());
-        let (spec, capacity) = match parse_scenario(&self.text, &origin, &Catalogue::builtin()) {
-            Ok(s) => (None, Some(s.capacity)),
-            Err(e) => (Some(e), None),
-        };
+        let (spec, capacity, write_path) =
+            match parse_scenario(&self.text, &origin, &Catalogue::builtin()) {
+                Ok(s) => (None, Some(s.capacity), Some(write_path_summary(&s))),
+                Err(e) => (Some(e), None, None),
+            };
         self.state = Some(Checked {
             syntax,
             spec,
             capacity,
+            write_path,
         });
     }
 
@@ -241,6 +251,9 @@ impl DesignerPage {
             )),
             None => ui.label("capacity: – (the scenario does not validate)"),
         };
+        if let Some(w) = self.write_path() {
+            ui.label(w);
+        }
         ui.columns(2, |cols| {
             cols[0].strong("main fields");
             self.form_ui(&mut cols[0]);
@@ -261,6 +274,32 @@ impl DesignerPage {
             });
         });
     }
+}
+
+/// One line on what the release and the stated options put on BlueStore's write path.
+fn write_path_summary(s: &crate::spec::Scenario) -> String {
+    let from = |stated: bool| {
+        if stated {
+            "stated"
+        } else {
+            "release default"
+        }
+    };
+    let c = &s.ceph_config;
+    format!(
+        "Ceph {}: RocksDB {} ({}), bluefs_buffered_io {} ({}), allocation metadata {} ({})",
+        s.ceph_release.trim(),
+        s.rocksdb_build.as_str(),
+        from(s.rocksdb_build_stated),
+        c.bluefs_buffered_io,
+        from(c.bluefs_buffered_io_stated),
+        if c.allocation_from_file {
+            "in a file (NCB)"
+        } else {
+            "in RocksDB per write"
+        },
+        from(c.allocation_from_file_stated),
+    )
 }
 
 /// The part of a [`SpecError`] shown next to a field: what is wrong and the fix, without
@@ -418,6 +457,13 @@ mod tests {
         assert!(page.text.contains("ceph_release = \"16.2.7\""));
         let s = crate::spec::parse_scenario(&page.text, "x", &Catalogue::builtin()).unwrap();
         assert_eq!(s.rocksdb_build, crate::spec::RocksdbBuild::Unoptimised);
+        let w = page.write_path().unwrap();
+        assert!(
+            w.contains("Ceph 16.2.7: RocksDB unoptimised (release default)")
+                && w.contains("bluefs_buffered_io true (release default)")
+                && w.contains("allocation metadata in RocksDB per write (release default)"),
+            "{w}"
+        );
     }
 
     #[test]
