@@ -360,15 +360,17 @@ impl<'a> Plan<'a> {
         };
         // RocksDB's WAL written with O_DIRECT: the batch commit (one WAL append per batch)
         // costs more; the per-op part does not change.
-        let write_batch = p.get(names::OSD_CPU_WRITE_BATCH).unwrap_or(0.0)
+        let write_batch = p.get(names::OSD_CPU_WRITE_BATCH).unwrap_or(0.0);
+        let write_batch = write_batch
             * match (
                 s.ceph_config.bluefs_buffered_io,
                 p.get(names::BLUEFS_DIRECT_BATCH),
             ) {
                 (false, Some(f)) => {
-                    if !s.ceph_config.bluefs_buffered_io_stated {
+                    let writes = s.read_fraction < 1.0 && write_batch > 0.0;
+                    if writes && !s.ceph_config.bluefs_buffered_io_stated {
                         warnings.push(format!(
-                            "Ceph {}: bluefs_buffered_io taken as false, that release's default (14.2.10-14.2.21, 15.2.2-15.2.12 and Luminous), so a write batch's commit costs {f:.2}× the buffered one; state [cluster.ceph_config] bluefs_buffered_io = true if the cluster sets it",
+                            "Ceph {}: bluefs_buffered_io taken as false, that release's default (Luminous and older, 14.2.10-14.2.21, 15.2.2-15.2.12), so a write batch's commit costs {f:.2}× the buffered one; state [cluster.ceph_config] bluefs_buffered_io = true if the cluster sets it",
                             s.ceph_release.trim()
                         ));
                     }

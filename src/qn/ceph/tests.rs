@@ -595,6 +595,13 @@ fn bluefs_direct_io_multiplies_the_per_batch_write_cost_only() {
     assert!(!w.iter().any(|w| w.contains("bluefs")), "{w:?}");
     let on = "\n[cluster.ceph_config]\nbluefs_buffered_io = true\n";
     assert_relative_eq!(build_at(&p, "14.2.16", on).0, 1800e-6, epsilon = 1e-12);
+    // Reads alone: nothing to warn about.
+    let reads = tiny(|t| {
+        t.replace("ceph_release = \"19.2.0\"", "ceph_release = \"14.2.16\"")
+            .replace("randwrite", "randread")
+    });
+    let w = build(&reads, &p).unwrap().warnings;
+    assert!(!w.iter().any(|w| w.contains("bluefs")), "{w:?}");
     // A model without the factor predates the distinction: unchanged.
     p.param.remove(names::BLUEFS_DIRECT_BATCH);
     assert_relative_eq!(build_at(&p, "15.2.12", "").0, 1800e-6, epsilon = 1e-12);
