@@ -23,6 +23,10 @@
 //! parameters the data cannot separate (e.g. OSD CPU cost against a release factor that
 //! is only seen on one system) stay near the prior and their standard errors say so.
 //!
+//! A fitted parameter that ends clamped on a bound of the model file is refitted once from
+//! its prior value (`restart_off_bounds`; the leave-one-out refits do the same), because
+//! some parameters switch an effect off at their bound and leave a flat region there.
+//!
 //! Not here: the model's equations (`qn::ceph`), the generic minimiser (`lm`), printing.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -30,7 +34,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::lm::{fit, FitOptions, FitProblem, Termination};
+use super::lm::{fit, FitOptions, FitOutcome, FitProblem, Termination};
 use super::usl::{fit_usl, UslReport};
 use crate::data::{MeasuredRun, Pattern as DataPattern, RunKind};
 use crate::model::{names, Covariance, FittedOn, ModelParams, Param};
@@ -602,6 +606,58 @@ fn mape(v: impl Iterator<Item = f64>) -> Option<f64> {
 }
 
 /// Fits `base`'s chosen parameters to the runs and evaluates the fit.
+/// Refits once from each fitted parameter that ended clamped on a bound of the model file,
+/// reset to its prior value with the others at the fit, and keeps a refit that lowers the
+/// sum of squares. A parameter whose effect switches off at its bound has a flat sum of
+/// squares there (`wal_share` = 1 takes every device write off the data drives, so they
+/// stop being a bottleneck at all), and one long Levenberg-Marquardt step onto that plateau
+/// ends the fit: measured on the seeds with seed 001 stated buffered, `wal_share` stuck at 1
+/// with in-sample MAPE 9.7 % against 4.2 % where the drives bind. Returns the outcome kept
+/// (its evaluations count every refit) and a note per refit for the report's warnings.
+pub(crate) fn restart_off_bounds(
+    problem: &CephProblem,
+    mut best: FitOutcome,
+    opts: &FitOptions,
+    progress: &dyn Progress,
+) -> (FitOutcome, Vec<String>) {
+    let mut notes = Vec::new();
+    for (i, name) in problem.fit_names.iter().enumerate() {
+        let q = &problem.base.param[name];
+        let v = best.values()[i].exp();
+        if progress.is_cancelled() || (q.lower < v && v < q.upper) {
+            continue;
+        }
+        let bound = v.clamp(q.lower, q.upper);
+        let (mu, _) = problem.priors[i];
+        progress.message(&format!(
+            "{name} ended on a bound: refitting from its prior"
+        ));
+        let mut x = best.values();
+        x[i] = mu;
+        let mut again = fit(problem, &x, opts, progress);
+        again.termination.evaluations += best.termination.evaluations;
+        if again.ssr < best.ssr * (1.0 - opts.ftol) {
+            let now = problem.params_at(&again.values()).param[name].value;
+            notes.push(format!(
+                "{name} ended on its bound {bound} (sum of squares {:.1}); refitted from its prior value {}, the fit reached {:.1} with {name} = {now:.4} and keeps that: the bound was a flat region of the model, not where the data put it",
+                best.ssr,
+                mu.exp(),
+                again.ssr
+            ));
+            best = again;
+        } else {
+            notes.push(format!(
+                "{name} ended on its bound {bound}; a refit from its prior value {} did not lower the sum of squares ({:.1}, against {:.1}), so the bound is where the data put it",
+                mu.exp(),
+                again.ssr,
+                best.ssr
+            ));
+            best.termination.evaluations = again.termination.evaluations;
+        }
+    }
+    (best, notes)
+}
+
 /// Returns the report and the fitted model (a copy of `base` with fitted values, standard
 /// errors, covariance and provenance).
 pub fn calibrate(
@@ -685,6 +741,7 @@ pub fn calibrate(
     };
     progress.message("fitting all runs");
     let outcome = fit(&problem, &x0, &opts.lm, progress);
+    let (outcome, restart_notes) = restart_off_bounds(&problem, outcome, &opts.lm, progress);
     progress.advance(1);
     let x = outcome.values();
     let fitted = problem.params_at(&x);
@@ -767,7 +824,9 @@ pub fn calibrate(
                 fit_names: fit_names.clone(),
                 priors: priors.clone(),
             };
-            let o = fit(&p, &x, &opts.lm, progress);
+            // The same estimator as the full fit, bound restarts included.
+            let (o, _) =
+                restart_off_bounds(&p, fit(&p, &x, &opts.lm, progress), &opts.lm, progress);
             let params = p.params_at(&o.values());
             let pred = predict_scenario_exact(&r.scenario, &params);
             progress.advance(1);
@@ -855,6 +914,7 @@ pub fn calibrate(
             }
         })
         .collect();
+    warnings.extend(restart_notes);
     for p in parameters.iter().filter(|p| p.at_bound) {
         warnings.push(format!(
             "{} = {} sits on a bound of the model file: the data push it beyond its physical range, a sign the model misses an effect",
