@@ -605,7 +605,25 @@ fn mape(v: impl Iterator<Item = f64>) -> Option<f64> {
     (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
 }
 
-/// Fits `base`'s chosen parameters to the runs and evaluates the fit.
+/// `(ln prior value, width)` of each parameter in `fit_names` (see the module doc): the
+/// prior's value (the base's when the prior lacks it) and `w = ln(upper/lower) / 4`, with
+/// a lower bound of 0 taken as 10⁻⁶ of the value.
+pub(crate) fn prior_terms(
+    base: &ModelParams,
+    prior: &ModelParams,
+    fit_names: &[String],
+) -> Vec<(f64, f64)> {
+    fit_names
+        .iter()
+        .map(|n| {
+            let q = &base.param[n];
+            let v = prior.get(n).unwrap_or(q.value).max(q.lower.max(1e-300));
+            let lo = q.lower.max(v * 1e-6);
+            (v.ln(), (q.upper / lo).ln() / 4.0)
+        })
+        .collect()
+}
+
 /// Refits once from each fitted parameter that ended clamped on a bound of the model file,
 /// reset to its prior value with the others at the fit, and keeps a refit that lowers the
 /// sum of squares. A parameter whose effect switches off at its bound has a flat sum of
@@ -658,6 +676,7 @@ pub(crate) fn restart_off_bounds(
     (best, notes)
 }
 
+/// Fits `base`'s chosen parameters to the runs and evaluates the fit.
 /// Returns the report and the fitted model (a copy of `base` with fitted values, standard
 /// errors, covariance and provenance).
 pub fn calibrate(
@@ -707,15 +726,7 @@ pub fn calibrate(
             });
         }
     }
-    let priors: Vec<(f64, f64)> = fit_names
-        .iter()
-        .map(|n| {
-            let q = &base.param[n];
-            let v = prior.get(n).unwrap_or(q.value).max(q.lower.max(1e-300));
-            let lo = q.lower.max(v * 1e-6);
-            (v.ln(), (q.upper / lo).ln() / 4.0)
-        })
-        .collect();
+    let priors = prior_terms(&base, prior, &fit_names);
     let x0: Vec<f64> = fit_names
         .iter()
         .map(|n| base.param[n].value.max(1e-300).ln())

@@ -389,14 +389,7 @@ fn a_parameter_stuck_on_a_flat_bound_is_refitted_from_its_prior() {
         names::WAL_SHARE.to_string(),
         names::OSD_CPU_WRITE.to_string(),
     ];
-    let priors = fit_names
-        .iter()
-        .map(|n| {
-            let q = &prior.param[n];
-            let lo = q.lower.max(q.value * 1e-6);
-            (q.value.ln(), (q.upper / lo).ln() / 4.0)
-        })
-        .collect();
+    let priors = prior_terms(&prior, &prior, &fit_names);
     let problem = CephProblem {
         runs: prep.iter().collect(),
         base: prior.clone(),
