@@ -29,6 +29,7 @@
 
 pub mod calibrate;
 pub mod data;
+pub mod evaluate;
 pub mod fio;
 #[cfg(feature = "gui")]
 pub mod gui;

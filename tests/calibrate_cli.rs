@@ -106,10 +106,10 @@ fn import_refuses_another_engine_and_truncated_json() {
 #[test]
 fn calibrate_names_row_and_field_of_bad_data() {
     let dir = tempfile::tempdir().unwrap();
-    let header = "run_id,system_id,kind,scenario,pattern,block_size,iodepth,images,jobs_per_image,concurrency,read_percent,ceph_release,nodes,iops,bandwidth,latency_mean,latency_p99,ratio,ratio_metric,ratio_reference,source,stated,inferred,assumptions";
+    let header = "run_id,system_id,kind,scenario,pattern,block_size,iodepth,images,jobs_per_image,concurrency,read_percent,ceph_release,nodes,iops,bandwidth,latency_mean,latency_p99,ratio,ratio_metric,ratio_reference,source,stated,inferred,assumptions,quote,reading,reading_error";
     let scen = fixture("seed-000.toml");
     let row = format!(
-        "r1,s,absolute,{},randwrite,4k,16,48,1,,,,,230000,,3.5 millis,,,,,test,,,",
+        "r1,s,absolute,{},randwrite,4k,16,48,1,,,,,230000,,3.5 millis,,,,,test,,,,q,text,",
         scen.display()
     );
     let bad = dir.path().join("bad.csv");

@@ -676,6 +676,82 @@ pub(crate) fn restart_off_bounds(
     (best, notes)
 }
 
+/// A fit of some parameters to some runs: the estimator every calibration, leave-one-out
+/// refit and transfer evaluation uses.
+pub struct Fitted {
+    /// `base` with the fitted values and, when the fit identifies them, the covariance
+    /// (in the parameters' units) and standard errors; sources untouched.
+    pub model: ModelParams,
+    pub outcome: FitOutcome,
+    /// `(ln prior value, width)` per fitted parameter.
+    pub priors: Vec<(f64, f64)>,
+    /// Covariance of `ln` of the fitted parameters, inflated by the Birge ratio.
+    pub cov_ln: Option<Vec<Vec<f64>>>,
+    /// Notes on parameters refitted off a bound.
+    pub restart_notes: Vec<String>,
+}
+
+/// Fits `fit_names` of `base` (which must have them: [`ensure_params`]) to `runs`, from
+/// `base`'s values, with priors from `prior` (Levenberg-Marquardt on the log values, a
+/// restart for a parameter stuck on a bound).
+pub fn fit_model(
+    runs: &[&PreparedRun],
+    base: &ModelParams,
+    fit_names: &[String],
+    prior: &ModelParams,
+    lm: &FitOptions,
+    progress: &dyn Progress,
+) -> Fitted {
+    let priors = prior_terms(base, prior, fit_names);
+    let x0: Vec<f64> = fit_names
+        .iter()
+        .map(|n| base.param[n].value.max(1e-300).ln())
+        .collect();
+    let problem = CephProblem {
+        runs: runs.to_vec(),
+        base: base.clone(),
+        fit_names: fit_names.to_vec(),
+        priors: priors.clone(),
+    };
+    let outcome = fit(&problem, &x0, lm, progress);
+    let (outcome, restart_notes) = restart_off_bounds(&problem, outcome, lm, progress);
+    let mut model = problem.params_at(&outcome.values());
+    // lm scales (JᵀJ)⁻¹ by s² = SSR/dof. Residuals here are in noise units, so the
+    // covariance is (JᵀJ)⁻¹ when the model fits to within the assumed noise (s² ≤ 1) and
+    // is inflated by s² when it does not (Birge ratio): the misfit widens the intervals.
+    let s2 = outcome.residual_std.map_or(1.0, |s| s * s);
+    let inflate = if s2 > 0.0 { s2.max(1.0) / s2 } else { 1.0 };
+    let cov_ln: Option<Vec<Vec<f64>>> = outcome.covariance.as_ref().map(|c| {
+        c.iter()
+            .map(|r| r.iter().map(|v| v * inflate).collect())
+            .collect()
+    });
+    if let Some(c) = &cov_ln {
+        let values: Vec<f64> = fit_names.iter().map(|n| model.param[n].value).collect();
+        for (i, n) in fit_names.iter().enumerate() {
+            let q = model.param.get_mut(n).expect("fitted");
+            q.std_error = Some(c[i][i].max(0.0).sqrt() * values[i]);
+        }
+        model.covariance = Some(Covariance {
+            names: fit_names.to_vec(),
+            matrix: (0..fit_names.len())
+                .map(|i| {
+                    (0..fit_names.len())
+                        .map(|j| c[i][j] * values[i] * values[j])
+                        .collect()
+                })
+                .collect(),
+        });
+    }
+    Fitted {
+        model,
+        outcome,
+        priors,
+        cov_ln,
+        restart_notes,
+    }
+}
+
 /// Fits `base`'s chosen parameters to the runs and evaluates the fit.
 /// Returns the report and the fitted model (a copy of `base` with fitted values, standard
 /// errors, covariance and provenance).
@@ -726,11 +802,6 @@ pub fn calibrate(
             });
         }
     }
-    let priors = prior_terms(&base, prior, &fit_names);
-    let x0: Vec<f64> = fit_names
-        .iter()
-        .map(|n| base.param[n].value.max(1e-300).ln())
-        .collect();
     for r in prepared {
         predict_scenario(&r.scenario, &base).map_err(|message| CalibrateError::Model {
             run_id: r.run.run_id.clone(),
@@ -744,28 +815,18 @@ pub fn calibrate(
         0
     };
     progress.start(1 + loo_count as u64, "calibrating");
-    let problem = CephProblem {
-        runs: all.clone(),
-        base: base.clone(),
-        fit_names: fit_names.clone(),
-        priors: priors.clone(),
-    };
     progress.message("fitting all runs");
-    let outcome = fit(&problem, &x0, &opts.lm, progress);
-    let (outcome, restart_notes) = restart_off_bounds(&problem, outcome, &opts.lm, progress);
+    let Fitted {
+        model: fitted_cov,
+        outcome,
+        priors,
+        cov_ln,
+        restart_notes,
+    } = fit_model(&all, &base, &fit_names, prior, &opts.lm, progress);
     progress.advance(1);
     let x = outcome.values();
-    let fitted = problem.params_at(&x);
-    // lm scales (JᵀJ)⁻¹ by s² = SSR/dof. Residuals here are in noise units, so the
-    // covariance is (JᵀJ)⁻¹ when the model fits to within the assumed noise (s² ≤ 1) and
-    // is inflated by s² when it does not (Birge ratio): the misfit widens the intervals.
-    let s2 = outcome.residual_std.map_or(1.0, |s| s * s);
-    let inflate = if s2 > 0.0 { s2.max(1.0) / s2 } else { 1.0 };
-    let cov_ln: Option<Vec<Vec<f64>>> = outcome.covariance.as_ref().map(|c| {
-        c.iter()
-            .map(|r| r.iter().map(|v| v * inflate).collect())
-            .collect()
-    });
+    let mut fitted = fitted_cov.clone();
+    fitted.covariance = None;
 
     // Per-run comparisons, with the exact solver `predict` uses; where the fit's
     // approximate solver differs from it by more than APPROX_GAP_WARN_PCT, say so.
@@ -1004,7 +1065,7 @@ pub fn calibrate(
 
 /// `f` over `items` on all available cores (scoped threads, interleaved), results in
 /// the order of `items`: the output does not depend on the thread count.
-fn par_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+pub(crate) fn par_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
     let threads = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .min(items.len().max(1));

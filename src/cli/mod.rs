@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 pub mod calibrate;
+pub mod evaluate;
 pub mod import;
 pub mod lab;
 pub mod output;
@@ -44,6 +45,9 @@ pub enum Command {
     Solve(solve::SolveArgs),
     /// Fit the model to measured runs (calibration-data/*.csv) and write the fitted model.
     Calibrate(calibrate::CalibrateArgs),
+    /// Transfer error: leave-one-system-out and scale-series predictions, interval coverage
+    /// and rule-of-thumb baselines over measured runs.
+    Evaluate(evaluate::EvaluateArgs),
     /// The calibration's error with one parameter held at each value of a grid (does the
     /// data identify it?).
     Profile(profile::ProfileArgs),
@@ -65,6 +69,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Size(a) => size::run(a).map(|ok| ExitCode::from(if ok { 0 } else { 1 })),
         Command::Solve(args) => solve::run(args),
         Command::Calibrate(args) => calibrate::run(args),
+        Command::Evaluate(args) => evaluate::run(args),
         Command::Profile(args) => profile::run(args),
         Command::Import(cmd) => import::run(cmd),
         Command::Simulate(a) => simulate::run(a),

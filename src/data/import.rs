@@ -8,7 +8,7 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use super::{Measured, MeasuredRun, Pattern, RunKind, WorkloadOverrides};
+use super::{Measured, MeasuredRun, Pattern, Reading, RunKind, WorkloadOverrides};
 use crate::fio::json::FioOutput;
 use crate::units::parse_bytes;
 
@@ -133,6 +133,12 @@ pub fn run_from_fio(out: &FioOutput, ctx: &ImportContext) -> MeasuredRun {
             }
         ),
         assumptions: notes.join("; "),
+        quote: format!(
+            "fio {} JSON: jobs[].read/write iops, bw_bytes, lat_ns.mean, clat_ns.percentile",
+            s.fio_version
+        ),
+        reading: Reading::FioJson,
+        reading_error_percent: None,
         origin: None,
     }
 }

@@ -31,7 +31,10 @@ pub mod import;
 mod tests;
 
 /// Version of the CSV format, written in the header comment of generated files.
-pub const SCHEMA_VERSION: u32 = 1;
+/// 2 added `quote`, `reading` and `reading_error` (how each figure was read from its
+/// source); files cephplan wrote as version 1 (fio imports, validation output) lack them
+/// and read as `reading = fio-json`, quoting their source.
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// Little's law `N = IOPS × mean latency`: a relative mismatch above this is an error
 /// (wrong unit, wrong queue depth or a typo; the row cannot be trusted as written).
@@ -67,7 +70,77 @@ pub const COLUMNS: &[&str] = &[
     "stated",
     "inferred",
     "assumptions",
+    "quote",
+    "reading",
+    "reading_error",
 ];
+
+/// The provenance columns added in schema version 2; a file cephplan generated before
+/// them may leave them out.
+const PROVENANCE_COLUMNS: &[&str] = &["quote", "reading", "reading_error"];
+
+/// How a figure was read from its source. Chart readings carry a reading error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Reading {
+    /// A number printed in prose.
+    Text,
+    /// A number in a table.
+    Table,
+    /// A data label printed on a chart.
+    ChartLabel,
+    /// SVG chart geometry against the gridlines (about ±1-2 %).
+    ChartSvg,
+    /// PNG pixels against the gridlines (about ±2-3 %).
+    ChartPng,
+    /// By eye from a curve (about ±5 %).
+    ChartEye,
+    /// Computed from other stated figures (the `inferred` cell says how).
+    Derived,
+    /// fio's JSON output, read by cephplan (`import fio`, validation mode).
+    FioJson,
+}
+
+impl Reading {
+    pub const ALL: [Reading; 8] = [
+        Reading::Text,
+        Reading::Table,
+        Reading::ChartLabel,
+        Reading::ChartSvg,
+        Reading::ChartPng,
+        Reading::ChartEye,
+        Reading::Derived,
+        Reading::FioJson,
+    ];
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Reading::Text => "text",
+            Reading::Table => "table",
+            Reading::ChartLabel => "chart-label",
+            Reading::ChartSvg => "chart-svg",
+            Reading::ChartPng => "chart-png",
+            Reading::ChartEye => "chart-eye",
+            Reading::Derived => "derived",
+            Reading::FioJson => "fio-json",
+        }
+    }
+    pub fn parse(s: &str) -> Option<Reading> {
+        Reading::ALL.into_iter().find(|r| r.as_str() == s)
+    }
+    /// True for readings off a chart's geometry, which must state their reading error.
+    pub fn is_chart_geometry(self) -> bool {
+        matches!(
+            self,
+            Reading::ChartSvg | Reading::ChartPng | Reading::ChartEye
+        )
+    }
+}
+
+impl fmt::Display for Reading {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
 
 /// Workload columns and the measured figures: the names `stated` may list.
 const STATABLE: &[&str] = &[
@@ -237,6 +310,12 @@ pub struct MeasuredRun {
     /// How the non-stated values were obtained, e.g. "iodepth 16 from Little's law".
     pub inferred: String,
     pub assumptions: String,
+    /// The exact words, table cells or chart title and label the figures came from.
+    pub quote: String,
+    /// How the figures were read from the source.
+    pub reading: Reading,
+    /// Relative reading error of a chart reading, percent (± one reading).
+    pub reading_error_percent: Option<f64>,
     /// The file and line the run was read from (not written back).
     #[serde(skip)]
     pub origin: Option<(PathBuf, u64)>,
@@ -298,8 +377,21 @@ pub enum DataError {
         run_id: String,
         first: String,
     },
+    #[error("{}: line {}: run \"{}\" repeats run \"{}\" at {} (same system, scenario, workload and figures); a figure enters the dataset once: delete one of the two rows, or give them the workload cells that tell them apart", .0.path.display(), .0.line, .0.run_id, .0.other, .0.first)]
+    DuplicateFigures(Box<DuplicateFigures>),
     #[error(transparent)]
     Write(#[from] WriteError),
+}
+
+/// Where a row repeats another's measurement ([`DataError::DuplicateFigures`]).
+#[derive(Debug)]
+pub struct DuplicateFigures {
+    pub path: PathBuf,
+    pub line: u64,
+    pub run_id: String,
+    /// The run it repeats, and where that run is (`file:line`).
+    pub other: String,
+    pub first: String,
 }
 
 fn suggest(column: &str) -> String {
@@ -376,11 +468,33 @@ pub fn load_runs(path: &Path) -> Result<(Vec<MeasuredRun>, Vec<DataWarning>), Da
                     first: format!("{}:{}", fp.display(), fl),
                 });
             }
+            if let Some(first) = runs.iter().find(|x| same_measurement(x, &run)) {
+                let (p, l) = run.origin.clone().unwrap_or_default();
+                let (fp, fl) = first.origin.clone().unwrap_or_default();
+                return Err(DataError::DuplicateFigures(Box::new(DuplicateFigures {
+                    path: p,
+                    line: l,
+                    run_id: run.run_id,
+                    other: first.run_id.clone(),
+                    first: format!("{}:{}", fp.display(), fl),
+                })));
+            }
             runs.push(run);
         }
         warnings.extend(w);
     }
     Ok((runs, warnings))
+}
+
+/// True when two rows record the same measurement: the same system, scenario, kind and
+/// workload cells and the same figures (a lead entered twice, or a file copied into
+/// another). Two configurations of one system (scenarios) may measure the same figure.
+fn same_measurement(a: &MeasuredRun, b: &MeasuredRun) -> bool {
+    a.system_id == b.system_id
+        && a.kind == b.kind
+        && a.scenario_resolved == b.scenario_resolved
+        && a.workload == b.workload
+        && a.measured == b.measured
 }
 
 /// The CSV files `path` names: itself, or the `*.csv` in it, sorted.
@@ -434,16 +548,24 @@ pub fn parse_csv(
             column: unknown.to_string(),
         });
     }
+    // Files cephplan generated before schema version 2 have no provenance columns: their
+    // figures are fio's JSON, quoted by their source.
+    let generated = text
+        .lines()
+        .next()
+        .is_some_and(|l| l.starts_with('#') && l.contains(GENERATED_MARKER));
     for c in COLUMNS {
-        if !names.contains(c) {
+        if !(names.contains(c) || generated && PROVENANCE_COLUMNS.contains(c)) {
             return Err(DataError::MissingColumn {
                 path: path.to_path_buf(),
                 column: c.to_string(),
             });
         }
     }
-    let idx = |c: &str| names.iter().position(|h| *h == c).expect("checked above");
-    let cols: Vec<usize> = COLUMNS.iter().map(|c| idx(c)).collect();
+    let cols: Vec<Option<usize>> = COLUMNS
+        .iter()
+        .map(|c| names.iter().position(|h| h == c))
+        .collect();
     let base = path.parent().unwrap_or(Path::new("")).to_path_buf();
     let mut runs = Vec::new();
     let mut warnings = Vec::new();
@@ -456,12 +578,13 @@ pub fn parse_csv(
         let line = rec.position().map_or(0, |p| p.line());
         let cell = |c: &str| -> &str {
             let i = COLUMNS.iter().position(|x| *x == c).expect("known column");
-            rec.get(cols[i]).unwrap_or("")
+            cols[i].and_then(|j| rec.get(j)).unwrap_or("")
         };
         let row = RowReader {
             path,
             line,
             cell: &cell,
+            generated_v1: generated && !names.contains(&"reading"),
         };
         let run = row.run(&base)?;
         if let Some(w) = check_little(&run).map_err(|message| DataError::Field {
@@ -486,6 +609,8 @@ struct RowReader<'a> {
     path: &'a Path,
     line: u64,
     cell: &'a dyn Fn(&str) -> &'a str,
+    /// A file cephplan wrote before the provenance columns: read as fio JSON.
+    generated_v1: bool,
 }
 
 impl RowReader<'_> {
@@ -727,6 +852,7 @@ impl RowReader<'_> {
             }
             stated.insert(s.to_string());
         }
+        let (quote, reading, reading_error_percent) = self.provenance(&source)?;
         Ok(MeasuredRun {
             run_id,
             system_id,
@@ -739,8 +865,72 @@ impl RowReader<'_> {
             stated,
             inferred: self.opt("inferred").unwrap_or("").to_string(),
             assumptions: self.opt("assumptions").unwrap_or("").to_string(),
+            quote,
+            reading,
+            reading_error_percent,
             origin: Some((self.path.to_path_buf(), self.line)),
         })
+    }
+
+    /// `quote`, `reading` and `reading_error`: every figure quotes its source and says how
+    /// it was read; a chart reading states its reading error.
+    fn provenance(&self, source: &str) -> Result<(String, Reading, Option<f64>), DataError> {
+        if self.generated_v1 {
+            return Ok((source.to_string(), Reading::FioJson, None));
+        }
+        let quote = self
+            .opt("quote")
+            .ok_or_else(|| {
+                self.err(
+                    "quote",
+                    "every row must quote the words, table cells or chart (title, series, label) its figures come from; copy them from the source",
+                )
+            })?
+            .to_string();
+        let all = Reading::ALL.map(Reading::as_str).join(", ");
+        let reading = match self.opt("reading") {
+            None => {
+                return Err(self.err(
+                    "reading",
+                    format!("say how the figures were read from the source: one of {all}"),
+                ))
+            }
+            Some(s) => Reading::parse(s).ok_or_else(|| {
+                self.err(
+                    "reading",
+                    format!("\"{s}\" is not a reading method; write one of {all}"),
+                )
+            })?,
+        };
+        let error = self
+            .opt("reading_error")
+            .map(|s| {
+                s.trim_end_matches('%')
+                    .trim()
+                    .parse::<f64>()
+                    .ok()
+                    .filter(|v| v.is_finite() && *v > 0.0 && *v < 100.0)
+                    .ok_or_else(|| {
+                        self.err(
+                            "reading_error",
+                            format!("\"{s}\" is not a reading error; write the relative error in percent, e.g. 2"),
+                        )
+                    })
+            })
+            .transpose()?;
+        match (reading.is_chart_geometry(), error) {
+            (true, None) => Err(self.err(
+                "reading_error",
+                format!(
+                    "a {reading} reading needs its reading error in percent (about 1-2 for SVG geometry, 2-3 for PNG pixels, 5 by eye) and a comment on the method (gridlines, pixel rows)"
+                ),
+            )),
+            (false, Some(_)) => Err(self.err(
+                "reading_error",
+                format!("a {reading} reading is exact: leave reading_error empty, or change reading to chart-svg, chart-png or chart-eye"),
+            )),
+            _ => Ok((quote, reading, error)),
+        }
     }
 }
 
@@ -824,6 +1014,9 @@ pub fn to_csv(runs: &[MeasuredRun]) -> String {
             r.stated.iter().cloned().collect::<Vec<_>>().join(";"),
             r.inferred.clone(),
             r.assumptions.clone(),
+            r.quote.clone(),
+            r.reading.to_string(),
+            fmt_opt(&r.reading_error_percent),
         ];
         w.write_record(&rec).expect("in-memory write");
     }

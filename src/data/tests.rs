@@ -1,10 +1,10 @@
 use super::*;
 
-const HEADER: &str = "run_id,system_id,kind,scenario,pattern,block_size,iodepth,images,jobs_per_image,concurrency,read_percent,ceph_release,nodes,iops,bandwidth,latency_mean,latency_p99,ratio,ratio_metric,ratio_reference,source,stated,inferred,assumptions";
+const HEADER: &str = "run_id,system_id,kind,scenario,pattern,block_size,iodepth,images,jobs_per_image,concurrency,read_percent,ceph_release,nodes,iops,bandwidth,latency_mean,latency_p99,ratio,ratio_metric,ratio_reference,source,stated,inferred,assumptions,quote,reading,reading_error";
 
 // The row is seed 000's write headline: 230k IOPS at 3.5 ms, 48 images at QD 16 (the
 // queue depth inferred by Little's law: 768 in flight vs 230,000 × 3.5 ms = 805, 5 % off).
-const GOOD: &str = "s000-w,seed-000,absolute,../models/examples/seed-000-ampere-altra-max.toml,randwrite,4k,16,48,1,,,19.2.0,3,230000,,3.5ms,,,,,000.txt,iops;latency_mean;images,iodepth from Little's law,4k assumed";
+const GOOD: &str = "s000-w,seed-000,absolute,../models/examples/seed-000-ampere-altra-max.toml,randwrite,4k,16,48,1,,,19.2.0,3,230000,,3.5ms,,,,,000.txt,iops;latency_mean;images,iodepth from Little's law,4k assumed,4k random write ... 230k IOPS at 3.5 ms,text,";
 
 fn parse(body: &str) -> Result<(Vec<MeasuredRun>, Vec<DataWarning>), DataError> {
     parse_csv(Path::new("data/x.csv"), &format!("{HEADER}\n{body}\n"))
@@ -120,7 +120,7 @@ fn stated_must_name_filled_columns() {
 
 #[test]
 fn ratio_rows_need_metric_and_reference() {
-    let ratio = "r1,seed-003,ratio,,write,64k,,,,32,,12.2.5,,,,,,14,bandwidth,ARM cluster,003.txt,ratio;concurrency,,";
+    let ratio = "r1,seed-003,ratio,,write,64k,,,,32,,12.2.5,,,,,,14,bandwidth,ARM cluster,003.txt,ratio;concurrency,,,x86 is 14 times ARM,text,";
     let (runs, _) = parse(ratio).unwrap();
     assert_eq!(runs[0].measured.ratio.as_ref().unwrap().value, 14.0);
     let (_, column, _) = field_err(&ratio.replace(",bandwidth,", ",,"));
@@ -187,7 +187,17 @@ fn byte_rates() {
 fn shipped_seed_datasets_load_and_reference_existing_scenarios() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("calibration-data");
     let (runs, warnings) = load_runs(&dir).unwrap();
-    assert!(warnings.is_empty(), "{warnings:?}");
+    // The seed files are exact text; only corpus rows read off charts (or with an inferred
+    // queue depth) may miss Little's law by 10-25 %.
+    let seed_warnings: Vec<_> = warnings
+        .iter()
+        .filter(|w| {
+            w.file
+                .file_name()
+                .is_some_and(|f| f.to_string_lossy().starts_with("seed-"))
+        })
+        .collect();
+    assert!(seed_warnings.is_empty(), "{seed_warnings:?}");
     let systems: BTreeSet<&str> = runs.iter().map(|r| r.system_id.as_str()).collect();
     for s in [
         "seed-000",
@@ -209,4 +219,74 @@ fn shipped_seed_datasets_load_and_reference_existing_scenarios() {
         }
         assert!(!r.source.is_empty());
     }
+}
+
+#[test]
+fn a_row_without_a_quote_or_reading_method_is_refused_with_the_fix() {
+    let no_quote = GOOD.replace("4k random write ... 230k IOPS at 3.5 ms", "");
+    let (line, column, message) = field_err(&no_quote);
+    assert_eq!((line, column.as_str()), (2, "quote"));
+    assert!(message.contains("copy them from the source"), "{message}");
+
+    let no_method = GOOD.replace(",text,", ",,");
+    let (_, column, message) = field_err(&no_method);
+    assert_eq!(column, "reading");
+    assert!(message.contains("chart-svg"), "{message}");
+
+    let typo = GOOD.replace(",text,", ",chart,");
+    let (_, column, message) = field_err(&typo);
+    assert_eq!(column, "reading");
+    assert!(
+        message.contains("\"chart\" is not a reading method"),
+        "{message}"
+    );
+}
+
+#[test]
+fn a_chart_reading_needs_its_reading_error_and_an_exact_one_has_none() {
+    let (_, column, message) = field_err(&GOOD.replace(",text,", ",chart-png,"));
+    assert_eq!(column, "reading_error");
+    assert!(message.contains("2-3 for PNG pixels"), "{message}");
+
+    let ok = GOOD.replace(",text,", ",chart-png,2.5");
+    let (runs, _) = parse(&ok).unwrap();
+    assert_eq!(runs[0].reading, Reading::ChartPng);
+    assert_eq!(runs[0].reading_error_percent, Some(2.5));
+
+    let (_, column, message) = field_err(&GOOD.replace(",text,", ",table,2"));
+    assert_eq!(column, "reading_error");
+    assert!(message.contains("is exact"), "{message}");
+}
+
+#[test]
+fn a_file_cephplan_wrote_before_the_provenance_columns_reads_as_fio_json() {
+    let header = HEADER.replace(",quote,reading,reading_error", "");
+    let body = GOOD.replace(",4k random write ... 230k IOPS at 3.5 ms,text,", "");
+    let text =
+        format!("# {GENERATED_MARKER}; measured runs, schema_version = 1\n{header}\n{body}\n");
+    let (runs, _) = parse_csv(Path::new("x.csv"), &text).unwrap();
+    assert_eq!(runs[0].reading, Reading::FioJson);
+    assert_eq!(runs[0].quote, "000.txt");
+    // A hand-written file may not leave them out.
+    let e = parse_csv(Path::new("x.csv"), &format!("{header}\n{body}\n")).unwrap_err();
+    assert!(
+        matches!(&e, DataError::MissingColumn { column, .. } if column == "quote"),
+        "{e}"
+    );
+}
+
+#[test]
+fn the_same_measurement_in_two_files_is_refused_naming_both() {
+    let dir = tempfile::tempdir().unwrap();
+    let other = GOOD.replacen("s000-w", "s000-w-copy", 1);
+    std::fs::write(dir.path().join("a.csv"), format!("{HEADER}\n{GOOD}\n")).unwrap();
+    std::fs::write(dir.path().join("b.csv"), format!("{HEADER}\n{other}\n")).unwrap();
+    let e = load_runs(dir.path()).unwrap_err();
+    let msg = e.to_string();
+    assert!(
+        matches!(&e, DataError::DuplicateFigures(d) if d.run_id == "s000-w-copy" && d.other == "s000-w"),
+        "{msg}"
+    );
+    assert!(msg.contains("a.csv:2") && msg.contains("b.csv"), "{msg}");
+    assert!(msg.contains("delete one of the two rows"), "{msg}");
 }

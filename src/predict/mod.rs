@@ -385,7 +385,7 @@ fn iops_latency(
 const FD_RELATIVE_STEP: f64 = 1e-2;
 
 /// Two-sided standard normal quantile for a coverage `level`.
-fn z_of(level: f64) -> f64 {
+pub fn z_of(level: f64) -> f64 {
     use statrs::distribution::{ContinuousCDF, Normal};
     Normal::standard().inverse_cdf(0.5 + level / 2.0)
 }
@@ -405,14 +405,13 @@ fn sensitivity_solve_options() -> SolveOptions {
     }
 }
 
-/// Delta-method interval on iops and mean latency from the model covariance, on the log
-/// scale, centred on the exact prediction (`iops`, `latency`).
-fn interval(
+/// Standard errors of `ln(IOPS)` and `ln(mean latency)` from the model's parameter
+/// covariance (delta method, central differences, sensitivities by approximate MVA); None
+/// when the model has no covariance.
+pub fn ln_standard_errors(
     s: &Scenario,
     p: &ModelParams,
-    iops: f64,
-    latency: f64,
-) -> Result<Option<Interval>, PredictError> {
+) -> Result<Option<(f64, f64)>, PredictError> {
     let Some(cov) = &p.covariance else {
         return Ok(None);
     };
@@ -467,20 +466,39 @@ fn interval(
         }
         acc.max(0.0)
     };
+    Ok(Some((quad(&gx).sqrt(), quad(&gr).sqrt())))
+}
+
+/// Delta-method interval on iops and mean latency from the model covariance, on the log
+/// scale, centred on the exact prediction (`iops`, `latency`).
+fn interval(
+    s: &Scenario,
+    p: &ModelParams,
+    iops: f64,
+    latency: f64,
+) -> Result<Option<Interval>, PredictError> {
+    let Some((se_x, se_r)) = ln_standard_errors(s, p)? else {
+        return Ok(None);
+    };
+    let names = p
+        .covariance
+        .as_ref()
+        .map(|c| c.names.clone())
+        .unwrap_or_default();
     let level = 0.95;
     let z = z_of(level);
     // The interval is taken on the log scale, `exp(ln v ± z·se(ln v))` with
     // `se(ln v) = se(v)/v` (first order), as the parameters were fitted as logarithms:
     // it stays positive and is asymmetric, as a ratio-scale quantity's should be.
-    let hx = z * quad(&gx).sqrt();
-    let hr = z * quad(&gr).sqrt();
+    let hx = z * se_x;
+    let hr = z * se_r;
     Ok(Some(Interval {
         level,
         iops_low: iops * (-hx).exp(),
         iops_high: iops * hx.exp(),
         latency_mean_low_secs: latency * (-hr).exp(),
         latency_mean_high_secs: latency * hr.exp(),
-        parameters: cov.names.clone(),
+        parameters: names,
         note: "parameter uncertainty only (delta method on the model covariance, log scale, sensitivities by approximate MVA); run-to-run noise of ±5-10% comes on top".into(),
     }))
 }

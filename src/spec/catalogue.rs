@@ -44,6 +44,58 @@ pub enum DriveKind {
     Hdd,
 }
 
+/// A CPU microarchitecture (core generation). The model carries a per-core efficiency per
+/// generation family ([`Uarch::family`]); a CPU without one takes its instruction set's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Uarch {
+    Haswell,
+    Broadwell,
+    SkylakeSp,
+    Cascadelake,
+    IcelakeSp,
+    Sapphirerapids,
+    Zen,
+    Zen2,
+    Zen3,
+    Zen4,
+    NeoverseN1,
+    Other,
+}
+
+impl Uarch {
+    pub const ALL: [Uarch; 12] = [
+        Uarch::Haswell,
+        Uarch::Broadwell,
+        Uarch::SkylakeSp,
+        Uarch::Cascadelake,
+        Uarch::IcelakeSp,
+        Uarch::Sapphirerapids,
+        Uarch::Zen,
+        Uarch::Zen2,
+        Uarch::Zen3,
+        Uarch::Zen4,
+        Uarch::NeoverseN1,
+        Uarch::Other,
+    ];
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Uarch::Haswell => "haswell",
+            Uarch::Broadwell => "broadwell",
+            Uarch::SkylakeSp => "skylake-sp",
+            Uarch::Cascadelake => "cascadelake",
+            Uarch::IcelakeSp => "icelake-sp",
+            Uarch::Sapphirerapids => "sapphirerapids",
+            Uarch::Zen => "zen",
+            Uarch::Zen2 => "zen2",
+            Uarch::Zen3 => "zen3",
+            Uarch::Zen4 => "zen4",
+            Uarch::NeoverseN1 => "neoverse-n1",
+            Uarch::Other => "other",
+        }
+    }
+}
+
 /// A CPU model (figures per socket).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -53,6 +105,10 @@ pub struct CpuEntry {
     #[serde(default)]
     pub model: String,
     pub arch: Arch,
+    /// Core microarchitecture; absent = unknown (the model uses the instruction set's
+    /// efficiency).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uarch: Option<Uarch>,
     pub cores: u32,
     pub threads_per_core: u32,
     pub ghz: f64,

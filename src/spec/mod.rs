@@ -368,6 +368,10 @@ pub enum FailureDomain {
 pub struct ErasureSpec {
     pub k: u32,
     pub m: u32,
+    /// Bytes per shard per stripe (`stripe_unit` of the EC profile); absent = Ceph's
+    /// default `osd_pool_erasure_code_stripe_unit`, 4 KiB.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stripe_unit: Option<Bytes>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -391,10 +395,19 @@ fn host() -> FailureDomain {
 #[serde(deny_unknown_fields)]
 pub struct ClientsSpec {
     pub nodes: u32,
-    pub cpu: HwRef<CpuEntry>,
+    /// The client nodes' CPU. With `colocated`, leave it out when fio shares the OSDs'
+    /// cores, or give the cores fio is pinned to (apart from the OSDs').
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu: Option<HwRef<CpuEntry>>,
     #[serde(default = "one")]
     pub sockets: u32,
-    pub nic: BitsPerSec,
+    /// The client NIC; may be left out when `colocated` (the OSD node's public link).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nic: Option<BitsPerSec>,
+    /// fio runs on the OSD nodes (hyper-converged, as in most published benchmarks):
+    /// `nodes` is how many OSD nodes run it, and its CPU and network are the OSD node's.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub colocated: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -564,7 +577,7 @@ impl ScenarioSpec {
                 }
                 Protection::Replicated { size: r }
             }
-            (None, Some(ErasureSpec { k, m })) => {
+            (None, Some(ErasureSpec { k, m, .. })) => {
                 if k == 0 {
                     return inv(
                         "pool.erasure.k",
@@ -572,16 +585,35 @@ impl ScenarioSpec {
                         "k (data chunks) must be ≥ 1",
                     );
                 }
-                if u64::from(k + m) > domains {
+                let width = u64::from(k) + u64::from(m);
+                if width > domains {
                     return inv(
                         "pool.erasure",
-                        format!("k + m = {} but there are {domains} {domain_word}", k + m),
+                        format!("k + m = {width} but there are {domains} {domain_word}"),
                         "use k + m ≤ failure domains: a smaller profile or more nodes",
                     );
                 }
                 Protection::Erasure { k, m }
             }
         };
+        let ec_stripe_unit_bytes = match self.pool.erasure.and_then(|e| e.stripe_unit) {
+            None => EC_DEFAULT_STRIPE_UNIT_BYTES,
+            Some(Bytes(su)) if (512..=(64 << 20)).contains(&su) && su.is_multiple_of(512) => su,
+            Some(Bytes(su)) => {
+                return inv(
+                    "pool.erasure.stripe_unit",
+                    format!("stripe_unit = {su} bytes"),
+                    "give the EC profile's stripe unit, a multiple of 512 bytes from 512 to 64 MiB (Ceph's default \"4k\"), or leave it out",
+                )
+            }
+        };
+        if c.ceph_config.allow_ec_optimizations == Some(true) && self.pool.erasure.is_none() {
+            return inv(
+                "cluster.ceph_config.allow_ec_optimizations",
+                "allow_ec_optimizations = true on a replicated pool".into(),
+                "the option applies to erasure-coded pools: remove it, or give [pool.erasure]",
+            );
+        }
         if self.pool.pg_count == Some(0) {
             return inv(
                 "pool.pg_count",
@@ -604,7 +636,43 @@ impl ScenarioSpec {
                 "give the CPU sockets per client node, 1 to 16",
             );
         }
-        let (client_cpu_name, client_cpu) = resolve_cpu(&cl.cpu, cat, "clients.cpu")?;
+        if cl.colocated && cl.nodes > c.nodes {
+            return inv(
+                "clients.nodes",
+                format!(
+                    "{} client nodes co-located on {} OSD nodes",
+                    cl.nodes, c.nodes
+                ),
+                "with colocated = true, clients.nodes counts the OSD nodes that run fio: at most cluster.nodes",
+            );
+        }
+        let (client_cpu_name, client_cpu, client_sockets) = match (&cl.cpu, cl.colocated) {
+            (Some(cpu), _) => {
+                let (name, entry) = resolve_cpu(cpu, cat, "clients.cpu")?;
+                (name, entry, cl.sockets)
+            }
+            (None, true) => (node_cpu_name.clone(), node_cpu.clone(), n.sockets),
+            (None, false) => {
+                return Err((
+                    "clients.cpu".to_string(),
+                    SpecErrorKind::Invalid {
+                        problem: "no client CPU".into(),
+                        fix: "give clients.cpu (a catalogue name or an inline table), or set clients.colocated = true when fio runs on the OSD nodes".into(),
+                    },
+                ))
+            }
+        };
+        let client_nic_bits_per_sec = match (cl.nic, cl.colocated) {
+            (Some(b), _) => b.0,
+            (None, true) => n.network.public.0,
+            (None, false) => {
+                return inv(
+                    "clients.nic",
+                    "no client NIC".into(),
+                    "give clients.nic, e.g. \"25Gb/s\", or set clients.colocated = true",
+                )
+            }
+        };
         let w = &self.workload;
         for (field, v) in [
             ("workload.images", w.images),
@@ -699,12 +767,14 @@ impl ScenarioSpec {
             public_bits_per_sec: n.network.public.0,
             cluster_bits_per_sec: n.network.cluster.map(|b| b.0),
             protection,
+            ec_stripe_unit_bytes,
             failure_domain: self.pool.failure_domain,
             client_nodes: cl.nodes,
+            clients_colocated: cl.colocated,
             client_cpu_name,
             client_cpu,
-            client_sockets: cl.sockets,
-            client_nic_bits_per_sec: cl.nic.0,
+            client_sockets,
+            client_nic_bits_per_sec,
             images: w.images,
             jobs_per_image: w.jobs_per_image,
             iodepth: w.iodepth,
@@ -773,6 +843,9 @@ fn resolve_drive(
 // The validated scenario
 // ---------------------------------------------------------------------------------------
 
+/// Ceph's default erasure-code stripe unit (`osd_pool_erasure_code_stripe_unit`), bytes.
+pub const EC_DEFAULT_STRIPE_UNIT_BYTES: u64 = 4096;
+
 /// How the pool protects data.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "kind")]
@@ -834,8 +907,12 @@ pub struct Scenario {
     pub public_bits_per_sec: f64,
     pub cluster_bits_per_sec: Option<f64>,
     pub protection: Protection,
+    /// EC stripe unit, bytes per shard per stripe (4 KiB unless the profile says).
+    pub ec_stripe_unit_bytes: u64,
     pub failure_domain: FailureDomain,
     pub client_nodes: u32,
+    /// fio runs on the OSD nodes (`[clients] colocated`).
+    pub clients_colocated: bool,
     pub client_cpu_name: String,
     pub client_cpu: CpuEntry,
     pub client_sockets: u32,
@@ -873,7 +950,9 @@ impl Scenario {
         if let (Some(w), Some(g)) = (&mut sp.cluster.node.wal_device, &self.wal) {
             w.model = HwRef::Inline(g.drive.clone());
         }
-        sp.clients.cpu = HwRef::Inline(self.client_cpu.clone());
+        if sp.clients.cpu.is_some() {
+            sp.clients.cpu = Some(HwRef::Inline(self.client_cpu.clone()));
+        }
         sp
     }
 

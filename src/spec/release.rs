@@ -155,12 +155,19 @@ pub struct CephConfigSpec {
     /// Keep allocation metadata out of RocksDB (Quincy's "NCB").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bluestore_allocation_from_file: Option<bool>,
+    /// Tentacle's optimised erasure-coding path (`allow_ec_optimizations`, "FastEC"):
+    /// partial reads and writes touch only the shards they cover. Only meaningful on an
+    /// erasure-coded pool of release 20 or later.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allow_ec_optimizations: Option<bool>,
 }
 
 impl CephConfigSpec {
     /// True when no option is stated (the table is then left out when serialising).
     pub fn is_empty(&self) -> bool {
-        self.bluefs_buffered_io.is_none() && self.bluestore_allocation_from_file.is_none()
+        self.bluefs_buffered_io.is_none()
+            && self.bluestore_allocation_from_file.is_none()
+            && self.allow_ec_optimizations.is_none()
     }
 
     /// The effective options for `release` with the DB on a device of `db_kind`.
@@ -174,6 +181,7 @@ impl CephConfigSpec {
                 .bluestore_allocation_from_file
                 .unwrap_or_else(|| allocation_from_file_default(release, db_kind)),
             allocation_from_file_stated: self.bluestore_allocation_from_file.is_some(),
+            ec_optimizations: self.allow_ec_optimizations.unwrap_or(false),
         }
     }
 }
@@ -188,6 +196,9 @@ pub struct CephConfig {
     pub allocation_from_file: bool,
     /// True when the scenario states `bluestore_allocation_from_file`.
     pub allocation_from_file_stated: bool,
+    /// `allow_ec_optimizations` (Tentacle's FastEC); off unless stated, as in Tentacle.
+    #[serde(default)]
+    pub ec_optimizations: bool,
 }
 
 impl Default for CephConfig {
@@ -198,6 +209,7 @@ impl Default for CephConfig {
             bluefs_buffered_io_stated: false,
             allocation_from_file: true,
             allocation_from_file_stated: false,
+            ec_optimizations: false,
         }
     }
 }

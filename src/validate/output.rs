@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 use std::path::PathBuf;
 
 use super::{MetricComparison, PointResult, ValidateError, ValidateSpec, ValidationReport};
-use crate::data::{Measured, MeasuredRun, Pattern, RunKind, WorkloadOverrides};
+use crate::data::{Measured, MeasuredRun, Pattern, Reading, RunKind, WorkloadOverrides};
 use crate::fio::PercentileMethod;
 use crate::io::{write_atomic_owned, GENERATED_MARKER};
 
@@ -101,6 +101,12 @@ pub fn measured_run(
             "measured by cephplan validate, {} rbd engine, {} s runtime, {} s ramp; latency_mean = fio lat_ns mean (submission to completion), latency_p99 = fio clat_ns p99 of the busier direction",
             m.fio_version, report.runtime_secs, report.ramp_time_secs
         ),
+        quote: format!(
+            "fio {} JSON: jobs[].read/write iops, bw_bytes, lat_ns.mean, clat_ns.percentile",
+            m.fio_version
+        ),
+        reading: Reading::FioJson,
+        reading_error_percent: None,
         origin: None,
     }
 }

@@ -1,0 +1,224 @@
+//! `cephplan evaluate`: the model's transfer error (leave-one-system-out, scale series,
+//! interval coverage, baselines) over measured runs; prints the library's
+//! [`EvaluationReport`] as tables, JSON or CSV.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Args;
+
+use super::calibrate::{load_inputs, FitInputArgs, FitInputs};
+use super::output::{table, Format};
+use super::progress::BarProgress;
+use cephplan::evaluate::{evaluate, EvaluateOptions, EvaluationReport, SplitKind};
+
+#[derive(Debug, Args)]
+pub struct EvaluateArgs {
+    /// Measured runs: CSV files or directories of CSV files (calibration-data/README.md).
+    #[arg(long, value_name = "PATH", num_args = 1.., required = true)]
+    pub data: Vec<PathBuf>,
+    /// Prior model every split is fitted from; default: the built-in models/prior.toml.
+    #[arg(long, value_name = "FILE")]
+    pub prior: Option<PathBuf>,
+    /// Hardware catalogue; default: the built-in models/catalogue.toml.
+    #[arg(long, value_name = "FILE")]
+    pub catalogue: Option<PathBuf>,
+    /// Skip the scale-series splits (faster).
+    #[arg(long)]
+    pub no_scale: bool,
+    /// table: per-system and overall figures; json: the whole report (a contract: keys
+    /// systems, loso, scale, coverage, baselines, figures); csv: one row per held-out figure.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+}
+
+pub fn run(args: EvaluateArgs) -> anyhow::Result<ExitCode> {
+    let FitInputs {
+        prepared,
+        not_modelled,
+        prior,
+        ..
+    } = load_inputs(&FitInputArgs {
+        data: args.data.clone(),
+        prior: args.prior.clone(),
+        start: None,
+        catalogue: args.catalogue.clone(),
+    })?;
+    let opts = EvaluateOptions {
+        scale: !args.no_scale,
+        ..EvaluateOptions::default()
+    };
+    let bar = BarProgress::with_ctrl_c();
+    let report = evaluate(&prepared, not_modelled, &prior, &opts, &bar);
+    match args.format {
+        Format::Json => println!("{}", serde_json::to_string_pretty(&report)?),
+        Format::Csv => print!("{}", csv_rows(&report)?),
+        Format::Table => print!("{}", render(&report)),
+    }
+    if report.cancelled {
+        eprintln!("cancelled: the figures cover the splits finished before Ctrl-C");
+        return Ok(ExitCode::from(130));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn p(v: Option<f64>) -> String {
+    v.map_or("-".into(), |v| format!("{v:.1}"))
+}
+
+fn signed(v: Option<f64>) -> String {
+    v.map_or("-".into(), |v| format!("{v:+.1}"))
+}
+
+/// The tables: per system, then overall, baselines and coverage.
+pub fn render(r: &EvaluationReport) -> String {
+    let rows: Vec<Vec<String>> = r
+        .systems
+        .iter()
+        .map(|s| {
+            vec![
+                s.system_id.clone(),
+                s.runs.to_string(),
+                p(s.iops_mape),
+                p(s.iops_median),
+                signed(s.iops_bias),
+                p(s.latency_mape),
+                p(s.scale_iops_mape),
+                p(s.coverage_p80),
+                p(s.coverage_p95),
+                p(s.core_rule_iops_mape),
+                p(s.disk_rule_iops_mape),
+            ]
+        })
+        .collect();
+    let mut out = String::from(
+        "Leave-one-system-out: each system predicted by the prior fitted to all the others (errors in %)\n",
+    );
+    out += &table(
+        &[
+            "system",
+            "runs",
+            "IOPS MAPE",
+            "median",
+            "bias",
+            "latency MAPE",
+            "scale MAPE",
+            "in 80 %",
+            "in 95 %",
+            "core rule",
+            "disk rule",
+        ],
+        &rows,
+    );
+    let l = &r.loso;
+    let s = &r.scale;
+    out += &format!(
+        "\nall systems ({} runs): IOPS/bandwidth MAPE {} %, median {} %, bias {} %; mean latency MAPE {} %, median {} % ({} runs also measured p99: not evaluated, p99 needs the simulator)\n",
+        l.runs,
+        p(l.iops_mape),
+        p(l.iops_median),
+        signed(l.iops_bias),
+        p(l.latency_mape),
+        p(l.latency_median),
+        l.p99_measured
+    );
+    out += &format!(
+        "scale series ({} runs at larger sizes, fitted on the smallest size plus the other systems): IOPS MAPE {} %, median {} %\n",
+        s.runs,
+        p(s.iops_mape),
+        p(s.iops_median)
+    );
+    let c = &r.coverage;
+    out += &format!(
+        "interval coverage over {} held-out figures: {} % inside the 80 % interval, {} % inside the 95 % interval (transfer discrepancy σ_ln: throughput {}, latency {})\n",
+        c.figures,
+        p(c.p80),
+        p(c.p95),
+        c.throughput_ln_sigma.map_or("-".into(), |v| format!("{v:.3}")),
+        c.latency_ln_sigma.map_or("-".into(), |v| format!("{v:.3}"))
+    );
+    out += "\nbaselines on the same runs (IOPS errors in %):\n";
+    let b = &r.baselines;
+    let brow = |name: &str, x: &cephplan::evaluate::BaselineSummary| {
+        vec![
+            name.to_string(),
+            x.runs.to_string(),
+            p(x.iops_mape),
+            p(x.iops_median),
+            p(x.cephplan_iops_mape),
+            p(x.cephplan_iops_median),
+            x.note.clone(),
+        ]
+    };
+    out += &table(
+        &[
+            "baseline",
+            "runs",
+            "MAPE",
+            "median",
+            "cephplan MAPE",
+            "cephplan median",
+            "what",
+        ],
+        &[
+            brow("per-core rule", &b.core_rule),
+            brow("disk rule", &b.disk_rule),
+            brow("USL per series", &b.usl),
+        ],
+    );
+    for w in &r.warnings {
+        out += &format!("warning: {w}\n");
+    }
+    for n in &r.not_modelled {
+        out += &format!(
+            "not evaluated: {} ({}): {}\n",
+            n.run_id, n.system_id, n.reason
+        );
+    }
+    out
+}
+
+/// One CSV row per held-out figure.
+fn csv_rows(r: &EvaluationReport) -> anyhow::Result<String> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    w.write_record([
+        "split",
+        "system_id",
+        "run_id",
+        "metric",
+        "measured",
+        "predicted",
+        "error_pct",
+        "low_80",
+        "high_80",
+        "low_95",
+        "high_95",
+        "core_rule",
+        "disk_rule",
+    ])?;
+    let o = |v: Option<f64>| v.map_or(String::new(), |v| format!("{v}"));
+    for h in &r.figures {
+        w.write_record([
+            match h.kind {
+                SplitKind::LeaveOneSystemOut => "loso".to_string(),
+                SplitKind::Scale => "scale".to_string(),
+            },
+            h.system_id.clone(),
+            h.run_id.clone(),
+            serde_json::to_value(h.metric)?
+                .as_str()
+                .unwrap_or_default()
+                .to_string(),
+            format!("{}", h.measured),
+            format!("{}", h.predicted),
+            format!("{:.3}", h.error_pct),
+            o(h.interval_80.map(|i| i.0)),
+            o(h.interval_80.map(|i| i.1)),
+            o(h.interval_95.map(|i| i.0)),
+            o(h.interval_95.map(|i| i.1)),
+            o(h.core_rule),
+            o(h.disk_rule),
+        ])?;
+    }
+    Ok(String::from_utf8(w.into_inner()?)?)
+}

@@ -1,0 +1,722 @@
+//! Transfer evaluation: how well does the model predict a system it was never fitted to?
+//!
+//! An architect predicts a cluster that does not exist yet, so the honest accuracy figure
+//! is not the in-sample error but the error on systems the fit never saw:
+//!
+//! - **Leave-one-system-out (LOSO).** For each system (runs sharing a `system_id`), fit the
+//!   prior on the runs of every *other* system and predict this system's runs. No run of
+//!   the held-out system informs its fit ([`loso_splits`]; a test proves it).
+//! - **Scale series.** For each system measured at several sizes (OSD counts), fit on its
+//!   smallest size plus all other systems and predict its larger sizes: what a user gets
+//!   after calibrating on a small cluster and planning the scale-out ([`scale_splits`]).
+//! - **Intervals that cover.** Each held-out prediction states 80 % and 95 % intervals on
+//!   the log scale from the fold's parameter covariance *and* the model's transfer
+//!   discrepancy, `σ² = σ²_param + σ²_transfer`. The discrepancy is estimated from the
+//!   held-out residuals of the *other* systems (so the coverage of system S is not
+//!   computed with S's own residuals), one figure per metric (throughput, mean latency),
+//!   each system weighted equally ([`discrepancy_sigma`]). The coverage is the share of
+//!   held-out measurements inside their interval.
+//! - **Baselines on the same runs.** The per-core rule of thumb ("7,500 read / 3,500
+//!   write 4k IOPS per core, writes divided by the replica count", ceph.io 2022 "Ceph OSD
+//!   CPU scaling") and the disk rule ("disk IOPS × disks × 0.88 / replicas", Mirantis),
+//!   both on the small-block random runs they are meant for, and a USL fit per series
+//!   where a system has one (its own leave-one-out within the series).
+//!
+//! Not here: the fitting itself (`calibrate`), the data format (`data`), printing (`cli`).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::{Deserialize, Serialize};
+
+use crate::calibrate::ceph::{
+    default_fit_names, ensure_params, fit_model, par_map, predict_scenario_exact, targets, Metric,
+    NotModelled, PreparedRun,
+};
+use crate::calibrate::lm::FitOptions;
+use crate::calibrate::usl::fit_usl;
+use crate::model::ModelParams;
+use crate::predict::{ln_standard_errors, z_of};
+use crate::progress::Progress;
+use crate::spec::{Pattern, Protection, Scenario};
+
+/// Version of [`EvaluationReport`]'s JSON.
+pub const REPORT_SCHEMA_VERSION: u32 = 1;
+
+/// Largest block size the rules of thumb are applied to (they are 4k rules).
+pub const RULE_MAX_BLOCK_BYTES: u64 = 16 * 1024;
+
+/// The per-core rule: 4k read IOPS per physical OSD-node core.
+pub const CORE_RULE_READ_IOPS_PER_CORE: f64 = 7500.0;
+/// The per-core rule: 4k write IOPS per physical OSD-node core, before dividing by the
+/// replica count.
+pub const CORE_RULE_WRITE_IOPS_PER_CORE: f64 = 3500.0;
+/// The disk rule's efficiency factor.
+pub const DISK_RULE_EFFICIENCY: f64 = 0.88;
+
+/// Which held-out question a prediction answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SplitKind {
+    /// Fitted on every other system.
+    LeaveOneSystemOut,
+    /// Fitted on every other system and this system's smallest size.
+    Scale,
+}
+
+/// One train/test split over the prepared runs (indices into them).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Split {
+    pub kind: SplitKind,
+    /// The system whose runs are predicted.
+    pub system_id: String,
+    pub train: Vec<usize>,
+    pub test: Vec<usize>,
+}
+
+/// One LOSO split per system: train on every run of the other systems, test on all of
+/// this system's runs. Systems in sorted order.
+pub fn loso_splits(runs: &[PreparedRun]) -> Vec<Split> {
+    let systems: BTreeSet<&str> = runs.iter().map(|r| r.run.system_id.as_str()).collect();
+    systems
+        .into_iter()
+        .map(|id| {
+            let (test, train): (Vec<usize>, Vec<usize>) =
+                (0..runs.len()).partition(|&i| runs[i].run.system_id == id);
+            Split {
+                kind: SplitKind::LeaveOneSystemOut,
+                system_id: id.to_string(),
+                train,
+                test,
+            }
+        })
+        .collect()
+}
+
+/// The size of a run's cluster for scale series: its OSD count.
+fn size_of(s: &Scenario) -> u32 {
+    s.total_osds()
+}
+
+/// One scale split per system measured at two or more OSD counts: train on every other
+/// system plus this system's runs at its smallest OSD count, test on its larger sizes.
+pub fn scale_splits(runs: &[PreparedRun]) -> Vec<Split> {
+    let mut sizes: BTreeMap<&str, BTreeSet<u32>> = BTreeMap::new();
+    for r in runs {
+        sizes
+            .entry(r.run.system_id.as_str())
+            .or_default()
+            .insert(size_of(&r.scenario));
+    }
+    sizes
+        .into_iter()
+        .filter(|(_, s)| s.len() >= 2)
+        .map(|(id, s)| {
+            let smallest = *s.iter().next().expect("two sizes");
+            let (test, train): (Vec<usize>, Vec<usize>) = (0..runs.len()).partition(|&i| {
+                runs[i].run.system_id == id && size_of(&runs[i].scenario) > smallest
+            });
+            Split {
+                kind: SplitKind::Scale,
+                system_id: id.to_string(),
+                train,
+                test,
+            }
+        })
+        .collect()
+}
+
+/// One held-out figure: measured, predicted by the fold's model, its interval, and the
+/// baselines' predictions of the same figure.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HeldOut {
+    pub kind: SplitKind,
+    pub run_id: String,
+    pub system_id: String,
+    pub metric: Metric,
+    pub measured: f64,
+    pub predicted: f64,
+    /// `100 · (predicted / measured − 1)`.
+    pub error_pct: f64,
+    /// Standard error of `ln(predicted)` from the fold's parameter covariance (0 when the
+    /// fold's fit identifies no covariance).
+    pub param_ln_sigma: f64,
+    /// Transfer discrepancy used for this figure's interval (estimated without its system).
+    pub transfer_ln_sigma: Option<f64>,
+    pub interval_80: Option<(f64, f64)>,
+    pub interval_95: Option<(f64, f64)>,
+    /// The per-core rule's figure (small-block random runs only; throughput only).
+    pub core_rule: Option<f64>,
+    /// The disk rule's figure (small-block random runs only; throughput only).
+    pub disk_rule: Option<f64>,
+}
+
+impl HeldOut {
+    fn is_throughput(&self) -> bool {
+        self.metric != Metric::LatencyMean
+    }
+    fn inside(&self, iv: Option<(f64, f64)>) -> Option<bool> {
+        iv.map(|(lo, hi)| lo <= self.measured && self.measured <= hi)
+    }
+}
+
+/// Error summary of a set of held-out figures. Percentages.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ErrorSummary {
+    /// Distinct runs predicted.
+    pub runs: usize,
+    /// Mean absolute percentage error of IOPS (bandwidth for sequential runs: the same
+    /// relative error).
+    pub iops_mape: Option<f64>,
+    pub iops_median: Option<f64>,
+    /// Mean signed error of the throughput figures (bias; negative = predicted low).
+    pub iops_bias: Option<f64>,
+    pub latency_mape: Option<f64>,
+    pub latency_median: Option<f64>,
+    /// Runs with a measured p99. cephplan's p99 needs the simulator (`predict --tails`),
+    /// which the evaluation does not run; the count says what could be compared.
+    pub p99_measured: usize,
+}
+
+/// Coverage of the stated intervals over held-out figures, percent.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Coverage {
+    pub p80: Option<f64>,
+    pub p95: Option<f64>,
+    pub figures: usize,
+    /// The transfer discrepancy over all systems (what a model fitted to all of them
+    /// carries): log-scale standard deviation per metric.
+    pub throughput_ln_sigma: Option<f64>,
+    pub latency_ln_sigma: Option<f64>,
+}
+
+/// A baseline's errors on the runs it applies to, with cephplan's on the same runs.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct BaselineSummary {
+    pub runs: usize,
+    pub iops_mape: Option<f64>,
+    pub iops_median: Option<f64>,
+    /// cephplan's leave-one-system-out errors on exactly these runs.
+    pub cephplan_iops_mape: Option<f64>,
+    pub cephplan_iops_median: Option<f64>,
+    pub note: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Baselines {
+    pub core_rule: BaselineSummary,
+    pub disk_rule: BaselineSummary,
+    /// USL fitted per series (same system, pattern, block size), leave-one-out within it.
+    pub usl: BaselineSummary,
+}
+
+/// Per-system figures.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SystemEvaluation {
+    pub system_id: String,
+    pub runs: usize,
+    pub iops_mape: Option<f64>,
+    pub iops_median: Option<f64>,
+    pub iops_bias: Option<f64>,
+    pub latency_mape: Option<f64>,
+    pub coverage_p80: Option<f64>,
+    pub coverage_p95: Option<f64>,
+    pub core_rule_iops_mape: Option<f64>,
+    pub disk_rule_iops_mape: Option<f64>,
+    /// Scale-series error when the system has one.
+    pub scale_iops_mape: Option<f64>,
+    /// Releases and CPU models among its runs.
+    pub releases: Vec<String>,
+    pub cpus: Vec<String>,
+}
+
+/// What `cephplan evaluate` reports.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EvaluationReport {
+    pub schema_version: u32,
+    pub systems: Vec<SystemEvaluation>,
+    pub loso: ErrorSummary,
+    pub scale: ErrorSummary,
+    pub coverage: Coverage,
+    pub baselines: Baselines,
+    /// Every held-out figure, LOSO first, in run order.
+    pub figures: Vec<HeldOut>,
+    pub not_modelled: Vec<NotModelled>,
+    pub warnings: Vec<String>,
+    /// True when cancelled: the figures cover the splits done.
+    pub cancelled: bool,
+}
+
+/// Options of an evaluation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EvaluateOptions {
+    pub lm: FitOptions,
+    /// Also run the scale-series splits.
+    pub scale: bool,
+}
+
+impl Default for EvaluateOptions {
+    fn default() -> Self {
+        Self {
+            lm: crate::calibrate::ceph::calibration_fit_options(),
+            scale: true,
+        }
+    }
+}
+
+fn mean(v: &[f64]) -> Option<f64> {
+    (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+}
+
+fn median(v: &[f64]) -> Option<f64> {
+    if v.is_empty() {
+        return None;
+    }
+    let mut s = v.to_vec();
+    s.sort_by(f64::total_cmp);
+    let n = s.len();
+    Some(if n % 2 == 1 {
+        s[n / 2]
+    } else {
+        0.5 * (s[n / 2 - 1] + s[n / 2])
+    })
+}
+
+fn abs_errors<'a>(v: impl Iterator<Item = &'a HeldOut>) -> Vec<f64> {
+    v.map(|h| h.error_pct.abs()).collect()
+}
+
+fn summary<'a>(
+    figs: impl Iterator<Item = &'a HeldOut> + Clone,
+    prepared: &[PreparedRun],
+) -> ErrorSummary {
+    let tp: Vec<&HeldOut> = figs.clone().filter(|h| h.is_throughput()).collect();
+    let lat: Vec<&HeldOut> = figs.clone().filter(|h| !h.is_throughput()).collect();
+    let ids: BTreeSet<&str> = figs.clone().map(|h| h.run_id.as_str()).collect();
+    let p99 = prepared
+        .iter()
+        .filter(|r| {
+            ids.contains(r.run.run_id.as_str()) && r.run.measured.latency_p99_secs.is_some()
+        })
+        .count();
+    let tp_abs = abs_errors(tp.iter().copied());
+    let lat_abs = abs_errors(lat.iter().copied());
+    ErrorSummary {
+        runs: ids.len(),
+        iops_mape: mean(&tp_abs),
+        iops_median: median(&tp_abs),
+        iops_bias: mean(&tp.iter().map(|h| h.error_pct).collect::<Vec<_>>()),
+        latency_mape: mean(&lat_abs),
+        latency_median: median(&lat_abs),
+        p99_measured: p99,
+    }
+}
+
+/// Physical cores of all OSD nodes.
+fn osd_cores(s: &Scenario) -> f64 {
+    f64::from(s.nodes) * f64::from(s.sockets) * f64::from(s.node_cpu.cores)
+}
+
+/// Device ops per client write for the rules: the replica count, or k + m shards.
+fn write_copies(s: &Scenario) -> f64 {
+    match s.protection {
+        Protection::Replicated { size } => f64::from(size),
+        Protection::Erasure { k, m } => f64::from(k + m),
+    }
+}
+
+fn rule_applies(s: &Scenario) -> bool {
+    s.block_size_bytes <= RULE_MAX_BLOCK_BYTES
+        && matches!(
+            s.pattern,
+            Pattern::Randread | Pattern::Randwrite | Pattern::Randrw
+        )
+}
+
+/// Harmonic mix of read and write rates for a read share `p`.
+fn mix(read: f64, write: f64, p: f64) -> f64 {
+    1.0 / (p / read + (1.0 - p) / write)
+}
+
+/// The per-core rule's IOPS for a scenario (None outside small-block random I/O).
+pub fn core_rule_iops(s: &Scenario) -> Option<f64> {
+    rule_applies(s).then(|| {
+        let c = osd_cores(s);
+        mix(
+            CORE_RULE_READ_IOPS_PER_CORE * c,
+            CORE_RULE_WRITE_IOPS_PER_CORE * c / write_copies(s),
+            s.read_fraction,
+        )
+    })
+}
+
+/// The disk rule's IOPS for a scenario (None outside small-block random I/O).
+pub fn disk_rule_iops(s: &Scenario) -> Option<f64> {
+    rule_applies(s).then(|| {
+        let disks = f64::from(s.nodes) * f64::from(s.data.count_per_node);
+        let d = &s.data.drive;
+        mix(
+            d.read_4k_iops * disks * DISK_RULE_EFFICIENCY,
+            d.write_4k_iops * disks * DISK_RULE_EFFICIENCY / write_copies(s),
+            s.read_fraction,
+        )
+    })
+}
+
+/// One predicted figure of a fold: `(metric, measured, predicted, param_ln_sigma)`.
+type FoldFigure = (Metric, f64, f64, f64);
+
+/// What one split produced.
+struct FoldResult {
+    split: Split,
+    /// Per test run: its figures, or the error text.
+    figures: Vec<Result<Vec<FoldFigure>, String>>,
+    warnings: Vec<String>,
+}
+
+/// Fits the prior to the split's training runs and predicts its test runs.
+fn run_fold(
+    split: Split,
+    prepared: &[PreparedRun],
+    prior: &ModelParams,
+    lm: &FitOptions,
+    progress: &dyn Progress,
+) -> FoldResult {
+    let train_owned: Vec<PreparedRun> = split.train.iter().map(|&i| prepared[i].clone()).collect();
+    let train: Vec<&PreparedRun> = train_owned.iter().collect();
+    let mut base = prior.clone();
+    let names = default_fit_names(&base, &train_owned);
+    ensure_params(&mut base, prior, &names);
+    let fitted = fit_model(&train, &base, &names, prior, lm, progress);
+    let model = fitted.model;
+    let mut warnings = Vec::new();
+    let figures = split
+        .test
+        .iter()
+        .map(|&i| {
+            let r = &prepared[i];
+            let pred = predict_scenario_exact(&r.scenario, &model)?;
+            let net = crate::qn::ceph::build(&r.scenario, &model).map_err(|e| e.to_string())?;
+            for w in net.warnings {
+                if !warnings.contains(&w) {
+                    warnings.push(w);
+                }
+            }
+            let se = ln_standard_errors(&r.scenario, &model)
+                .map_err(|e| e.to_string())?
+                .unwrap_or((0.0, 0.0));
+            Ok(targets(&r.run, r.scenario.block_size_bytes)
+                .into_iter()
+                .map(|(m, meas)| {
+                    let (p, s) = match m {
+                        Metric::Iops => (pred.iops, se.0),
+                        Metric::Bandwidth => (pred.bandwidth_bytes_per_sec, se.0),
+                        Metric::LatencyMean => (pred.latency_mean_secs, se.1),
+                    };
+                    (m, meas, p, s)
+                })
+                .collect())
+        })
+        .collect();
+    progress.advance(1);
+    FoldResult {
+        split,
+        figures,
+        warnings,
+    }
+}
+
+/// The transfer discrepancy: the log-scale standard deviation `σ_d` of held-out residuals
+/// beyond the parameter uncertainty. Each figure's log residual `e = ln(pred/meas)` is
+/// taken as normal with variance `σ_d² + σ_p²` (`σ_p` its parameter standard error), and
+/// `σ_d` maximises the likelihood with each system weighted equally (a system with 40 runs
+/// says no more about a new system than one with 4): a grid over 0-3 in steps of 0.001,
+/// then the best point. Heterogeneous `σ_p` (a well-identified fold next to a poorly
+/// identified one) is handled figure by figure, not by subtracting averages. `figs` are
+/// held-out figures of one metric class; None without any.
+pub fn discrepancy_sigma<'a>(figs: impl Iterator<Item = &'a HeldOut>) -> Option<f64> {
+    let mut per: BTreeMap<&str, Vec<(f64, f64)>> = BTreeMap::new();
+    for h in figs {
+        let e = (h.predicted / h.measured).ln();
+        if e.is_finite() {
+            per.entry(h.system_id.as_str())
+                .or_default()
+                .push((e * e, h.param_ln_sigma * h.param_ln_sigma));
+        }
+    }
+    if per.is_empty() {
+        return None;
+    }
+    let loglik = |sd: f64| -> f64 {
+        per.values()
+            .map(|v| {
+                v.iter()
+                    .map(|&(e2, p2)| {
+                        let var = (sd * sd + p2).max(1e-12);
+                        -0.5 * (var.ln() + e2 / var)
+                    })
+                    .sum::<f64>()
+                    / v.len() as f64
+            })
+            .sum()
+    };
+    (0..=3000)
+        .map(|i| f64::from(i) * 1e-3)
+        .map(|sd| (sd, loglik(sd)))
+        .max_by(|a, b| a.1.total_cmp(&b.1))
+        .map(|(sd, _)| sd)
+}
+
+fn interval(pred: f64, sigma: f64, level: f64) -> (f64, f64) {
+    let h = z_of(level) * sigma;
+    (pred * (-h).exp(), pred * h.exp())
+}
+
+fn pct(v: impl Iterator<Item = bool>) -> Option<f64> {
+    let v: Vec<bool> = v.collect();
+    (!v.is_empty()).then(|| 100.0 * v.iter().filter(|b| **b).count() as f64 / v.len() as f64)
+}
+
+/// Evaluates the model's transfer over `prepared` runs, fitting `prior` in every split.
+/// `not_modelled` is passed through to the report.
+pub fn evaluate(
+    prepared: &[PreparedRun],
+    not_modelled: Vec<NotModelled>,
+    prior: &ModelParams,
+    opts: &EvaluateOptions,
+    progress: &dyn Progress,
+) -> EvaluationReport {
+    let mut splits = loso_splits(prepared);
+    if opts.scale {
+        splits.extend(scale_splits(prepared));
+    }
+    let mut warnings = Vec::new();
+    let systems_count = splits
+        .iter()
+        .filter(|s| s.kind == SplitKind::LeaveOneSystemOut)
+        .count();
+    if systems_count < 3 {
+        warnings.push(format!(
+            "only {systems_count} system(s): leave-one-system-out needs several systems to say anything about transfer"
+        ));
+    }
+    progress.start(splits.len() as u64, "evaluating transfer");
+    let folds = par_map(&splits, |sp| {
+        (!progress.is_cancelled()).then(|| {
+            progress.message(&format!(
+                "{}: predicting {} without it",
+                match sp.kind {
+                    SplitKind::LeaveOneSystemOut => "leave-one-system-out",
+                    SplitKind::Scale => "scale series",
+                },
+                sp.system_id
+            ));
+            run_fold(sp.clone(), prepared, prior, &opts.lm, progress)
+        })
+    });
+    let cancelled = folds.iter().any(Option::is_none);
+    let mut figures: Vec<HeldOut> = Vec::new();
+    for fold in folds.into_iter().flatten() {
+        for w in fold.warnings {
+            let w = format!("{} ({:?}): {w}", fold.split.system_id, fold.split.kind);
+            if !warnings.contains(&w) {
+                warnings.push(w);
+            }
+        }
+        for (&i, res) in fold.split.test.iter().zip(fold.figures) {
+            let r = &prepared[i];
+            match res {
+                Err(e) => warnings.push(format!(
+                    "run {} ({:?}): not predicted: {e}",
+                    r.run.run_id, fold.split.kind
+                )),
+                Ok(v) => {
+                    for (metric, measured, predicted, s) in v {
+                        let throughput = metric != Metric::LatencyMean;
+                        let rule = |f: Option<f64>| {
+                            f.filter(|_| throughput).map(|iops| match metric {
+                                Metric::Bandwidth => iops * r.scenario.block_size_bytes as f64,
+                                _ => iops,
+                            })
+                        };
+                        figures.push(HeldOut {
+                            kind: fold.split.kind,
+                            run_id: r.run.run_id.clone(),
+                            system_id: r.run.system_id.clone(),
+                            metric,
+                            measured,
+                            predicted,
+                            error_pct: 100.0 * (predicted / measured - 1.0),
+                            param_ln_sigma: s,
+                            transfer_ln_sigma: None,
+                            interval_80: None,
+                            interval_95: None,
+                            core_rule: rule(core_rule_iops(&r.scenario)),
+                            disk_rule: rule(disk_rule_iops(&r.scenario)),
+                        });
+                    }
+                }
+            }
+        }
+    }
+    figures.sort_by(|a, b| {
+        (a.kind, &a.system_id, &a.run_id, a.metric).cmp(&(
+            b.kind,
+            &b.system_id,
+            &b.run_id,
+            b.metric,
+        ))
+    });
+
+    // Intervals: the discrepancy of a system's figures comes from the other systems' LOSO
+    // residuals only.
+    let loso: Vec<HeldOut> = figures
+        .iter()
+        .filter(|h| h.kind == SplitKind::LeaveOneSystemOut)
+        .cloned()
+        .collect();
+    for h in figures.iter_mut() {
+        let tp = h.is_throughput();
+        let others = loso
+            .iter()
+            .filter(|o| o.system_id != h.system_id && o.is_throughput() == tp);
+        if let Some(d) = discrepancy_sigma(others) {
+            let sigma = (d * d + h.param_ln_sigma * h.param_ln_sigma).sqrt();
+            h.transfer_ln_sigma = Some(d);
+            h.interval_80 = Some(interval(h.predicted, sigma, 0.80));
+            h.interval_95 = Some(interval(h.predicted, sigma, 0.95));
+        }
+    }
+
+    let of = |k: SplitKind| figures.iter().filter(move |h| h.kind == k);
+    let loso_figs = || of(SplitKind::LeaveOneSystemOut);
+    let coverage = Coverage {
+        p80: pct(loso_figs().filter_map(|h| h.inside(h.interval_80))),
+        p95: pct(loso_figs().filter_map(|h| h.inside(h.interval_95))),
+        figures: loso_figs().filter(|h| h.interval_80.is_some()).count(),
+        throughput_ln_sigma: discrepancy_sigma(loso_figs().filter(|h| h.is_throughput())),
+        latency_ln_sigma: discrepancy_sigma(loso_figs().filter(|h| !h.is_throughput())),
+    };
+
+    let baseline = |f: fn(&HeldOut) -> Option<f64>, note: &str| {
+        let hits: Vec<(&HeldOut, f64)> = loso_figs()
+            .filter(|h| h.is_throughput())
+            .filter_map(|h| f(h).map(|b| (h, b)))
+            .collect();
+        let rule: Vec<f64> = hits
+            .iter()
+            .map(|(h, b)| 100.0 * (b / h.measured - 1.0).abs())
+            .collect();
+        let ours: Vec<f64> = hits.iter().map(|(h, _)| h.error_pct.abs()).collect();
+        BaselineSummary {
+            runs: hits.len(),
+            iops_mape: mean(&rule),
+            iops_median: median(&rule),
+            cephplan_iops_mape: mean(&ours),
+            cephplan_iops_median: median(&ours),
+            note: note.to_string(),
+        }
+    };
+    let core_rule = baseline(
+        |h| h.core_rule,
+        "7,500 read / 3,500 write 4k IOPS per physical OSD-node core, writes divided by the replica count (k+m for EC), mixes combined harmonically (ceph.io 2022 \"Ceph OSD CPU scaling\"); random runs of at most 16 KiB",
+    );
+    let disk_rule = baseline(
+        |h| h.disk_rule,
+        "data-device 4k IOPS × devices × 0.88, writes divided by the replica count (k+m for EC), mixes combined harmonically (Mirantis); random runs of at most 16 KiB",
+    );
+    // USL: per series of one system, leave-one-out within the series.
+    let usl_report = fit_usl(
+        &prepared.iter().map(|r| r.run.clone()).collect::<Vec<_>>(),
+        &opts.lm,
+        progress,
+    );
+    let usl_errs: BTreeMap<&str, f64> = usl_report
+        .series
+        .iter()
+        .flat_map(|s| s.runs.iter())
+        .filter_map(|u| {
+            u.error_pct_loo
+                .filter(|e| e.is_finite())
+                .map(|e| (u.run_id.as_str(), e))
+        })
+        .collect();
+    let usl_hits: Vec<(&HeldOut, f64)> = loso_figs()
+        .filter(|h| h.is_throughput())
+        .filter_map(|h| usl_errs.get(h.run_id.as_str()).map(|e| (h, *e)))
+        .collect();
+    let usl_abs: Vec<f64> = usl_hits.iter().map(|(_, e)| e.abs()).collect();
+    let usl_ours: Vec<f64> = usl_hits.iter().map(|(h, _)| h.error_pct.abs()).collect();
+    let usl = BaselineSummary {
+        runs: usl_hits.len(),
+        iops_mape: mean(&usl_abs),
+        iops_median: median(&usl_abs),
+        cephplan_iops_mape: mean(&usl_ours),
+        cephplan_iops_median: median(&usl_ours),
+        note: "USL fitted to each series (one system, pattern and block size, over its in-flight counts), each run predicted by the series without it: a within-system fit, not a transfer".into(),
+    };
+
+    let ids: BTreeSet<&str> = prepared.iter().map(|r| r.run.system_id.as_str()).collect();
+    let systems = ids
+        .into_iter()
+        .map(|id| {
+            let mine = || loso_figs().filter(move |h| h.system_id == id);
+            let s = summary(mine(), prepared);
+            let tp_rule = |f: fn(&HeldOut) -> Option<f64>| {
+                mean(
+                    &mine()
+                        .filter_map(|h| f(h).map(|b| 100.0 * (b / h.measured - 1.0).abs()))
+                        .collect::<Vec<_>>(),
+                )
+            };
+            let scale_abs =
+                abs_errors(of(SplitKind::Scale).filter(|h| h.system_id == id && h.is_throughput()));
+            let runs_of = || prepared.iter().filter(|r| r.run.system_id == id);
+            SystemEvaluation {
+                system_id: id.to_string(),
+                runs: runs_of().count(),
+                iops_mape: s.iops_mape,
+                iops_median: s.iops_median,
+                iops_bias: s.iops_bias,
+                latency_mape: s.latency_mape,
+                coverage_p80: pct(mine().filter_map(|h| h.inside(h.interval_80))),
+                coverage_p95: pct(mine().filter_map(|h| h.inside(h.interval_95))),
+                core_rule_iops_mape: tp_rule(|h| h.core_rule),
+                disk_rule_iops_mape: tp_rule(|h| h.disk_rule),
+                scale_iops_mape: mean(&scale_abs),
+                releases: runs_of()
+                    .map(|r| r.scenario.ceph_release.clone())
+                    .collect::<BTreeSet<_>>()
+                    .into_iter()
+                    .collect(),
+                cpus: runs_of()
+                    .map(|r| {
+                        let c = &r.scenario.node_cpu;
+                        format!("{} {}", c.vendor, c.model).trim().to_string()
+                    })
+                    .collect::<BTreeSet<_>>()
+                    .into_iter()
+                    .collect(),
+            }
+        })
+        .collect();
+    progress.finish();
+    EvaluationReport {
+        schema_version: REPORT_SCHEMA_VERSION,
+        systems,
+        loso: summary(loso_figs(), prepared),
+        scale: summary(of(SplitKind::Scale), prepared),
+        coverage,
+        baselines: Baselines {
+            core_rule,
+            disk_rule,
+            usl,
+        },
+        figures,
+        not_modelled,
+        warnings,
+        cancelled,
+    }
+}
+
+#[cfg(test)]
+mod tests;

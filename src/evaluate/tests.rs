@@ -1,0 +1,219 @@
+use std::path::Path;
+
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use rand_distr::{Distribution, Normal};
+
+use super::*;
+use crate::calibrate::ceph::{predict_scenario_exact, prepare_runs};
+use crate::data::parse_csv;
+use crate::progress::NoProgress;
+use crate::spec::Catalogue;
+
+const HEADER: &str = "run_id,system_id,kind,scenario,pattern,block_size,iodepth,images,jobs_per_image,concurrency,read_percent,ceph_release,nodes,iops,bandwidth,latency_mean,latency_p99,ratio,ratio_metric,ratio_reference,source,stated,inferred,assumptions,quote,reading,reading_error";
+
+/// Three synthetic systems on the small fixture cluster (3 and 6 nodes for system "b", a
+/// scale series), read and write at two depths each, with IOPS given by `iops(run)`.
+fn runs(iops: impl Fn(&str) -> f64) -> Vec<PreparedRun> {
+    let scen = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/small-3x2.toml");
+    let mut body = String::new();
+    for (sys, nodes) in [("a", 3), ("b", 3), ("b", 6), ("c", 3)] {
+        for pattern in ["randread", "randwrite"] {
+            for qd in [1, 8] {
+                let id = format!("{sys}-{nodes}-{pattern}-{qd}");
+                body += &format!(
+                    "{id},{sys},absolute,{},{pattern},4k,{qd},4,1,,,,{nodes},{},,,,,,,synthetic,iops,,,synthetic,derived,\n",
+                    scen.display(),
+                    iops(&id)
+                );
+            }
+        }
+    }
+    let (runs, _) = parse_csv(Path::new("synthetic.csv"), &format!("{HEADER}\n{body}")).unwrap();
+    prepare_runs(&runs, &Catalogue::builtin()).unwrap().0
+}
+
+#[test]
+fn no_split_trains_on_a_run_it_predicts_or_on_the_held_out_system() {
+    let prepared = runs(|_| 1000.0);
+    let loso = loso_splits(&prepared);
+    assert_eq!(
+        loso.iter()
+            .map(|s| s.system_id.as_str())
+            .collect::<Vec<_>>(),
+        ["a", "b", "c"]
+    );
+    for s in &loso {
+        assert!(s
+            .train
+            .iter()
+            .all(|&i| prepared[i].run.system_id != s.system_id));
+        assert!(s
+            .test
+            .iter()
+            .all(|&i| prepared[i].run.system_id == s.system_id));
+        assert_eq!(s.train.len() + s.test.len(), prepared.len());
+    }
+    // The scale split of "b" trains on b's 3-node runs and the other systems, never on a
+    // 6-node run of b.
+    let scale = scale_splits(&prepared);
+    assert_eq!(scale.len(), 1);
+    let s = &scale[0];
+    assert_eq!(s.system_id, "b");
+    assert_eq!(s.test.len(), 4);
+    for &i in &s.test {
+        assert_eq!(prepared[i].scenario.nodes, 6);
+    }
+    assert!(s
+        .train
+        .iter()
+        .all(|&i| prepared[i].run.system_id != "b" || prepared[i].scenario.nodes == 3));
+    assert!(s.train.iter().all(|i| !s.test.contains(i)));
+}
+
+#[test]
+fn a_held_out_systems_own_measurements_never_move_its_predictions() {
+    // Measurements: the prior's own predictions ×1.3, so fits move the parameters.
+    let prior = ModelParams::prior();
+    let truth = |p: &PreparedRun| predict_scenario_exact(&p.scenario, &prior).unwrap().iops;
+    let plain = runs(|_| 1.0);
+    let value = |id: &str, scale_a: f64| {
+        let r = plain.iter().find(|r| r.run.run_id == id).unwrap();
+        truth(r) * if id.starts_with("a-") { scale_a } else { 1.3 }
+    };
+    let opts = EvaluateOptions {
+        scale: false,
+        ..EvaluateOptions::default()
+    };
+    let honest = evaluate(
+        &runs(|id| value(id, 1.3)),
+        vec![],
+        &prior,
+        &opts,
+        &NoProgress,
+    );
+    // System a's measurements multiplied by 5: if any of them leaked into a's own fit, its
+    // predictions would move.
+    let corrupted = evaluate(
+        &runs(|id| value(id, 6.5)),
+        vec![],
+        &prior,
+        &opts,
+        &NoProgress,
+    );
+    let preds = |r: &EvaluationReport| -> Vec<f64> {
+        r.figures
+            .iter()
+            .filter(|h| h.system_id == "a")
+            .map(|h| h.predicted)
+            .collect()
+    };
+    assert_eq!(preds(&honest).len(), 4);
+    assert_eq!(preds(&honest), preds(&corrupted));
+    // ...while the errors of a do change, and b's predictions (whose fit saw a) do too.
+    let err_a = |r: &EvaluationReport| {
+        r.systems
+            .iter()
+            .find(|s| s.system_id == "a")
+            .unwrap()
+            .iops_mape
+    };
+    assert!(err_a(&corrupted).unwrap() > err_a(&honest).unwrap() + 50.0);
+    let pred_b = |r: &EvaluationReport| {
+        r.figures
+            .iter()
+            .find(|h| h.system_id == "b")
+            .unwrap()
+            .predicted
+    };
+    assert_ne!(pred_b(&honest), pred_b(&corrupted));
+}
+
+fn figure(system: &str, measured: f64, predicted: f64, param: f64) -> HeldOut {
+    HeldOut {
+        kind: SplitKind::LeaveOneSystemOut,
+        run_id: String::new(),
+        system_id: system.into(),
+        metric: Metric::Iops,
+        measured,
+        predicted,
+        error_pct: 100.0 * (predicted / measured - 1.0),
+        param_ln_sigma: param,
+        transfer_ln_sigma: None,
+        interval_80: None,
+        interval_95: None,
+        core_rule: None,
+        disk_rule: None,
+    }
+}
+
+/// Standard normal deviates from a seeded generator.
+fn normals(n: usize, seed: u64) -> Vec<f64> {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let z = Normal::new(0.0, 1.0).unwrap();
+    (0..n).map(|_| z.sample(&mut rng)).collect()
+}
+
+#[test]
+fn the_discrepancy_estimate_recovers_a_known_sigma_and_its_intervals_cover() {
+    // Synthetic held-out residuals: ln(pred/meas) ~ N(0, 0.25² + σ_p²) with σ_p 0.05 or
+    // 0.15 by system; 20 systems × 200 figures.
+    let d: f64 = 0.25;
+    let z = normals(4000, 7);
+    let figs: Vec<HeldOut> = z
+        .iter()
+        .enumerate()
+        .map(|(i, z)| {
+            let p: f64 = if i % 2 == 0 { 0.05 } else { 0.15 };
+            let e = z * (d * d + p * p).sqrt();
+            figure(&format!("s{}", i % 20), 1000.0, 1000.0 * e.exp(), p)
+        })
+        .collect();
+    let est = discrepancy_sigma(figs.iter()).unwrap();
+    assert!((est - d).abs() < 0.01, "estimated {est}, true {d}");
+    // Intervals built with it cover at their level (binomial sd over 4000: 0.6 / 0.35 %).
+    let cover = |level: f64| {
+        100.0
+            * figs
+                .iter()
+                .filter(|h| {
+                    let (lo, hi) = interval(
+                        h.predicted,
+                        (est * est + h.param_ln_sigma.powi(2)).sqrt(),
+                        level,
+                    );
+                    lo <= h.measured && h.measured <= hi
+                })
+                .count() as f64
+            / figs.len() as f64
+    };
+    assert!((cover(0.80) - 80.0).abs() < 2.0, "80 %: {}", cover(0.80));
+    assert!((cover(0.95) - 95.0).abs() < 1.2, "95 %: {}", cover(0.95));
+    // No discrepancy beyond the parameter uncertainty: the estimate is (near) zero.
+    let exact: Vec<HeldOut> = z
+        .iter()
+        .map(|z| figure("s", 1000.0, 1000.0 * (0.1 * z).exp(), 0.1))
+        .collect();
+    assert!(discrepancy_sigma(exact.iter()).unwrap() < 0.01);
+}
+
+#[test]
+fn the_rules_of_thumb_follow_their_published_wording() {
+    let prepared = runs(|_| 1000.0);
+    // The fixture: 3 nodes × 1 socket × 4 cores, 2 NVMe per node (100k read / 50k write
+    // 4k IOPS), 3 replicas.
+    let read = prepared
+        .iter()
+        .find(|r| r.run.run_id == "a-3-randread-1")
+        .unwrap();
+    let write = prepared
+        .iter()
+        .find(|r| r.run.run_id == "a-3-randwrite-1")
+        .unwrap();
+    let close =
+        |a: Option<f64>, b: f64| assert!((a.unwrap() / b - 1.0).abs() < 1e-12, "{a:?} vs {b}");
+    close(core_rule_iops(&read.scenario), 7500.0 * 12.0);
+    close(core_rule_iops(&write.scenario), 3500.0 * 12.0 / 3.0);
+    close(disk_rule_iops(&read.scenario), 100_000.0 * 6.0 * 0.88);
+    close(disk_rule_iops(&write.scenario), 50_000.0 * 6.0 * 0.88 / 3.0);
+}
