@@ -12,9 +12,12 @@
 //! where the two solvers differ by more than [`APPROX_GAP_WARN_PCT`] are named in the
 //! report's warnings. Device-level rows (seed 004) are recorded, not fitted.
 //!
-//! Residuals, per run: relative error of IOPS and of mean latency when measured, or of
-//! bandwidth for sequential rows (`pred/meas − 1`), divided by the assumed measurement
-//! noise [`MEASUREMENT_NOISE_REL`]. The covariance is `(JᵀJ)⁻¹`, inflated by `s²` when
+//! Residuals, per run: log error of IOPS and of mean latency when measured, or of
+//! bandwidth for sequential rows (`ln(pred/meas)`, symmetric: a prediction 2× high
+//! weighs as much as one 2× low), divided by the assumed measurement noise
+//! [`MEASUREMENT_NOISE_REL`] and weighted by system ([`fit_sample`]: a system counts as at
+//! most [`SYSTEM_WEIGHT_RUNS`] runs, and a fit evaluates at most [`FIT_RUNS_PER_SYSTEM`]
+//! of its runs, evenly spread). The covariance is `(JᵀJ)⁻¹`, inflated by `s²` when
 //! the residual variance exceeds the noise (the model misfits), never deflated. Ratio rows (seed 003) have no scenario
 //! and are listed as not modelled. The chosen parameters are fitted as `ln(value)`, which
 //! keeps them positive and makes steps relative; each also gets a prior residual
@@ -284,16 +287,76 @@ fn value_of(p: &Predicted, m: Metric) -> f64 {
     }
 }
 
+/// A system weighs in a fit as at most this many runs: a public post with hundreds of
+/// chart points on one machine says no more about how Ceph behaves on *other* hardware
+/// than a system with a few dozen runs, and the fit is judged by how it transfers.
+pub const SYSTEM_WEIGHT_RUNS: f64 = 24.0;
+
+/// A fit evaluates at most this many runs of one system, evenly spread over its runs in
+/// run-id order (which groups a series' points): the fit's cost grows with the runs it
+/// solves, and the points of one dense chart curve are close to redundant.
+pub const FIT_RUNS_PER_SYSTEM: usize = 48;
+
+/// The runs a fit evaluates and each one's residual weight: per system at most
+/// [`FIT_RUNS_PER_SYSTEM`] runs, evenly spaced in run-id order, each weighted so that the
+/// system's squared weights sum to `min(runs, SYSTEM_WEIGHT_RUNS)`. Deterministic.
+pub fn fit_sample<'a>(runs: &[&'a PreparedRun]) -> (Vec<&'a PreparedRun>, Vec<f64>) {
+    let mut by_system: BTreeMap<&str, Vec<&'a PreparedRun>> = BTreeMap::new();
+    for r in runs {
+        by_system
+            .entry(r.run.system_id.as_str())
+            .or_default()
+            .push(r);
+    }
+    let mut out = Vec::new();
+    let mut weights = Vec::new();
+    for (_, mut v) in by_system {
+        v.sort_by(|a, b| a.run.run_id.cmp(&b.run.run_id));
+        let n = v.len();
+        let picked: Vec<&PreparedRun> = if n <= FIT_RUNS_PER_SYSTEM {
+            v
+        } else {
+            let m = FIT_RUNS_PER_SYSTEM;
+            (0..m)
+                .map(|i| v[((i * (n - 1)) as f64 / (m - 1) as f64).round() as usize])
+                .collect()
+        };
+        let w = ((n as f64).min(SYSTEM_WEIGHT_RUNS) / picked.len() as f64).sqrt();
+        weights.extend(std::iter::repeat_n(w, picked.len()));
+        out.extend(picked);
+    }
+    (out, weights)
+}
+
 /// The least-squares problem over `ln` of the chosen parameters.
 pub struct CephProblem<'a> {
     pub runs: Vec<&'a PreparedRun>,
+    /// Residual weight of each run ([`fit_sample`]).
+    pub weights: Vec<f64>,
     pub base: ModelParams,
     pub fit_names: Vec<String>,
     /// `(ln prior value, width)` per fitted parameter.
     pub priors: Vec<(f64, f64)>,
 }
 
-impl CephProblem<'_> {
+impl<'a> CephProblem<'a> {
+    /// The problem over [`fit_sample`] of `runs`.
+    pub fn new(
+        runs: &[&'a PreparedRun],
+        base: ModelParams,
+        fit_names: Vec<String>,
+        priors: Vec<(f64, f64)>,
+    ) -> Self {
+        let (runs, weights) = fit_sample(runs);
+        Self {
+            runs,
+            weights,
+            base,
+            fit_names,
+            priors,
+        }
+    }
+
     /// The model with `x` (log values) applied, clamped to each parameter's bounds.
     pub fn params_at(&self, x: &[f64]) -> ModelParams {
         let mut p = self.base.clone();
@@ -319,10 +382,10 @@ impl FitProblem for CephProblem<'_> {
     fn residuals(&self, x: &[f64]) -> Option<Vec<f64>> {
         let p = self.params_at(x);
         let mut out = Vec::with_capacity(self.residual_count());
-        for r in &self.runs {
+        for (r, w) in self.runs.iter().zip(&self.weights) {
             let pred = predict_scenario(&r.scenario, &p).ok()?;
             for (m, meas) in targets(&r.run, r.scenario.block_size_bytes) {
-                out.push((value_of(&pred, m) / meas - 1.0) / MEASUREMENT_NOISE_REL);
+                out.push(w * (value_of(&pred, m) / meas).ln() / MEASUREMENT_NOISE_REL);
             }
         }
         for (xi, (mu, w)) in x.iter().zip(&self.priors) {
@@ -378,17 +441,15 @@ impl Default for CalibrateOptions {
     }
 }
 
-/// The parameters the seed data can inform: OSD CPU per read and write op, CPU per byte
-/// (64k rows), the aarch64 efficiency (seed 000), network efficiency (sequential rows),
-/// fixed software latencies, the WAL share of device writes (seed 001's Optane WAL), the
-/// per-batch write cost when the model has one (seed 002's QD4/QD64 pairs) and its batch
-/// size scale when one system has writes at three or more depths, the write cost
-/// factor of unoptimised RocksDB builds when a run has one (seed 002's upstream 15.2.14 and
-/// 16.2.x against the other builds), the per-batch factor of `bluefs_buffered_io = false`
-/// when a write run has it and the model batches (seed 002's 14.2.16 against 14.2.22, seed
-/// 001's 12.2.2), and one release factor per release present in the runs
-/// other than the reference release (factor 1.0 by definition, the model's
-/// `release_factor.*` entry that equals 1.0 and has "reference" in its source).
+/// The parameters the runs can inform: OSD CPU per read and write op, CPU per byte,
+/// client CPU per I/O, the SMT gain, network efficiency, fixed software latencies, the
+/// WAL share of device writes, the per-batch write cost when the model has one and its
+/// batch size scale when one system has writes at three or more depths; and the factors
+/// that describe a *kind* of system — release family (`release_factor.<major>`), CPU
+/// generation (`uarch_efficiency.<uarch>`, else `arch_efficiency.<arch>`), unoptimised
+/// RocksDB builds, `bluefs_buffered_io = false` — each only when runs of two or more
+/// systems have it, and never the reference (a `1.0` entry whose source says
+/// "reference"). A factor one system alone informs keeps its sourced prior.
 pub fn default_fit_names(base: &ModelParams, runs: &[PreparedRun]) -> Vec<String> {
     let mut n: BTreeSet<String> = [
         names::OSD_CPU_READ,
@@ -398,6 +459,9 @@ pub fn default_fit_names(base: &ModelParams, runs: &[PreparedRun]) -> Vec<String
         names::FIXED_READ,
         names::FIXED_WRITE,
         names::WAL_SHARE,
+        names::CLIENT_CPU,
+        names::SMT_GAIN,
+        names::SHARD_THREADS,
     ]
     .iter()
     .map(|s| s.to_string())
@@ -419,39 +483,78 @@ pub fn default_fit_names(base: &ModelParams, runs: &[PreparedRun]) -> Vec<String
             n.insert(names::WRITE_BATCH_SCALE.to_string());
         }
     }
+    // Factors of a release family, a CPU generation, an instruction set or a build
+    // option are fitted only where two or more systems inform them: a factor one system
+    // alone sets is that system's quirk, not Ceph's, and would not transfer.
+    let mut informed: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    let mut note = |key: String, r: &PreparedRun| {
+        informed
+            .entry(key)
+            .or_default()
+            .insert(r.run.system_id.clone());
+    };
     for r in runs {
-        for arch in [r.scenario.node_cpu.arch, r.scenario.client_cpu.arch] {
-            if arch.as_str() != "x86_64" {
-                n.insert(format!("{}{}", names::ARCH_PREFIX, arch.as_str()));
+        for cpu in [&r.scenario.node_cpu, &r.scenario.client_cpu] {
+            match cpu.uarch {
+                Some(u)
+                    if base.param.contains_key(&format!(
+                        "{}{}",
+                        names::UARCH_PREFIX,
+                        u.as_str()
+                    )) =>
+                {
+                    note(format!("{}{}", names::UARCH_PREFIX, u.as_str()), r)
+                }
+                _ if cpu.arch.as_str() != "x86_64" => {
+                    note(format!("{}{}", names::ARCH_PREFIX, cpu.arch.as_str()), r)
+                }
+                _ => {}
             }
         }
-        let key = release_key(base, &r.scenario.ceph_release);
-        if !is_reference(base, &key) {
-            n.insert(key);
-        }
+        note(release_key(base, &r.scenario.ceph_release), r);
         if r.scenario.rocksdb_build == RocksdbBuild::Unoptimised {
-            n.insert(names::ROCKSDB_UNOPT_WRITE.to_string());
+            note(names::ROCKSDB_UNOPT_WRITE.to_string(), r);
         }
         if !r.scenario.ceph_config.bluefs_buffered_io
             && r.scenario.read_fraction < 1.0
             && base.param.contains_key(names::OSD_CPU_WRITE_BATCH)
         {
-            n.insert(names::BLUEFS_DIRECT_BATCH.to_string());
+            note(names::BLUEFS_DIRECT_BATCH.to_string(), r);
+        }
+    }
+    for (key, systems) in informed {
+        if systems.len() >= 2 && !is_reference(base, &key) {
+            n.insert(key);
         }
     }
     n.into_iter().collect()
 }
 
-/// The `release_factor.*` key the model uses for a release, or the exact key to add.
+/// The `release_factor.*` key the model uses for a release: an exact or major.minor key
+/// the model already has, else the release family's (the major version: 16 = Pacific).
+/// Calibration never adds a per-point-release factor.
 fn release_key(base: &ModelParams, release: &str) -> String {
     let parts: Vec<&str> = release.trim().split('.').collect();
-    for k in (1..=parts.len()).rev() {
+    for k in (2..=parts.len()).rev() {
         let key = format!("{}{}", names::RELEASE_PREFIX, parts[..k].join("."));
         if base.param.contains_key(&key) {
             return key;
         }
     }
-    format!("{}{}", names::RELEASE_PREFIX, release.trim())
+    let major: String = release
+        .trim()
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    format!(
+        "{}{}",
+        names::RELEASE_PREFIX,
+        if major.is_empty() {
+            release.trim()
+        } else {
+            &major
+        }
+    )
 }
 
 fn is_reference(base: &ModelParams, key: &str) -> bool {
@@ -707,12 +810,7 @@ pub fn fit_model(
         .iter()
         .map(|n| base.param[n].value.max(1e-300).ln())
         .collect();
-    let problem = CephProblem {
-        runs: runs.to_vec(),
-        base: base.clone(),
-        fit_names: fit_names.to_vec(),
-        priors: priors.clone(),
-    };
+    let problem = CephProblem::new(runs, base.clone(), fit_names.to_vec(), priors.clone());
     let outcome = fit(&problem, &x0, lm, progress);
     let (outcome, restart_notes) = restart_off_bounds(&problem, outcome, lm, progress);
     let mut model = problem.params_at(&outcome.values());
@@ -890,12 +988,7 @@ pub fn calibrate(
                 .filter(|(j, _)| *j != i)
                 .map(|(_, r)| *r)
                 .collect();
-            let p = CephProblem {
-                runs: rest,
-                base: base.clone(),
-                fit_names: fit_names.clone(),
-                priors: priors.clone(),
-            };
+            let p = CephProblem::new(&rest, base.clone(), fit_names.clone(), priors.clone());
             // The same estimator as the full fit, bound restarts included.
             let (o, _) =
                 restart_off_bounds(&p, fit(&p, &x, &opts.lm, progress), &opts.lm, progress);

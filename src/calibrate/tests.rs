@@ -107,12 +107,8 @@ fn jacobian_of_the_ceph_problem_matches_finite_differences_of_another_step() {
         .iter()
         .map(|s| s.to_string())
         .collect();
-    let problem = CephProblem {
-        runs: prep.iter().collect(),
-        base: base.clone(),
-        fit_names: names.clone(),
-        priors: vec![(0.0, 1.0); 2],
-    };
+    let runs: Vec<&PreparedRun> = prep.iter().collect();
+    let problem = CephProblem::new(&runs, base.clone(), names.clone(), vec![(0.0, 1.0); 2]);
     use crate::calibrate::lm::FitProblem;
     let x: Vec<f64> = names.iter().map(|n| base.get(n).unwrap().ln()).collect();
     let j = problem.jacobian(&x).unwrap();
@@ -390,12 +386,8 @@ fn a_parameter_stuck_on_a_flat_bound_is_refitted_from_its_prior() {
         names::OSD_CPU_WRITE.to_string(),
     ];
     let priors = prior_terms(&prior, &prior, &fit_names);
-    let problem = CephProblem {
-        runs: prep.iter().collect(),
-        base: prior.clone(),
-        fit_names,
-        priors,
-    };
+    let runs: Vec<&PreparedRun> = prep.iter().collect();
+    let problem = CephProblem::new(&runs, prior.clone(), fit_names, priors);
     let opts = calibration_fit_options();
     // An outcome on the bound, as the full seed fit produced it (one long step onto the
     // plateau, then ftol; on these two runs alone the prior's pull is strong enough that

@@ -113,13 +113,17 @@ pub fn render(r: &EvaluationReport) -> String {
     let l = &r.loso;
     let s = &r.scale;
     out += &format!(
-        "\nall systems ({} runs): IOPS/bandwidth MAPE {} %, median {} %, bias {} %; mean latency MAPE {} %, median {} % ({} runs also measured p99: not evaluated, p99 needs the simulator)\n",
+        "\nall {} systems, each weighing the same ({} runs): IOPS/bandwidth MAPE {} %, median {} %, bias {} %; mean latency MAPE {} %, median {} %\nevery run weighing the same: IOPS/bandwidth MAPE {} %, median {} %; mean latency MAPE {} % ({} runs also measured p99: not evaluated, p99 needs the simulator)\n",
+        l.systems,
         l.runs,
         p(l.iops_mape),
         p(l.iops_median),
         signed(l.iops_bias),
         p(l.latency_mape),
         p(l.latency_median),
+        p(l.iops_mape_runs),
+        p(l.iops_median_runs),
+        p(l.latency_mape_runs),
         l.p99_measured
     );
     out += &format!(

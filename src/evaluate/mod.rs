@@ -159,19 +159,30 @@ impl HeldOut {
     }
 }
 
-/// Error summary of a set of held-out figures. Percentages.
+/// Error summary of a set of held-out figures, percent. Each **system** weighs the same
+/// (the question is how well the model transfers to a new system, and one public post
+/// with hundreds of chart points would otherwise be the whole figure): the MAPE is the
+/// mean of the systems' MAPEs, the median a median with weight 1/(the system's figures)
+/// per figure. `*_runs` fields weigh every run the same.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ErrorSummary {
     /// Distinct runs predicted.
     pub runs: usize,
+    /// Systems among them.
+    pub systems: usize,
     /// Mean absolute percentage error of IOPS (bandwidth for sequential runs: the same
-    /// relative error).
+    /// relative error), systems weighted equally.
     pub iops_mape: Option<f64>,
     pub iops_median: Option<f64>,
-    /// Mean signed error of the throughput figures (bias; negative = predicted low).
+    /// Mean signed error of the throughput figures (bias; negative = predicted low),
+    /// systems weighted equally.
     pub iops_bias: Option<f64>,
     pub latency_mape: Option<f64>,
     pub latency_median: Option<f64>,
+    /// The same, every run weighted equally.
+    pub iops_mape_runs: Option<f64>,
+    pub iops_median_runs: Option<f64>,
+    pub latency_mape_runs: Option<f64>,
     /// Runs with a measured p99. cephplan's p99 needs the simulator (`predict --tails`),
     /// which the evaluation does not run; the count says what could be compared.
     pub p99_measured: usize,
@@ -189,7 +200,8 @@ pub struct Coverage {
     pub latency_ln_sigma: Option<f64>,
 }
 
-/// A baseline's errors on the runs it applies to, with cephplan's on the same runs.
+/// A baseline's errors on the runs it applies to, with cephplan's on the same runs
+/// (systems weighted equally, as in [`ErrorSummary`]).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct BaselineSummary {
     pub runs: usize,
@@ -285,6 +297,40 @@ fn abs_errors<'a>(v: impl Iterator<Item = &'a HeldOut>) -> Vec<f64> {
     v.map(|h| h.error_pct.abs()).collect()
 }
 
+/// Mean of per-system means of `f` over `figs`.
+fn system_mean(figs: &[&HeldOut], f: impl Fn(&HeldOut) -> f64) -> Option<f64> {
+    let mut per: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
+    for h in figs {
+        per.entry(h.system_id.as_str()).or_default().push(f(h));
+    }
+    mean(&per.values().filter_map(|v| mean(v)).collect::<Vec<_>>())
+}
+
+/// Median of `|error|` with each figure weighted 1/(its system's figure count).
+fn system_median(figs: &[&HeldOut]) -> Option<f64> {
+    let mut count: BTreeMap<&str, f64> = BTreeMap::new();
+    for h in figs {
+        *count.entry(h.system_id.as_str()).or_default() += 1.0;
+    }
+    let mut v: Vec<(f64, f64)> = figs
+        .iter()
+        .map(|h| (h.error_pct.abs(), 1.0 / count[h.system_id.as_str()]))
+        .collect();
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let half = v.iter().map(|x| x.1).sum::<f64>() / 2.0;
+    let mut acc = 0.0;
+    for (e, w) in &v {
+        acc += w;
+        if acc >= half - 1e-12 {
+            return Some(*e);
+        }
+    }
+    v.last().map(|x| x.0)
+}
+
 fn summary<'a>(
     figs: impl Iterator<Item = &'a HeldOut> + Clone,
     prepared: &[PreparedRun],
@@ -292,6 +338,7 @@ fn summary<'a>(
     let tp: Vec<&HeldOut> = figs.clone().filter(|h| h.is_throughput()).collect();
     let lat: Vec<&HeldOut> = figs.clone().filter(|h| !h.is_throughput()).collect();
     let ids: BTreeSet<&str> = figs.clone().map(|h| h.run_id.as_str()).collect();
+    let systems: BTreeSet<&str> = figs.clone().map(|h| h.system_id.as_str()).collect();
     let p99 = prepared
         .iter()
         .filter(|r| {
@@ -302,11 +349,15 @@ fn summary<'a>(
     let lat_abs = abs_errors(lat.iter().copied());
     ErrorSummary {
         runs: ids.len(),
-        iops_mape: mean(&tp_abs),
-        iops_median: median(&tp_abs),
-        iops_bias: mean(&tp.iter().map(|h| h.error_pct).collect::<Vec<_>>()),
-        latency_mape: mean(&lat_abs),
-        latency_median: median(&lat_abs),
+        systems: systems.len(),
+        iops_mape: system_mean(&tp, |h| h.error_pct.abs()),
+        iops_median: system_median(&tp),
+        iops_bias: system_mean(&tp, |h| h.error_pct),
+        latency_mape: system_mean(&lat, |h| h.error_pct.abs()),
+        latency_median: system_median(&lat),
+        iops_mape_runs: mean(&tp_abs),
+        iops_median_runs: median(&tp_abs),
+        latency_mape_runs: mean(&lat_abs),
         p99_measured: p99,
     }
 }
@@ -597,22 +648,28 @@ pub fn evaluate(
         latency_ln_sigma: discrepancy_sigma(loso_figs().filter(|h| !h.is_throughput())),
     };
 
+    // Baselines: the same held-out figures, systems weighted equally as in `summary`.
     let baseline = |f: fn(&HeldOut) -> Option<f64>, note: &str| {
-        let hits: Vec<(&HeldOut, f64)> = loso_figs()
+        let hits: Vec<HeldOut> = loso_figs()
             .filter(|h| h.is_throughput())
-            .filter_map(|h| f(h).map(|b| (h, b)))
+            .filter_map(|h| {
+                f(h).map(|b| HeldOut {
+                    predicted: b,
+                    error_pct: 100.0 * (b / h.measured - 1.0),
+                    ..h.clone()
+                })
+            })
             .collect();
-        let rule: Vec<f64> = hits
-            .iter()
-            .map(|(h, b)| 100.0 * (b / h.measured - 1.0).abs())
+        let rule: Vec<&HeldOut> = hits.iter().collect();
+        let ours: Vec<&HeldOut> = loso_figs()
+            .filter(|h| h.is_throughput() && f(h).is_some())
             .collect();
-        let ours: Vec<f64> = hits.iter().map(|(h, _)| h.error_pct.abs()).collect();
         BaselineSummary {
             runs: hits.len(),
-            iops_mape: mean(&rule),
-            iops_median: median(&rule),
-            cephplan_iops_mape: mean(&ours),
-            cephplan_iops_median: median(&ours),
+            iops_mape: system_mean(&rule, |h| h.error_pct.abs()),
+            iops_median: system_median(&rule),
+            cephplan_iops_mape: system_mean(&ours, |h| h.error_pct.abs()),
+            cephplan_iops_median: system_median(&ours),
             note: note.to_string(),
         }
     };
@@ -640,18 +697,25 @@ pub fn evaluate(
                 .map(|e| (u.run_id.as_str(), e))
         })
         .collect();
-    let usl_hits: Vec<(&HeldOut, f64)> = loso_figs()
+    let usl_figs: Vec<HeldOut> = loso_figs()
         .filter(|h| h.is_throughput())
-        .filter_map(|h| usl_errs.get(h.run_id.as_str()).map(|e| (h, *e)))
+        .filter_map(|h| {
+            usl_errs.get(h.run_id.as_str()).map(|e| HeldOut {
+                error_pct: *e,
+                ..h.clone()
+            })
+        })
         .collect();
-    let usl_abs: Vec<f64> = usl_hits.iter().map(|(_, e)| e.abs()).collect();
-    let usl_ours: Vec<f64> = usl_hits.iter().map(|(h, _)| h.error_pct.abs()).collect();
+    let usl_ref: Vec<&HeldOut> = usl_figs.iter().collect();
+    let usl_ours: Vec<&HeldOut> = loso_figs()
+        .filter(|h| h.is_throughput() && usl_errs.contains_key(h.run_id.as_str()))
+        .collect();
     let usl = BaselineSummary {
-        runs: usl_hits.len(),
-        iops_mape: mean(&usl_abs),
-        iops_median: median(&usl_abs),
-        cephplan_iops_mape: mean(&usl_ours),
-        cephplan_iops_median: median(&usl_ours),
+        runs: usl_figs.len(),
+        iops_mape: system_mean(&usl_ref, |h| h.error_pct.abs()),
+        iops_median: system_median(&usl_ref),
+        cephplan_iops_mape: system_mean(&usl_ours, |h| h.error_pct.abs()),
+        cephplan_iops_median: system_median(&usl_ours),
         note: "USL fitted to each series (one system, pattern and block size, over its in-flight counts), each run predicted by the series without it: a within-system fit, not a transfer".into(),
     };
 

@@ -61,6 +61,9 @@ pub mod names {
     pub const ARCH_PREFIX: &str = "arch_efficiency.";
     /// Prefix of per-release CPU efficiency factors.
     pub const RELEASE_PREFIX: &str = "release_factor.";
+    /// Prefix of per-microarchitecture CPU efficiency factors (per GHz·core, relative to
+    /// the reference generation Zen 2, whose cluster the per-core rules were measured on).
+    pub const UARCH_PREFIX: &str = "uarch_efficiency.";
 }
 
 /// One named parameter.
@@ -104,6 +107,27 @@ pub struct FittedOn {
     pub note: String,
 }
 
+/// The model's error on systems it was not fitted to, as a log-scale standard deviation
+/// per metric: what a prediction's interval adds to the parameter uncertainty. Written
+/// by `cephplan calibrate` from its leave-one-system-out evaluation (`--transfer`) or,
+/// for a fit to one or two systems, from its leave-one-run-out residuals.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Transfer {
+    /// `leave-one-system-out` (the interval of a system the model has not seen) or
+    /// `leave-one-run-out` (a system the model was calibrated on).
+    pub kind: String,
+    /// σ of `ln(predicted / measured)` for IOPS and bandwidth.
+    pub throughput_ln_sigma: f64,
+    /// σ of `ln(predicted / measured)` for mean latency.
+    pub latency_ln_sigma: f64,
+    /// Systems and runs the residuals came from.
+    pub systems: u32,
+    pub runs: u32,
+    #[serde(default)]
+    pub note: String,
+}
+
 /// The model's parameter set.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -121,6 +145,8 @@ pub struct ModelParams {
     pub param: BTreeMap<String, Param>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub covariance: Option<Covariance>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transfer: Option<Transfer>,
 }
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -292,6 +318,17 @@ impl ModelParams {
             None if arch == "x86_64" => Ok(1.0),
             None => self.require(&format!("{}{arch}", names::ARCH_PREFIX)),
         }
+    }
+
+    /// Per-GHz·core efficiency of a CPU: its generation's `uarch_efficiency.<uarch>` when
+    /// the CPU names one the model has, else its instruction set's (`arch_efficiency`).
+    pub fn cpu_efficiency(&self, cpu: &crate::spec::CpuEntry) -> Result<f64, ModelError> {
+        if let Some(u) = cpu.uarch {
+            if let Some(v) = self.get(&format!("{}{}", names::UARCH_PREFIX, u.as_str())) {
+                return Ok(v);
+            }
+        }
+        self.arch_efficiency(cpu.arch.as_str())
     }
 
     /// The CPU factor of a Ceph release: exact match (`release_factor.19.2.0`), then

@@ -102,6 +102,10 @@ pub struct Interval {
     pub parameters: Vec<String>,
     /// What the interval covers.
     pub note: String,
+    /// `parameter` (parameter uncertainty only), `leave-one-system-out` or
+    /// `leave-one-run-out` (with the model's transfer error, [`crate::model::Transfer`]).
+    #[serde(default)]
+    pub kind: String,
 }
 
 /// Which model produced a prediction.
@@ -151,7 +155,12 @@ pub struct PredictionReport {
     pub bounds: Bounds,
     /// I/Os in flight: images × jobs × iodepth.
     pub in_flight: u32,
+    /// The 95 % interval (parameter uncertainty, plus the model's transfer error when the
+    /// model states one; `Interval::kind` says which).
     pub interval: Option<Interval>,
+    /// The same at 80 %.
+    #[serde(default)]
+    pub interval_80: Option<Interval>,
     pub capacity: CapacityReport,
     pub warnings: Vec<String>,
     pub model: ModelInfo,
@@ -469,29 +478,54 @@ pub fn ln_standard_errors(
     Ok(Some((quad(&gx).sqrt(), quad(&gr).sqrt())))
 }
 
-/// Delta-method interval on iops and mean latency from the model covariance, on the log
-/// scale, centred on the exact prediction (`iops`, `latency`).
+/// Interval at `level` on iops and mean latency, on the log scale, centred on the exact
+/// prediction (`iops`, `latency`): the parameter uncertainty (delta method on the model
+/// covariance) combined with the model's transfer error when the model states one,
+/// `σ² = σ²_param + σ²_transfer`. None when the model has neither.
 fn interval(
     s: &Scenario,
     p: &ModelParams,
     iops: f64,
     latency: f64,
+    level: f64,
 ) -> Result<Option<Interval>, PredictError> {
-    let Some((se_x, se_r)) = ln_standard_errors(s, p)? else {
+    let se = ln_standard_errors(s, p)?;
+    if se.is_none() && p.transfer.is_none() {
         return Ok(None);
-    };
+    }
+    let (se_x, se_r) = se.unwrap_or((0.0, 0.0));
     let names = p
         .covariance
         .as_ref()
         .map(|c| c.names.clone())
         .unwrap_or_default();
-    let level = 0.95;
+    let (tx, tr, kind, note) = match &p.transfer {
+        Some(t) => (
+            t.throughput_ln_sigma,
+            t.latency_ln_sigma,
+            t.kind.clone(),
+            format!(
+                "parameter uncertainty (delta method on the model covariance, log scale) and the model's {} error over {} systems / {} runs (σ_ln {:.2} throughput, {:.2} latency){}",
+                t.kind, t.systems, t.runs, t.throughput_ln_sigma, t.latency_ln_sigma,
+                if t.kind == "leave-one-system-out" {
+                    ": the range for a cluster the model was not calibrated on"
+                } else {
+                    ": the range for the system the model was calibrated on"
+                }
+            ),
+        ),
+        None => (
+            0.0,
+            0.0,
+            "parameter".to_string(),
+            "parameter uncertainty only (delta method on the model covariance, log scale, sensitivities by approximate MVA); the model's error on a new system and run-to-run noise of ±5-10% come on top".to_string(),
+        ),
+    };
     let z = z_of(level);
-    // The interval is taken on the log scale, `exp(ln v ± z·se(ln v))` with
-    // `se(ln v) = se(v)/v` (first order), as the parameters were fitted as logarithms:
-    // it stays positive and is asymmetric, as a ratio-scale quantity's should be.
-    let hx = z * se_x;
-    let hr = z * se_r;
+    // The interval is taken on the log scale, `exp(ln v ± z·σ)`: it stays positive and is
+    // asymmetric, as a ratio-scale quantity's should be.
+    let hx = z * (se_x * se_x + tx * tx).sqrt();
+    let hr = z * (se_r * se_r + tr * tr).sqrt();
     Ok(Some(Interval {
         level,
         iops_low: iops * (-hx).exp(),
@@ -499,7 +533,8 @@ fn interval(
         latency_mean_low_secs: latency * (-hr).exp(),
         latency_mean_high_secs: latency * hr.exp(),
         parameters: names,
-        note: "parameter uncertainty only (delta method on the model covariance, log scale, sensitivities by approximate MVA); run-to-run noise of ±5-10% comes on top".into(),
+        note,
+        kind,
     }))
 }
 
@@ -518,10 +553,13 @@ pub fn predict(
     } = solve_at(&cn, n, &opts.solve)?;
     let mut warnings = cn.warnings.clone();
     warnings.extend(notes);
-    let interval = if opts.interval {
-        interval(s, p, f.iops, f.latency_mean_secs)?
+    let (interval, interval_80) = if opts.interval {
+        (
+            interval(s, p, f.iops, f.latency_mean_secs, 0.95)?,
+            interval(s, p, f.iops, f.latency_mean_secs, 0.80)?,
+        )
     } else {
-        None
+        (None, None)
     };
     Ok(PredictionReport {
         schema_version: REPORT_SCHEMA_VERSION,
@@ -539,6 +577,7 @@ pub fn predict(
         bounds: bounds(&cn, n),
         in_flight: n,
         interval,
+        interval_80,
         capacity: s.capacity,
         warnings,
         model: ModelInfo::of(p),

@@ -149,9 +149,6 @@ pub mod sim;
 
 pub use sim::{build_sim, CephSim, CephSimOptions, ServiceShape, SimBatching};
 
-/// Ceph's default erasure-code stripe unit (`osd_pool_erasure_code_stripe_unit`), bytes.
-pub const EC_STRIPE_UNIT_BYTES: f64 = 4096.0;
-
 /// The network built for a scenario, with what prediction needs beyond it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CephNetwork {
@@ -283,6 +280,12 @@ struct DeviceWork {
     data_svc: f64,
     data_lat: f64,
     wal: Option<(f64, f64)>,
+    /// Share of the data-device work the client waits for. A deferred write is
+    /// acknowledged once its WAL commit is durable (BlueStore's deferred path:
+    /// `bluestore_prefer_deferred_size`, "writes smaller than this are first written to the
+    /// RocksDB WAL ... and later applied"), so only the commit op is on its path; every
+    /// other op is on it.
+    data_path_share: f64,
 }
 
 /// The stations of a scenario and the service time of every operation on them: the one
@@ -318,6 +321,11 @@ struct Plan<'a> {
     max_batch: f64,
     /// Writes per batch per write queued at the OSD (`k`).
     batch_scale: f64,
+    /// EC stripe unit, bytes; whether reads are narrowed to the chunks they cover
+    /// (Tentacle) and whether FastEC's partial writes apply (`allow_ec_optimizations`).
+    stripe_unit: f64,
+    ec_partial_reads: bool,
+    ec_fast: bool,
 }
 
 impl<'a> Plan<'a> {
@@ -382,12 +390,20 @@ impl<'a> Plan<'a> {
         let batch_scale = p.get(names::WRITE_BATCH_SCALE).unwrap_or(1.0);
         let (release, w) = p.release_factor(&s.ceph_release);
         warnings.extend(w);
-        let osd_arch = p.arch_efficiency(s.node_cpu.arch.as_str())?;
-        let client_arch = p.arch_efficiency(s.client_cpu.arch.as_str())?;
+        let osd_arch = p.cpu_efficiency(&s.node_cpu)?;
+        let client_arch = p.cpu_efficiency(&s.client_cpu)?;
 
         // CPU speed in gigacycles per second per core, and the server scaling.
-        let osd_eff_cores =
-            cores(&s.node_cpu, s.sockets, smt).min(f64::from(s.osds_per_node()) * shard_threads);
+        // fio sharing the OSDs' cores (co-located, no separate client CPU): the client's
+        // CPU work is queued at the node's CPU station, which then is not capped by the
+        // per-OSD thread limit (fio's threads are not OSD threads).
+        let shared_cpu = s.clients_colocated && s.spec.clients.cpu.is_none();
+        let node_cores = cores(&s.node_cpu, s.sockets, smt);
+        let osd_eff_cores = if shared_cpu {
+            node_cores
+        } else {
+            node_cores.min(f64::from(s.osds_per_node()) * shard_threads)
+        };
         let osd_servers = servers_for(osd_eff_cores);
         let osd_scale = f64::from(osd_servers) / osd_eff_cores;
         let osd_speed = s.node_cpu.ghz * osd_arch * release;
@@ -395,8 +411,15 @@ impl<'a> Plan<'a> {
         let cl_servers = servers_for(cl_eff_cores);
         let cl_scale = f64::from(cl_servers) / cl_eff_cores;
         let bs = s.block_size_bytes as f64;
-        let client_cpu_secs =
-            (client_gc + bs * per_byte) / (s.client_cpu.ghz * client_arch) * cl_scale;
+        let client_cpu_secs = if shared_cpu {
+            (client_gc + bs * per_byte) / (s.node_cpu.ghz * osd_arch) * osd_scale
+        } else {
+            (client_gc + bs * per_byte) / (s.client_cpu.ghz * client_arch) * cl_scale
+        };
+
+        // Tentacle (20.x) or later: EC partial reads, and FastEC when the pool allows it.
+        let tentacle =
+            crate::spec::release::CephVersion::parse(&s.ceph_release).is_none_or(|v| v.major >= 20);
 
         // Stations.
         let mut stations: Vec<Station> = Vec::new();
@@ -412,11 +435,19 @@ impl<'a> Plan<'a> {
             stations.len() - 1
         };
         use StationKind::{Delay, Queue};
-        let client_cpu = add("client_cpu", Queue, cl_servers, s.client_nodes);
-        let client_tx = add("client_nic_tx", Queue, 1, s.client_nodes);
-        let client_rx = add("client_nic_rx", Queue, 1, s.client_nodes);
+        // Co-located clients use the OSD node's NIC (and, without a CPU of their own, its
+        // cores): their stations are the node's.
+        let client_cpu =
+            (!shared_cpu).then(|| add("client_cpu", Queue, cl_servers, s.client_nodes));
+        let client_nics = (!s.clients_colocated).then(|| {
+            (
+                add("client_nic_tx", Queue, 1, s.client_nodes),
+                add("client_nic_rx", Queue, 1, s.client_nodes),
+            )
+        });
         let pub_rx = add("osd_public_rx", Queue, 1, s.nodes);
         let pub_tx = add("osd_public_tx", Queue, 1, s.nodes);
+        let (client_tx, client_rx) = client_nics.unwrap_or((pub_tx, pub_rx));
         let (cl_tx, cl_rx) = if s.cluster_bits_per_sec.is_some() {
             (
                 add("osd_cluster_tx", Queue, 1, s.nodes),
@@ -426,6 +457,7 @@ impl<'a> Plan<'a> {
             (pub_tx, pub_rx)
         };
         let osd_cpu = add("osd_cpu", Queue, osd_servers, s.nodes);
+        let client_cpu = client_cpu.unwrap_or(osd_cpu);
         let data_count = s.data.count_per_node * s.nodes;
         let data = add("data_device", Queue, 1, data_count);
         let data_lat = add("data_device_latency", Delay, 1, 1);
@@ -480,9 +512,19 @@ impl<'a> Plan<'a> {
             write_batch,
             max_batch,
             batch_scale,
+            stripe_unit: s.ec_stripe_unit_bytes as f64,
+            ec_partial_reads: tentacle,
+            ec_fast: s.ceph_config.ec_optimizations && tentacle,
         };
-        plan.client_wire_secs = plan.wire_secs(bs, s.client_nic_bits_per_sec);
-        plan.public_wire_secs = plan.wire_secs(bs, s.public_bits_per_sec);
+        // A co-located client finds its primary on its own node for 1 in `nodes` I/Os,
+        // which then cross no wire.
+        let remote = if s.clients_colocated {
+            1.0 - 1.0 / f64::from(s.nodes)
+        } else {
+            1.0
+        };
+        plan.client_wire_secs = remote * plan.wire_secs(bs, s.client_nic_bits_per_sec);
+        plan.public_wire_secs = remote * plan.wire_secs(bs, s.public_bits_per_sec);
         let osd_cpu = plan.ids.osd_cpu;
         plan.stations[osd_cpu].batching = plan.batching();
         Ok(plan)
@@ -550,6 +592,7 @@ impl<'a> Plan<'a> {
                             meta * device_service_secs(&w.drive, true, META_BYTES, sync),
                             meta * device_delay_secs(&w.drive, true, sync),
                         )),
+                        data_path_share: 1.0,
                     }
                 }
                 None => DeviceWork {
@@ -557,6 +600,7 @@ impl<'a> Plan<'a> {
                         + meta * device_service_secs(dd, true, META_BYTES, None),
                     data_lat: (1.0 + meta) * device_delay_secs(dd, true, None),
                     wal: None,
+                    data_path_share: 1.0,
                 },
             };
         }
@@ -567,10 +611,18 @@ impl<'a> Plan<'a> {
                 self.wal_ops * device_delay_secs(&w.drive, true, sync),
             )
         });
+        // Deferred: the client waits for the WAL commit, one op of the `data_ops +
+        // wal_ops`; on the data device when there is no WAL device.
+        let data_path_share = if wal.is_some() || self.data_ops <= 0.0 {
+            0.0
+        } else {
+            (1.0 / self.data_ops).min(1.0)
+        };
         DeviceWork {
             data_svc: self.data_ops * device_service_secs(dd, true, bytes, None),
             data_lat: self.data_ops * device_delay_secs(dd, true, None),
             wal,
+            data_path_share,
         }
     }
 
@@ -581,25 +633,88 @@ impl<'a> Plan<'a> {
             data_svc: device_service_secs(dd, false, bytes, None),
             data_lat: device_delay_secs(dd, false, None),
             wal: None,
+            data_path_share: 1.0,
         }
     }
 
-    /// Data shards an EC read of `bs` touches, `min(k, ⌈bs / 4 KiB⌉)` (≥ 1).
-    fn ec_read_shards(&self, k: u32) -> f64 {
-        f64::from(k)
-            .min((self.bs / EC_STRIPE_UNIT_BYTES).ceil())
+    /// Data chunks of `stripe_unit` a range of `bs` covers, `⌈bs / su⌉` (≥ 1).
+    fn ec_chunks(&self) -> f64 {
+        (self.bs / self.stripe_unit).ceil().max(1.0)
+    }
+
+    /// Stripes of `k` chunks a range of `bs` covers (aligned start), `⌈bs / (k·su)⌉`.
+    fn ec_stripes(&self, k: u32) -> f64 {
+        (self.bs / (f64::from(k) * self.stripe_unit))
+            .ceil()
             .max(1.0)
     }
 
-    /// Bytes an EC write of `bs` writes on each shard: whole stripe units.
-    fn ec_chunk_bytes(&self, k: u32) -> f64 {
-        (self.bs / (f64::from(k) * EC_STRIPE_UNIT_BYTES)).ceil() * EC_STRIPE_UNIT_BYTES
+    /// The shard reads of one EC read of `bs`. Before Tentacle a read is widened to whole
+    /// stripes and reads every data shard of them (`offset_len_to_stripe_bounds` in
+    /// ECBackend): `k` shard reads of `stripes·su`. From Tentacle (20.x) a read is widened
+    /// only to chunk bounds (`osd_ec_partial_reads`; with `allow_ec_optimizations` only to
+    /// 4 KiB pages): `min(k, ⌈bs/su⌉)` shards of `bs/shards`.
+    fn ec_read(&self, k: u32) -> EcIo {
+        if self.ec_partial_reads {
+            let shards = f64::from(k).min(self.ec_chunks());
+            EcIo {
+                shards,
+                bytes: self.bs / shards,
+            }
+        } else {
+            EcIo {
+                shards: f64::from(k),
+                bytes: self.ec_stripes(k) * self.stripe_unit,
+            }
+        }
     }
 
-    /// True when an EC write of `bs` does not cover whole stripes (read-modify-write).
-    fn ec_partial_stripe(&self, k: u32) -> bool {
-        (self.bs % (f64::from(k) * EC_STRIPE_UNIT_BYTES)) != 0.0
+    /// The shard reads before an EC write of `bs` (read-modify-write; `None` when the write
+    /// covers whole stripes or appends: sequential writes to fresh objects read nothing)
+    /// and the shard writes. Classic partial-stripe write: read the `k` data chunks of the
+    /// stripes, then write all `k+m` chunks of `stripes·su`. FastEC partial write: read
+    /// and write only the `t = min(k, ⌈bs/su⌉)` data chunks it covers and the `m` parity
+    /// chunks, `su` per chunk and stripe.
+    fn ec_write(&self, k: u32, m: u32) -> (Option<EcIo>, EcIo) {
+        let (kf, mf) = (f64::from(k), f64::from(m));
+        let stripes = self.ec_stripes(k);
+        let full = (self.bs % (kf * self.stripe_unit)) == 0.0;
+        let append = self.s.pattern == crate::spec::Pattern::Write;
+        if full || append {
+            return (
+                None,
+                EcIo {
+                    shards: kf + mf,
+                    bytes: stripes * self.stripe_unit,
+                },
+            );
+        }
+        if self.ec_fast {
+            let t = kf.min(self.ec_chunks());
+            let bytes = (self.bs / t).max(self.stripe_unit);
+            let io = EcIo {
+                shards: t + mf,
+                bytes,
+            };
+            (Some(io), io)
+        } else {
+            let bytes = stripes * self.stripe_unit;
+            (
+                Some(EcIo { shards: kf, bytes }),
+                EcIo {
+                    shards: kf + mf,
+                    bytes,
+                },
+            )
+        }
     }
+}
+
+/// Shard operations of one EC read or write: `shards` operations of `bytes` each.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct EcIo {
+    shards: f64,
+    bytes: f64,
 }
 
 /// Per-station demands of one read and one write, and the per-op (batchable) part of one
@@ -608,6 +723,20 @@ struct Demands {
     read: Acc,
     write: Acc,
     write_op_secs: f64,
+}
+
+/// The cluster-network transfer of an EC gather: `shards − 1` chunks of `bytes` come to
+/// the primary (its own chunk is local), one of them on the path.
+fn gather(acc: &mut Acc, plan: &Plan, io: EcIo) {
+    let ids = &plan.ids;
+    let all = plan.cluster_wire_secs((io.shards - 1.0).max(0.0) * io.bytes);
+    let one = if io.shards > 1.0 {
+        plan.cluster_wire_secs(io.bytes)
+    } else {
+        0.0
+    };
+    acc.add(ids.cl_tx, all, one);
+    acc.add(ids.cl_rx, all, all);
 }
 
 /// The demands of one read and one write under a plan.
@@ -635,8 +764,16 @@ fn demands(plan: &Plan) -> Demands {
 
     // Adds `copies` parallel device operations (path: one of them).
     let device = |acc: &mut Acc, copies: f64, w: DeviceWork| {
-        acc.add(ids.data, copies * w.data_svc, w.data_svc);
-        acc.add(ids.data_lat, copies * w.data_lat, w.data_lat);
+        acc.add(
+            ids.data,
+            copies * w.data_svc,
+            w.data_path_share * w.data_svc,
+        );
+        acc.add(
+            ids.data_lat,
+            copies * w.data_lat,
+            w.data_path_share * w.data_lat,
+        );
         if let (Some((wq, wl)), Some((svc, lat))) = (ids.wal, w.wal) {
             acc.add(wq, copies * svc, svc);
             acc.add(wl, copies * lat, lat);
@@ -665,52 +802,35 @@ fn demands(plan: &Plan) -> Demands {
             device(&mut wr, r, plan.device_write(bs));
         }
         Protection::Erasure { k: ek, m: em } => {
-            let (kf, n) = (f64::from(ek), f64::from(ek + em));
-            // Read: t data shards of bs/t each; the primary gathers t−1 of them.
-            let touched = plan.ec_read_shards(ek);
-            let shard = bs / touched;
-            let cpu_all = plan.osd_cpu_secs(touched, bs, plan.osd_read);
-            let cpu_one = plan.osd_cpu_secs(1.0, shard, plan.osd_read);
-            // The primary's own op plus one remote shard op are on the path.
-            rd.add(ids.osd_cpu, cpu_all, cpu_one * touched.min(2.0));
-            let gather = plan.cluster_wire_secs((touched - 1.0) * shard);
-            rd.add(
-                ids.cl_tx,
-                gather,
-                if touched > 1.0 {
-                    plan.cluster_wire_secs(shard)
-                } else {
-                    0.0
-                },
-            );
-            rd.add(ids.cl_rx, gather, gather);
-            device(&mut rd, touched, plan.device_read(shard));
-            // Write: a chunk on each of the k+m shards.
-            let chunk = plan.ec_chunk_bytes(ek);
-            // Encoding touches bs·(k+m)/k bytes at the primary, on the path.
-            let encode = plan.osd_cpu_secs(0.0, bs * n / kf, 0.0);
-            let one = plan.osd_cpu_secs(1.0, chunk, plan.osd_write);
-            wr.add(ids.osd_cpu, n * one + encode, 2.0 * one + encode);
-            write_op_secs = plan.osd_write_op_secs(n);
-            let send = plan.cluster_wire_secs((n - 1.0) * chunk);
-            wr.add(ids.cl_tx, send, send);
-            wr.add(ids.cl_rx, send, plan.cluster_wire_secs(chunk));
-            device(&mut wr, n, plan.device_write(chunk));
-            if plan.ec_partial_stripe(ek) {
-                // Read-modify-write: read the k data chunks of the partial stripe first.
-                let cpu_all = plan.osd_cpu_secs(kf, kf * EC_STRIPE_UNIT_BYTES, plan.osd_read);
-                let cpu_one = plan.osd_cpu_secs(1.0, EC_STRIPE_UNIT_BYTES, plan.osd_read);
+            let kf = f64::from(ek);
+            // Read: the primary coordinates (one op) and reads `shards` chunks, one of
+            // them possibly its own; the others come over the cluster network.
+            let rd_io = plan.ec_read(ek);
+            let cpu_all = plan.osd_cpu_secs(1.0 + rd_io.shards, bs, plan.osd_read);
+            let cpu_one = plan.osd_cpu_secs(1.0, rd_io.bytes, plan.osd_read);
+            // The primary's op plus one remote shard op are on the path.
+            rd.add(ids.osd_cpu, cpu_all, 2.0 * cpu_one);
+            gather(&mut rd, plan, rd_io);
+            device(&mut rd, rd_io.shards, plan.device_read(rd_io.bytes));
+            // Write: optional read-modify-write reads, then a chunk on each written shard.
+            let (rmw, w_io) = plan.ec_write(ek, em);
+            if let Some(r_io) = rmw {
+                let cpu_all =
+                    plan.osd_cpu_secs(r_io.shards, r_io.shards * r_io.bytes, plan.osd_read);
+                let cpu_one = plan.osd_cpu_secs(1.0, r_io.bytes, plan.osd_read);
                 wr.add(ids.osd_cpu, cpu_all, 2.0 * cpu_one);
-                let back = plan.cluster_wire_secs((kf - 1.0) * EC_STRIPE_UNIT_BYTES);
-                let one_back = if ek > 1 {
-                    plan.cluster_wire_secs(EC_STRIPE_UNIT_BYTES)
-                } else {
-                    0.0
-                };
-                wr.add(ids.cl_tx, back, one_back);
-                wr.add(ids.cl_rx, back, back);
-                device(&mut wr, kf, plan.device_read(EC_STRIPE_UNIT_BYTES));
+                gather(&mut wr, plan, r_io);
+                device(&mut wr, r_io.shards, plan.device_read(r_io.bytes));
             }
+            // Encoding touches the stripe's k+m chunks at the primary, on the path.
+            let encode = plan.osd_cpu_secs(0.0, bs * f64::from(ek + em) / kf, 0.0);
+            let one = plan.osd_cpu_secs(1.0, w_io.bytes, plan.osd_write);
+            wr.add(ids.osd_cpu, w_io.shards * one + encode, 2.0 * one + encode);
+            write_op_secs = plan.osd_write_op_secs(w_io.shards);
+            let send = plan.cluster_wire_secs((w_io.shards - 1.0) * w_io.bytes);
+            wr.add(ids.cl_tx, send, send);
+            wr.add(ids.cl_rx, send, plan.cluster_wire_secs(w_io.bytes));
+            device(&mut wr, w_io.shards, plan.device_write(w_io.bytes));
         }
     }
 

@@ -59,7 +59,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{build, BuildError, CephNetwork, DeviceWork, Plan, EC_STRIPE_UNIT_BYTES};
+use super::{build, BuildError, CephNetwork, DeviceWork, Plan};
 use crate::model::ModelParams;
 use crate::qn::StationKind;
 use crate::sim::{Dist, Placement, Route, SimModel, SimStation, StationId};
@@ -193,11 +193,14 @@ impl Layout<'_, '_> {
         r.visit(StationId(station), shape.dist(mean_secs))
     }
 
-    /// Appends the device work of one OSD operation: data device, then WAL device.
+    /// Appends the device work of one OSD operation the client waits for: data device,
+    /// then WAL device. A deferred write's data-device work after its WAL commit is not on
+    /// the route (routes have no fire-and-forget branch): the simulation leaves that
+    /// background load off the data devices, which matters only where they bind.
     fn device(&self, r: Route, w: DeviceWork) -> Route {
         let ids = &self.plan.ids;
-        let mut r = self.visit(r, ids.data, w.data_svc);
-        r = self.visit(r, ids.data_lat, w.data_lat);
+        let mut r = self.visit(r, ids.data, w.data_path_share * w.data_svc);
+        r = self.visit(r, ids.data_lat, w.data_path_share * w.data_lat);
         if let (Some((q, l)), Some((svc, lat))) = (ids.wal, w.wal) {
             r = self.visit(r, q, svc);
             r = self.visit(r, l, lat);
@@ -263,8 +266,10 @@ impl Layout<'_, '_> {
         let r = match p.s.protection {
             Protection::Replicated { .. } => self.gather(r, 1, p.bs),
             Protection::Erasure { k, .. } => {
-                let touched = p.ec_read_shards(k);
-                self.gather(r, touched as u32, p.bs / touched)
+                let io = p.ec_read(k);
+                // The primary's coordinating op, then the shard reads.
+                let r = self.visit(r, ids.osd_cpu, p.osd_cpu_secs(1.0, 0.0, p.osd_read));
+                self.gather(r, io.shards as u32, io.bytes)
             }
         };
         let r = self.visit(r, ids.pub_tx, p.public_wire_secs);
@@ -283,16 +288,15 @@ impl Layout<'_, '_> {
                 self.replicate(r, size, p.bs, p.osd_cpu_secs(1.0, p.bs, p.osd_write))
             }
             Protection::Erasure { k, m } => {
-                let r = if p.ec_partial_stripe(k) {
-                    self.gather(r, k, EC_STRIPE_UNIT_BYTES)
-                } else {
-                    r
+                let (rmw, w) = p.ec_write(k, m);
+                let r = match rmw {
+                    Some(io) => self.gather(r, io.shards as u32, io.bytes),
+                    None => r,
                 };
-                let chunk = p.ec_chunk_bytes(k);
                 let n = f64::from(k + m);
                 let encode = p.osd_cpu_secs(0.0, p.bs * n / f64::from(k), 0.0);
-                let one = p.osd_cpu_secs(1.0, chunk, p.osd_write);
-                self.replicate(r, k + m, chunk, one + encode)
+                let one = p.osd_cpu_secs(1.0, w.bytes, p.osd_write);
+                self.replicate(r, w.shards as u32, w.bytes, one + encode)
             }
         };
         self.visit(r, ids.soft, p.fixed_write_secs)
