@@ -1113,6 +1113,37 @@ pub fn calibrate(
             })
             .collect(),
     });
+    // A fit to one or two systems: its leave-one-run-out residuals say how far its
+    // predictions of those systems are off (the interval `predict` states for them).
+    let systems_fitted: BTreeSet<&str> =
+        prepared.iter().map(|r| r.run.system_id.as_str()).collect();
+    model.transfer = if systems_fitted.len() < 3 {
+        let sigma = |tp: bool| {
+            let v: Vec<f64> = runs
+                .iter()
+                .filter(|c| (c.metric != Metric::LatencyMean) == tp)
+                .filter_map(|c| c.predicted_loo.map(|p| (p / c.measured).ln()))
+                .filter(|e| e.is_finite())
+                .map(|e| e * e)
+                .collect();
+            (!v.is_empty()).then(|| (v.iter().sum::<f64>() / v.len() as f64).sqrt())
+        };
+        match (sigma(true), sigma(false)) {
+            (Some(t), l) => Some(crate::model::Transfer {
+                kind: "leave-one-run-out".into(),
+                throughput_ln_sigma: t,
+                latency_ln_sigma: l.unwrap_or(t),
+                systems: systems_fitted.len() as u32,
+                runs: prepared.len() as u32,
+                note: "root mean square of ln(predicted/measured) of each run predicted by the fit without it".into(),
+            }),
+            (None, _) => None,
+        }
+    } else {
+        // Several systems: `cephplan calibrate --transfer` sets it from a
+        // leave-one-system-out evaluation (`evaluate::transfer_of`).
+        None
+    };
     model.generator = format!("{} (cephplan calibrate)", crate::io::GENERATED_MARKER);
     model.fitted_on = Some(FittedOn {
         datasets: files

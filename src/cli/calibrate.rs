@@ -53,6 +53,11 @@ pub struct CalibrateArgs {
     /// Skip leave-one-out cross-validation (faster; no out-of-sample error).
     #[arg(long)]
     pub no_loo: bool,
+    /// Also evaluate leave-one-system-out (`cephplan evaluate`, no scale series) and write
+    /// the transfer error into the model, so that `predict` states intervals for clusters
+    /// the model was not fitted to (needs runs of three or more systems).
+    #[arg(long)]
+    pub transfer: bool,
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
 }
@@ -128,6 +133,35 @@ pub fn run(args: CalibrateArgs) -> anyhow::Result<ExitCode> {
             .collect::<std::collections::BTreeSet<_>>()
             .len()
     );
+    if args.transfer {
+        let ev = cephplan::evaluate::evaluate(
+            &prepared,
+            Vec::new(),
+            &prior,
+            &cephplan::evaluate::EvaluateOptions {
+                scale: false,
+                ..Default::default()
+            },
+            &bar,
+        );
+        match cephplan::evaluate::transfer_of(&ev) {
+            Some(t) if ev.loso.systems >= 3 => {
+                eprintln!(
+                    "transfer error over {} systems: σ_ln {:.3} throughput, {:.3} latency",
+                    t.systems, t.throughput_ln_sigma, t.latency_ln_sigma
+                );
+                model.transfer = Some(t);
+            }
+            _ => eprintln!(
+                "warning: --transfer needs runs of three or more systems; the model keeps {}",
+                if model.transfer.is_some() {
+                    "its leave-one-run-out error"
+                } else {
+                    "parameter uncertainty only"
+                }
+            ),
+        }
+    }
     cephplan::io::write_atomic_owned(&args.out, model.to_toml().as_bytes())?;
     match args.format {
         Format::Json => println!("{}", serde_json::to_string_pretty(&report)?),

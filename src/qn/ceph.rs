@@ -280,11 +280,11 @@ struct DeviceWork {
     data_svc: f64,
     data_lat: f64,
     wal: Option<(f64, f64)>,
-    /// Share of the data-device work the client waits for. A deferred write is
-    /// acknowledged once its WAL commit is durable (BlueStore's deferred path:
-    /// `bluestore_prefer_deferred_size`, "writes smaller than this are first written to the
-    /// RocksDB WAL ... and later applied"), so only the commit op is on its path; every
-    /// other op is on it.
+    /// Share of the data-device latency (the delay beyond the device's service time) the
+    /// client waits for. A deferred write is acknowledged once its WAL commit is durable
+    /// (BlueStore's deferred path: `bluestore_prefer_deferred_size`, "writes smaller than
+    /// this are first written to the RocksDB WAL ... and later applied"), so only the
+    /// commit op's latency is on its path; every other op's is.
     data_path_share: f64,
 }
 
@@ -763,12 +763,10 @@ fn demands(plan: &Plan) -> Demands {
     wr.add(ids.soft, plan.fixed_write_secs, plan.fixed_write_secs);
 
     // Adds `copies` parallel device operations (path: one of them).
+    // A deferred write's data-device latency is off its path; its queueing part stays on
+    // it (a queue whose work is off every path would not bound the throughput in MVA).
     let device = |acc: &mut Acc, copies: f64, w: DeviceWork| {
-        acc.add(
-            ids.data,
-            copies * w.data_svc,
-            w.data_path_share * w.data_svc,
-        );
+        acc.add(ids.data, copies * w.data_svc, w.data_svc);
         acc.add(
             ids.data_lat,
             copies * w.data_lat,
@@ -803,13 +801,14 @@ fn demands(plan: &Plan) -> Demands {
         }
         Protection::Erasure { k: ek, m: em } => {
             let kf = f64::from(ek);
-            // Read: the primary coordinates (one op) and reads `shards` chunks, one of
-            // them possibly its own; the others come over the cluster network.
+            // Read: `shards` chunk reads, one of them the primary's own (its op also
+            // gathers); the others come over the cluster network. On the path: the
+            // primary's op and one remote shard's.
             let rd_io = plan.ec_read(ek);
-            let cpu_all = plan.osd_cpu_secs(1.0 + rd_io.shards, bs, plan.osd_read);
+            let cpu_all =
+                plan.osd_cpu_secs(rd_io.shards, rd_io.shards * rd_io.bytes, plan.osd_read);
             let cpu_one = plan.osd_cpu_secs(1.0, rd_io.bytes, plan.osd_read);
-            // The primary's op plus one remote shard op are on the path.
-            rd.add(ids.osd_cpu, cpu_all, 2.0 * cpu_one);
+            rd.add(ids.osd_cpu, cpu_all, rd_io.shards.min(2.0) * cpu_one);
             gather(&mut rd, plan, rd_io);
             device(&mut rd, rd_io.shards, plan.device_read(rd_io.bytes));
             // Write: optional read-modify-write reads, then a chunk on each written shard.

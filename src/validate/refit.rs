@@ -582,8 +582,8 @@ mod tests {
 
     #[test]
     fn refit_of_the_lab_sweeps_lowers_their_error_and_shows_before_and_after() {
-        // The prior as it was when the sweeps ran: without write batching and the
-        // release-dependent write factors.
+        // The prior as it was when the sweeps ran: without write batching, the
+        // release-dependent write factors and the CPU generation factors.
         let mut base = ModelParams::prior();
         for n in [
             crate::model::names::OSD_CPU_WRITE_BATCH,
@@ -592,6 +592,8 @@ mod tests {
         ] {
             base.param.remove(n);
         }
+        base.param
+            .retain(|n, _| !n.starts_with(crate::model::names::UARCH_PREFIX));
         let spec = spec_of(validation_datasets(&fixture_dir()).unwrap(), &[]);
         let Refit { report: r, model } = run(&spec, &base);
         let recorded = recorded_comparison();

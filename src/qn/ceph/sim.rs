@@ -193,13 +193,12 @@ impl Layout<'_, '_> {
         r.visit(StationId(station), shape.dist(mean_secs))
     }
 
-    /// Appends the device work of one OSD operation the client waits for: data device,
-    /// then WAL device. A deferred write's data-device work after its WAL commit is not on
-    /// the route (routes have no fire-and-forget branch): the simulation leaves that
-    /// background load off the data devices, which matters only where they bind.
+    /// Appends the device work of one OSD operation: data device, then WAL device. A
+    /// deferred write's data-device latency after its WAL commit is off its path (a pure
+    /// delay, so leaving it off the route changes no station's load).
     fn device(&self, r: Route, w: DeviceWork) -> Route {
         let ids = &self.plan.ids;
-        let mut r = self.visit(r, ids.data, w.data_path_share * w.data_svc);
+        let mut r = self.visit(r, ids.data, w.data_svc);
         r = self.visit(r, ids.data_lat, w.data_path_share * w.data_lat);
         if let (Some((q, l)), Some((svc, lat))) = (ids.wal, w.wal) {
             r = self.visit(r, q, svc);
@@ -267,8 +266,6 @@ impl Layout<'_, '_> {
             Protection::Replicated { .. } => self.gather(r, 1, p.bs),
             Protection::Erasure { k, .. } => {
                 let io = p.ec_read(k);
-                // The primary's coordinating op, then the shard reads.
-                let r = self.visit(r, ids.osd_cpu, p.osd_cpu_secs(1.0, 0.0, p.osd_read));
                 self.gather(r, io.shards as u32, io.bytes)
             }
         };

@@ -606,3 +606,120 @@ fn bluefs_direct_io_multiplies_the_per_batch_write_cost_only() {
     p.param.remove(names::BLUEFS_DIRECT_BATCH);
     assert_relative_eq!(build_at(&p, "15.2.12", "").0, 1800e-6, epsilon = 1e-12);
 }
+
+#[test]
+fn erasure_small_io_counts_shard_operations_by_release_and_fastec() {
+    // 6+2 on 8 nodes, stripe_unit 4 KiB (Ceph's default), a 4 KiB random read and write.
+    // Hand count (doc/dev/osd_internals/erasure_coding, ECBackend's stripe bounds):
+    // - Squid (classic): the read is widened to the stripe and reads all k = 6 data
+    //   chunks of 4 KiB, 5 of them remote; the write reads the 6 data chunks of its stripe
+    //   and writes all 8 chunks.
+    // - Tentacle without FastEC: partial reads narrow the read to the 1 chunk it covers;
+    //   the write is still classic.
+    // - Tentacle with allow_ec_optimizations: the write reads and writes only the touched
+    //   data chunk and the m = 2 parity chunks (3 reads, 3 writes).
+    let ec = |release: &str, fast: bool, pattern: &str| {
+        tiny(|t| {
+            let t = t
+                .replace("nodes = 3", "nodes = 8")
+                .replace("replicated = 3", "erasure = { k = 6, m = 2 }")
+                .replace("\"19.2.0\"", &format!("\"{release}\""))
+                .replace("\"randwrite\"", &format!("\"{pattern}\""));
+            if fast {
+                t.replace(
+                    "[cluster.node]",
+                    "[cluster.ceph_config]\nallow_ec_optimizations = true\n[cluster.node]",
+                )
+            } else {
+                t
+            }
+        })
+    };
+    // Device service of a 4 KiB op: read 1/100k = 10 µs; write 1/50k = 20 µs, and a write
+    // shard does write_amplification = 2 device ops (BlueStore on 20.x defers nothing at
+    // 4 KiB: data + a 4 KiB metadata commit).
+    let (read_op, write_shard) = (10e-6, 2.0 * 20e-6);
+    let chunk = 4096.0 * 8.0 / 10e9;
+    for (release, fast, reads, rmw_reads, writes) in [
+        ("19.2.0", false, 6.0, 6.0, 8.0),
+        ("20.2.0", false, 1.0, 6.0, 8.0),
+        ("20.2.0", true, 1.0, 3.0, 3.0),
+    ] {
+        let rd = build(&ec(release, fast, "randread"), &params()).unwrap();
+        assert_relative_eq!(
+            at(&rd, &rd.read, "data_device").secs,
+            reads * read_op,
+            epsilon = 1e-12
+        );
+        // Remote chunks gathered at the primary: shards − 1.
+        assert_relative_eq!(
+            at(&rd, &rd.read, "osd_cluster_rx").secs,
+            (reads - 1.0) * chunk,
+            epsilon = 1e-15
+        );
+        // OSD CPU: one read op per shard read (100 µs each at 2 GHz).
+        assert_relative_eq!(
+            at(&rd, &rd.read, "osd_cpu").secs,
+            reads * 100e-6,
+            max_relative = 1e-9
+        );
+        let wr = build(&ec(release, fast, "randwrite"), &params()).unwrap();
+        assert_relative_eq!(
+            at(&wr, &wr.write, "data_device").secs,
+            rmw_reads * read_op + writes * write_shard,
+            epsilon = 1e-12,
+            max_relative = 1e-9
+        );
+        // Cluster network out of the primary: the RMW's remote chunks come in, the
+        // written chunks but its own go out.
+        assert_relative_eq!(
+            at(&wr, &wr.write, "osd_cluster_tx").secs,
+            (rmw_reads - 1.0) * chunk + (writes - 1.0) * chunk,
+            epsilon = 1e-15
+        );
+    }
+    // An append (sequential write to new objects) reads nothing first.
+    let app = build(&ec("19.2.0", false, "write"), &params()).unwrap();
+    assert_relative_eq!(
+        at(&app, &app.write, "data_device").secs,
+        8.0 * write_shard,
+        epsilon = 1e-12
+    );
+}
+
+#[test]
+fn colocated_clients_share_the_osd_nodes_cores_and_nic() {
+    // fio on the OSD nodes without a CPU of its own: no client stations; the client's
+    // 50 µs per I/O (1e-4 Gcycles at 2 GHz) lands on the node CPU, and with 3 nodes one
+    // I/O in 3 finds its primary locally (no wire): 2/3 of a 4 KiB transfer.
+    let s = tiny(|t| {
+        t.replace(
+            "[clients]\nnodes = 1\ncpu = { arch = \"x86_64\", cores = 8, threads_per_core = 1, ghz = 2.0 }\nnic = 10",
+            "[clients]\nnodes = 3\ncolocated = true",
+        )
+        .replace("\"randwrite\"", "\"randread\"")
+    });
+    assert!(s.clients_colocated);
+    let net = build(&s, &params()).unwrap();
+    assert!(net.network.station_index("client_cpu").is_none());
+    assert!(net.network.station_index("client_nic_tx").is_none());
+    // Node CPU: client 50 µs + one read op 100 µs.
+    assert_relative_eq!(
+        at(&net, &net.read, "osd_cpu").secs,
+        150e-6,
+        max_relative = 1e-9
+    );
+    // The public tx of the nodes carries the read reply leaving the primary and the
+    // client's receive is the same NIC's rx: 2/3 × 3.2768 µs each.
+    let t = 2.0 / 3.0 * 4096.0 * 8.0 / 10e9;
+    assert_relative_eq!(
+        at(&net, &net.read, "osd_public_tx").secs,
+        t,
+        max_relative = 1e-9
+    );
+    assert_relative_eq!(
+        at(&net, &net.read, "osd_public_rx").secs,
+        t,
+        max_relative = 1e-9
+    );
+}
