@@ -25,7 +25,7 @@
 //!
 //! | station | m | servers per copy | demand per I/O |
 //! |---|---|---|---|
-//! | `client_cpu` | client nodes | effective client cores | `(client_cpu + bs·cpu_per_byte) / (GHz·arch)` |
+//! | `client_cpu` | client nodes | effective client cores | `(client_cpu + bs·cpu_per_byte) / (GHz·arch)`; absent when co-located clients share the OSD cores |
 //! | `client_nic_tx` / `_rx` | client nodes | 1 | bytes·8 / (NIC·net_eff) |
 //! | `osd_public_rx` / `_tx` | OSD nodes | 1 | bytes·8 / (public·net_eff) |
 //! | `osd_cluster_tx` / `_rx` | OSD nodes | 1 | replication bytes·8 / (cluster·net_eff); absent when no cluster network is given, the traffic then goes on the public stations |
@@ -125,14 +125,41 @@
 //! or the data device without one). The client waits for the slowest replica: path = one
 //! replica's device work ([`Demand::forked`]).
 //!
-//! **Erasure coding k+m** (stripe unit 4 KiB, Ceph's `osd_pool_erasure_code_stripe_unit`
-//! default): a write of `bs` writes `chunk = ⌈bs / (k·4 KiB)⌉ · 4 KiB` on each of the k+m
-//! shards (device bytes `bs·(k+m)/k` for full stripes); the primary sends k+m−1 chunks on
-//! the cluster network. A write that does not cover whole stripes does a read-modify-write:
-//! (assumption) it first reads the k data chunks of the stripe (k device reads of 4 KiB,
-//! k−1 of them sent to the primary), on the path one read. A read of `bs` touches
-//! `t = min(k, ⌈bs/4 KiB⌉)` data shards; the primary gathers `(t−1)/t · bs` over the
-//! cluster network.
+//! **Erasure coding k+m** (stripe unit `su` from the pool, `[pool.erasure] stripe_unit`,
+//! default Ceph's 4 KiB `osd_pool_erasure_code_stripe_unit`; ceph/ceph
+//! `doc/dev/osd_internals/erasure_coding/`, `src/osd/ECBackend`/`ECUtil`, ceph.io 2025
+//! "Fast erasure coding for Tentacle"). A read of `bs` before Tentacle is widened to whole
+//! stripes (`offset_len_to_stripe_bounds`) and reads all `k` data chunks of them, `k − 1`
+//! over the cluster network to the primary, which gathers; from Tentacle (20.x) partial
+//! reads narrow it to the `t = min(k, ⌈bs/su⌉)` chunks it covers. Each chunk read is one
+//! OSD read op and one device read. A write that covers whole stripes, or appends
+//! (sequential `write` to fresh objects), writes `k + m` chunks of `stripes·su`; a
+//! partial-stripe write first reads the `k` data chunks of its stripes (read-modify-write),
+//! then writes all `k + m`; with `allow_ec_optimizations` (FastEC, Tentacle) it reads and
+//! writes only the `t` touched data chunks and the `m` parity chunks. Every chunk written
+//! is one OSD write op and its device writes (deferred or direct by its size, below); the
+//! primary sends all but its own chunk, and encodes `bs·(k+m)/k` bytes. Path: the
+//! primary's op and one remote shard's (reads), the slowest shard (writes).
+//!
+//! **Deferred writes** are acknowledged once their WAL commit is durable (BlueStore's
+//! deferred path, `bluestore_prefer_deferred_size`), so a deferred write's data-device
+//! *latency* is off the client's path; its queueing at the device stays on it (an MVA
+//! queue whose work is on no path would not bound the throughput).
+//!
+//! **Co-located clients** (`[clients] colocated = true`, fio on the OSD nodes, as in most
+//! published benchmarks): the client's NIC is the node's public NIC (client transmit and
+//! receive go onto `osd_public_tx` / `_rx`), and one I/O in `nodes` finds its primary on
+//! the same node, crossing no wire. Without a CPU of its own (`clients.cpu` left out) fio
+//! and librbd run on the OSDs' cores: the client's CPU work is queued at `osd_cpu`, which
+//! is then not capped by the per-OSD thread limit; with one (the cores fio is pinned to)
+//! the client CPU stays its own station.
+//!
+//! **CPU generations and release families.** A core's speed is `GHz ×
+//! uarch_efficiency.<uarch>` (the catalogue's `uarch`; relative to Zen 2, where the per-core
+//! rules were measured), or `arch_efficiency.<arch>` for a CPU without one, times the
+//! release family's `release_factor.<major>`. Calibration fits a generation's or family's
+//! factor only where runs of two or more systems have it; otherwise the sourced prior of
+//! `models/prior.toml` applies (never a silent 1.0 for a known family).
 //!
 //! Not modelled (stated so users can judge): message headers and acks on the wire, PG
 //! lock contention, RocksDB compaction, scrubbing, recovery, client-side caching, uneven
