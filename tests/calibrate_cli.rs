@@ -174,3 +174,138 @@ fn profile_prints_a_grid_and_refuses_values_outside_the_bounds() {
         .code(2)
         .stderr(contains("wal_share = 7 lies outside its bounds"));
 }
+
+#[test]
+fn evaluate_prints_the_json_contract_over_held_out_systems() {
+    // Three small systems of the corpus (seed 001 and the two mClock nodes): every split
+    // fits in seconds in a debug build.
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("calibration-data");
+    let out = cephplan()
+        .args(["evaluate", "--format", "json", "--no-scale", "--data"])
+        .arg(root.join("seed-001-xeon-8180-optane.csv"))
+        .arg(root.join("public-mclock-qos.csv"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let systems = v["systems"].as_array().unwrap();
+    assert_eq!(systems.len(), 3);
+    for s in systems {
+        assert!(s["system_id"].is_string());
+        assert!(s["runs"].as_u64().unwrap() > 0);
+        assert!(s["iops_mape"].is_number(), "{s}");
+        assert!(s.get("latency_mape").is_some());
+    }
+    for path in [
+        "/loso/iops_mape",
+        "/loso/iops_median",
+        "/loso/latency_mape",
+        "/coverage/p80",
+        "/coverage/p95",
+        "/baselines/core_rule/iops_mape",
+        "/baselines/core_rule/iops_median",
+        "/baselines/disk_rule/iops_mape",
+    ] {
+        assert!(
+            v.pointer(path).is_some_and(|x| x.is_number()),
+            "{path}: {v}"
+        );
+    }
+    // The scale key is there (null figures without a series).
+    assert!(v.pointer("/scale/iops_mape").is_some());
+    // Every held-out figure names its split and is predicted without its own system.
+    for f in v["figures"].as_array().unwrap() {
+        assert_eq!(f["kind"], "leave_one_system_out");
+        assert!(f["predicted"].as_f64().unwrap() > 0.0);
+    }
+}
+
+#[test]
+fn evaluate_refuses_a_row_without_its_quote_naming_file_line_and_fix() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("calibration-data/public-mclock-qos.csv");
+    let text = std::fs::read_to_string(&src).unwrap();
+    // Blank the quote of the first data row (header first, then rows after comments).
+    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+    let header = lines.iter().position(|l| !l.starts_with('#')).unwrap();
+    let row = (header + 1..lines.len())
+        .find(|&i| !lines[i].starts_with('#'))
+        .unwrap();
+    let mut rec: Vec<String> = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .from_reader(lines[row].as_bytes())
+        .records()
+        .next()
+        .unwrap()
+        .unwrap()
+        .iter()
+        .map(str::to_string)
+        .collect();
+    let qi = lines[header].split(',').position(|c| c == "quote").unwrap();
+    rec[qi].clear();
+    let mut w = csv::Writer::from_writer(Vec::new());
+    w.write_record(&rec).unwrap();
+    lines[row] = String::from_utf8(w.into_inner().unwrap())
+        .unwrap()
+        .trim_end()
+        .to_string();
+    let bad = dir.path().join("bad.csv");
+    std::fs::write(&bad, lines.join("\n")).unwrap();
+    let scen = Path::new(env!("CARGO_MANIFEST_DIR")).join("calibration-data/scenarios");
+    std::os::unix::fs::symlink(scen, dir.path().join("scenarios")).unwrap();
+    cephplan()
+        .args(["evaluate", "--data"])
+        .arg(&bad)
+        .assert()
+        .code(2)
+        .stderr(contains("bad.csv"))
+        .stderr(contains(format!("line {}", row + 1)))
+        .stderr(contains("\"quote\""))
+        .stderr(contains("copy them from the source"));
+}
+
+#[test]
+fn calibrate_refuses_unknown_parameter_names_with_the_closest_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("m.toml");
+    cephplan()
+        .args([
+            "calibrate",
+            "--no-loo",
+            "--fit",
+            "nope,osd_cpu_raed_gcycles",
+            "--data",
+        ])
+        .arg(
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("calibration-data/seed-001-xeon-8180-optane.csv"),
+        )
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .code(2)
+        .stderr(contains("\"nope\""))
+        .stderr(contains("closest"));
+    assert!(!out.exists());
+    cephplan()
+        .args([
+            "calibrate",
+            "--no-loo",
+            "--fit",
+            "osd_cpu_raed_gcycles",
+            "--data",
+        ])
+        .arg(
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("calibration-data/seed-001-xeon-8180-optane.csv"),
+        )
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .code(2)
+        .stderr(contains("closest: osd_cpu_read_gcycles"));
+}

@@ -73,8 +73,12 @@ pub enum CalibrateError {
         path: PathBuf,
         message: String,
     },
-    #[error("parameter \"{name}\" to fit is not in the model; the model has: {known}")]
-    UnknownParameter { name: String, known: String },
+    #[error("parameter \"{name}\" to fit is not in the model or the prior (closest: {closest}); the model has: {known}")]
+    UnknownParameter {
+        name: String,
+        closest: String,
+        known: String,
+    },
     #[error("no absolute runs with a scenario to fit; check the --data paths")]
     NoRuns,
     #[error("run {run_id}: the model cannot be evaluated at the starting parameters: {message}")]
@@ -891,11 +895,41 @@ pub fn calibrate(
     } else {
         opts.fit.clone()
     };
+    // A name neither the model nor the prior has is a typo unless it is a factor of a
+    // release family, a CPU generation or an instruction set (added at 1.0): refuse it
+    // before fitting, with the closest names.
+    for n in &fit_names {
+        let known = base.param.contains_key(n) || prior.param.contains_key(n);
+        let factor = n.strip_prefix(names::RELEASE_PREFIX).is_some_and(|r| {
+            crate::spec::release::CephVersion::parse(r).is_some()
+                || r.chars().all(|c| c.is_ascii_digit()) && !r.is_empty()
+        }) || n
+            .strip_prefix(names::ARCH_PREFIX)
+            .is_some_and(|a| a == "aarch64")
+            || n.strip_prefix(names::UARCH_PREFIX)
+                .is_some_and(|u| crate::spec::Uarch::ALL.iter().any(|x| x.as_str() == u));
+        if !(known || factor) {
+            let all: Vec<String> = base
+                .param
+                .keys()
+                .chain(prior.param.keys())
+                .cloned()
+                .collect::<BTreeSet<_>>()
+                .into_iter()
+                .collect();
+            return Err(CalibrateError::UnknownParameter {
+                name: n.clone(),
+                closest: crate::spec::catalogue::closest(n, all.iter()).join(", "),
+                known: all.join(", "),
+            });
+        }
+    }
     ensure_params(&mut base, prior, &fit_names);
     for n in &fit_names {
         if !base.param.contains_key(n) {
             return Err(CalibrateError::UnknownParameter {
                 name: n.clone(),
+                closest: crate::spec::catalogue::closest(n, base.param.keys()).join(", "),
                 known: base.names().join(", "),
             });
         }

@@ -103,6 +103,8 @@ pub fn load_inputs(a: &FitInputArgs) -> anyhow::Result<FitInputs> {
 }
 
 pub fn run(args: CalibrateArgs) -> anyhow::Result<ExitCode> {
+    // Refuse an output cephplan may not write before a fit of seconds to minutes.
+    cephplan::io::check_writable_owned(&args.out)?;
     let FitInputs {
         prepared,
         not_modelled,

@@ -21,7 +21,7 @@ use crate::units::{BitsPerSec, Bytes};
 pub mod catalogue;
 pub mod release;
 
-pub use catalogue::{Arch, Catalogue, CpuEntry, DriveEntry, DriveKind, NicEntry};
+pub use catalogue::{Arch, Catalogue, CpuEntry, DriveEntry, DriveKind, NicEntry, Uarch};
 pub use release::{CephConfig, CephConfigSpec, CephVersion, RocksdbBuild};
 
 /// The scenario format version this build reads.
