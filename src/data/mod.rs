@@ -1027,37 +1027,98 @@ pub fn to_csv(runs: &[MeasuredRun]) -> String {
 }
 
 /// Appends `new` to the CSV file at `path` (creating it), rewriting the whole file
-/// atomically. Existing rows are re-read and written back unchanged in meaning; a run id
-/// already present is an error (nothing is written). Refuses to touch a file cephplan
-/// did not create (hand-curated seed files stay raw).
+/// atomically. The read-modify-rename runs under an exclusive advisory lock on the file's
+/// directory (`flock`, released when the handle closes), so concurrent appends (several
+/// `cephplan import fio` at once) queue instead of losing rows. A file in the current
+/// format gets the new rows appended to its text, so comment lines a user added stay; an
+/// older file is rewritten in the current format with its comment lines kept at the top.
+/// A run id already present is an error (nothing is written). Refuses to touch a file
+/// cephplan did not create (hand-curated seed files stay raw).
 pub fn append_runs(path: &Path, new: &[MeasuredRun]) -> Result<(), DataError> {
-    let mut runs = if path.exists() {
-        let text = std::fs::read_to_string(path).map_err(|source| DataError::Io {
-            path: path.to_path_buf(),
-            source,
-        })?;
-        parse_csv(path, &text)?.0
-    } else {
-        Vec::new()
+    let io = |source| DataError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    std::fs::create_dir_all(&dir).map_err(io)?;
+    // Before reading: a file that is not ours is refused with nothing read or written.
+    crate::io::check_writable_owned(path)?;
+    let lock = std::fs::File::open(&dir).map_err(io)?;
+    lock.lock().map_err(io)?;
+    let existing = match std::fs::read_to_string(path) {
+        Ok(t) => Some(t),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(io(e)),
+    };
+    let runs = match &existing {
+        Some(text) => parse_csv(path, text)?.0,
+        None => Vec::new(),
     };
     for r in new {
-        if let Some(first) = runs.iter().find(|x| x.run_id == r.run_id) {
+        let dup = runs
+            .iter()
+            .find(|x| x.run_id == r.run_id)
+            .map(|f| {
+                f.origin
+                    .as_ref()
+                    .map(|(p, l)| format!("{}:{}", p.display(), l))
+                    .unwrap_or_default()
+            })
+            .or_else(|| {
+                new.iter()
+                    .filter(|x| x.run_id == r.run_id)
+                    .nth(1)
+                    .map(|_| "this batch".to_string())
+            });
+        if let Some(first) = dup {
             return Err(DataError::DuplicateRun {
                 path: path.to_path_buf(),
                 line: 0,
                 run_id: r.run_id.clone(),
-                first: first
-                    .origin
-                    .as_ref()
-                    .map(|(p, l)| format!("{}:{}", p.display(), l))
-                    .unwrap_or_else(|| "this batch".into()),
+                first,
             });
         }
-        runs.push(r.clone());
     }
-    let text = to_csv(&runs);
+    let rendered = to_csv(new);
+    let text = match &existing {
+        // Same header: append the new rows (the rendered text without its marker line
+        // and header) to the file as it is.
+        Some(t) if csv_header(t).as_deref() == Some(&COLUMNS.join(",")[..]) => {
+            let rows: String = rendered.lines().skip(2).map(|l| format!("{l}\n")).collect();
+            let mut t = t.clone();
+            if !t.ends_with('\n') {
+                t.push('\n');
+            }
+            t + &rows
+        }
+        // An older format: rewrite it in the current one, its comments first.
+        Some(t) => {
+            let mut all = runs.clone();
+            all.extend(new.iter().cloned());
+            let body = to_csv(&all);
+            let comments: String = t
+                .lines()
+                .filter(|l| l.starts_with('#') && !l.contains(GENERATED_MARKER))
+                .map(|l| format!("{l}\n"))
+                .collect();
+            let (marker, rest) = body.split_once('\n').unwrap_or((&body, ""));
+            format!("{marker}\n{comments}{rest}")
+        }
+        None => rendered,
+    };
     // Validate what will be written (units, Little's law) before touching the file.
     parse_csv(path, &text)?;
     write_atomic_owned(path, text.as_bytes())?;
+    drop(lock);
     Ok(())
+}
+
+/// The header line of a CSV text: its first line that is not a comment.
+fn csv_header(text: &str) -> Option<String> {
+    text.lines()
+        .find(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .map(|l| l.trim().to_string())
 }

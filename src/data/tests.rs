@@ -290,3 +290,49 @@ fn the_same_measurement_in_two_files_is_refused_naming_both() {
     assert!(msg.contains("a.csv:2") && msg.contains("b.csv"), "{msg}");
     assert!(msg.contains("delete one of the two rows"), "{msg}");
 }
+
+#[test]
+fn concurrent_appends_keep_every_row_and_the_users_comments() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("runs.csv");
+    let (proto, _) = parse(GOOD).unwrap();
+    let run = |i: usize| MeasuredRun {
+        run_id: format!("r{i}"),
+        measured: Measured {
+            iops: Some(230_000.0 + i as f64),
+            ..proto[0].measured.clone()
+        },
+        origin: None,
+        ..proto[0].clone()
+    };
+    append_runs(&path, &[run(0)]).unwrap();
+    // A comment the user added by hand.
+    let text = std::fs::read_to_string(&path).unwrap() + "# measured after the firmware update\n";
+    std::fs::write(&path, text).unwrap();
+    // Eight appends at once (each its own file handle and lock, as separate processes).
+    std::thread::scope(|s| {
+        for i in 1..=8 {
+            let p = path.clone();
+            let r = run(i);
+            s.spawn(move || append_runs(&p, &[r]).unwrap());
+        }
+    });
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(
+        text.contains("# measured after the firmware update"),
+        "{text}"
+    );
+    let (runs, _) = parse_csv(&path, &text).unwrap();
+    let ids: BTreeSet<String> = runs.iter().map(|r| r.run_id.clone()).collect();
+    assert_eq!(ids.len(), 9, "{ids:?}");
+    // No temporary file is left beside it.
+    let names: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, ["runs.csv"]);
+    // The same run id again is refused and the file is unchanged.
+    let e = append_runs(&path, &[run(3)]).unwrap_err();
+    assert!(matches!(e, DataError::DuplicateRun { .. }), "{e}");
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
+}
