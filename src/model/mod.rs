@@ -37,6 +37,9 @@ pub mod names {
     pub const WRITE_AMP: &str = "write_amplification";
     pub const WAL_SHARE: &str = "wal_share";
     pub const SHARD_THREADS: &str = "osd_shard_threads";
+    /// Cores at which one OSD's CPU use saturates: an OSD with `n` effective cores uses
+    /// `C·(1 − e^(−n/C))` of them (optional; absent = the hard `osd_shard_threads` cap).
+    pub const OSD_CORE_SCALE: &str = "osd_core_scale";
     pub const NET_EFF: &str = "network_efficiency";
     pub const FIXED_READ: &str = "fixed_latency_read_secs";
     pub const FIXED_WRITE: &str = "fixed_latency_write_secs";

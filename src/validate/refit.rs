@@ -589,6 +589,7 @@ mod tests {
             crate::model::names::OSD_CPU_WRITE_BATCH,
             crate::model::names::ALLOC_IN_ROCKSDB_WRITE,
             crate::model::names::BLUEFS_DIRECT_BATCH,
+            crate::model::names::OSD_CORE_SCALE,
         ] {
             base.param.remove(n);
         }

@@ -47,6 +47,8 @@ pub(crate) fn params() -> ModelParams {
     p.param.remove(names::OSD_CPU_WRITE_BATCH);
     p.param.remove(names::ALLOC_IN_ROCKSDB_WRITE);
     p.param.remove(names::BLUEFS_DIRECT_BATCH);
+    // The per-OSD core curve has its own test; these oracles count whole cores.
+    p.param.remove(names::OSD_CORE_SCALE);
     for (n, v) in [
         (names::OSD_CPU_READ, 2e-4),  // 100 µs on a 2 GHz core
         (names::OSD_CPU_WRITE, 4e-4), // 200 µs on a 2 GHz core
@@ -233,6 +235,32 @@ fn osd_cpu_servers_are_capped_by_shard_threads() {
 }
 
 #[test]
+fn an_osd_uses_cores_with_diminishing_returns() {
+    // C = 3 (the prior, from ceph.io's "Ceph OSD CPU scaling"). The tiny node: 4 cores,
+    // 2 OSDs, so n = 2 cores per OSD, each using 3·(1 − e^(−2/3)) = 1.45975 cores: 2.91950
+    // effective per node, 3 servers, per-op demand scaled by 3 / 2.91950.
+    let mut p = params();
+    p.param.insert(
+        names::OSD_CORE_SCALE.into(),
+        ModelParams::prior().param[names::OSD_CORE_SCALE].clone(),
+    );
+    let eff = 2.0 * 3.0 * (1.0 - (-2.0_f64 / 3.0).exp());
+    assert_relative_eq!(eff, 2.919_50, max_relative = 1e-5);
+    let net = build(&tiny(|t| t.replace("\"randwrite\"", "\"randread\"")), &p).unwrap();
+    let i = net.network.station_index("osd_cpu").unwrap();
+    assert_eq!(net.network.stations[i].servers, 3);
+    // One read op: 100 µs on a 2 GHz core, times 3 / 2.91950.
+    assert_relative_eq!(
+        at(&net, &net.read, "osd_cpu").secs,
+        100e-6 * 3.0 / eff,
+        max_relative = 1e-9
+    );
+    // The ceph.io post's own ratio: 16 against 2 cores per OSD gives 2.05× the cores.
+    let use_of = |n: f64| 3.0 * (1.0 - (-n / 3.0_f64).exp());
+    assert_relative_eq!(use_of(16.0) / use_of(2.0), 2.05, max_relative = 0.01);
+}
+
+#[test]
 fn missing_parameter_is_named() {
     let mut p = params();
     p.param.remove(names::WRITE_AMP);
@@ -248,6 +276,7 @@ pub(crate) fn batched_params() -> ModelParams {
     for name in base.names() {
         p.set(&name, base.get(&name).unwrap()).unwrap();
     }
+    p.param.remove(names::OSD_CORE_SCALE);
     p.set(names::OSD_CPU_WRITE_BATCH, 8e-4).unwrap();
     p.set(names::WRITE_MAX_BATCH, 16.0).unwrap();
     // One write per batch per queued write, so the oracles count batches by hand.
