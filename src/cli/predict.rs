@@ -247,6 +247,19 @@ fn table_report(s: &Scenario, r: &PredictionReport) -> String {
             .map(|v| format!("{} (simulated)", ms(v)))
             .unwrap_or_else(|| "not computed (add --tails to simulate)".into()),
     );
+    if let Some(i) = &r.interval_80 {
+        line(
+            &mut o,
+            "80% range",
+            format!(
+                "IOPS {} – {}, mean latency {} – {}",
+                thousands(i.iops_low),
+                thousands(i.iops_high),
+                ms(i.latency_mean_low_secs),
+                ms(i.latency_mean_high_secs),
+            ),
+        );
+    }
     if let Some(i) = &r.interval {
         line(
             &mut o,

@@ -109,6 +109,32 @@ fn erasure_wider_than_domains_is_rejected() {
 }
 
 #[test]
+fn erasure_profiles_that_overflow_u32_are_refused_not_wrapped() {
+    // Regression: k + m was added in u32, so k = 4294967295, m = 1 wrapped to 0 and passed
+    // the failure-domain check with infinite usable capacity; k = 2, m = u32::MAX gave a
+    // usable capacity above the raw one. Both now exceed the failure domains.
+    for (k, m) in [(u32::MAX, 1), (2, u32::MAX), (u32::MAX, u32::MAX)] {
+        let text = GOOD.replace(
+            "replicated = 3",
+            &format!("erasure = {{ k = {k}, m = {m} }}"),
+        );
+        let e = err(&text);
+        assert_located(&e, line_of(&text, "erasure"), "pool.erasure", "k + m");
+    }
+}
+
+#[test]
+fn a_stripe_unit_outside_the_profile_range_is_refused() {
+    let text = GOOD.replace(
+        "replicated = 3",
+        "erasure = { k = 2, m = 1, stripe_unit = \"1000\" }",
+    );
+    let e = err(&text);
+    assert!(e.to_string().contains("pool.erasure.stripe_unit"), "{e}");
+    assert!(e.to_string().contains("multiple of 512"), "{e}");
+}
+
+#[test]
 fn iodepth_zero_is_located() {
     let text = GOOD.replace("iodepth = 16", "iodepth = 0");
     let e = err(&text);

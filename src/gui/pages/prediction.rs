@@ -591,7 +591,12 @@ impl PredictionPage {
             ui.separator();
             if let Some(i) = &p.interval {
                 ui.label(format!(
-                    "95 % range: {} – {} IOPS, {:.3} – {:.3} ms",
+                    "95 % range ({}): {} – {} IOPS, {:.3} – {:.3} ms",
+                    if i.kind.is_empty() {
+                        "parameter"
+                    } else {
+                        &i.kind
+                    },
                     plot::si(i.iops_low),
                     plot::si(i.iops_high),
                     i.latency_mean_low_secs * 1e3,
