@@ -272,40 +272,21 @@ fn evaluate_refuses_a_row_without_its_quote_naming_file_line_and_fix() {
 fn calibrate_refuses_unknown_parameter_names_with_the_closest_and_writes_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("m.toml");
-    cephplan()
-        .args([
-            "calibrate",
-            "--no-loo",
-            "--fit",
-            "nope,osd_cpu_raed_gcycles",
-            "--data",
-        ])
-        .arg(
-            Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("calibration-data/seed-001-xeon-8180-optane.csv"),
-        )
-        .arg("--out")
-        .arg(&out)
-        .assert()
-        .code(2)
+    let fit = |names: &str| {
+        cephplan()
+            .args(["calibrate", "--no-loo", "--fit", names, "--data"])
+            .arg(
+                Path::new(env!("CARGO_MANIFEST_DIR"))
+                    .join("calibration-data/seed-001-xeon-8180-optane.csv"),
+            )
+            .arg("--out")
+            .arg(&out)
+            .assert()
+            .code(2)
+    };
+    fit("nope,osd_cpu_raed_gcycles")
         .stderr(contains("\"nope\""))
         .stderr(contains("closest"));
     assert!(!out.exists());
-    cephplan()
-        .args([
-            "calibrate",
-            "--no-loo",
-            "--fit",
-            "osd_cpu_raed_gcycles",
-            "--data",
-        ])
-        .arg(
-            Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("calibration-data/seed-001-xeon-8180-optane.csv"),
-        )
-        .arg("--out")
-        .arg(&out)
-        .assert()
-        .code(2)
-        .stderr(contains("closest: osd_cpu_read_gcycles"));
+    fit("osd_cpu_raed_gcycles").stderr(contains("closest: osd_cpu_read_gcycles"));
 }
