@@ -44,6 +44,8 @@ pub enum FioError {
     ReplayExhausted { index: usize },
     #[error("{0}")]
     Parse(#[from] FioParseError),
+    #[error(transparent)]
+    JobValue(#[from] job::JobValueError),
 }
 
 /// fio's raw output of one run.
@@ -103,7 +105,7 @@ fn fio_client_arg(hostport: &str) -> String {
 
 impl Executor for ProcessExecutor {
     fn run(&self, job: &RbdJob, progress: &dyn Progress) -> Result<FioRunOutput, FioError> {
-        let job_file = job.to_job_file();
+        let job_file = job.to_job_file()?;
         let mut tmp = tempfile::Builder::new()
             .prefix("cephplan-job-")
             .suffix(".fio")
@@ -233,7 +235,7 @@ impl Executor for ReplayExecutor {
             .pop_front()
             .ok_or(FioError::ReplayExhausted { index })?;
         Ok(FioRunOutput {
-            job_file: job.to_job_file(),
+            job_file: job.to_job_file()?,
             stdout,
             stderr: String::new(),
         })

@@ -38,6 +38,8 @@ pub const IMAGE_PREFIX: &str = "cephplan-val-";
 
 #[derive(Debug, thiserror::Error)]
 pub enum ValidateError {
+    #[error("{0}")]
+    JobValue(#[from] crate::fio::job::JobValueError),
     #[error("cluster unreachable with {conf}: {detail}\nCheck that the cluster is up (`ceph -s` with CEPH_CONF={conf}) and that this ceph.conf and its keyring are the right ones")]
     Unreachable { conf: PathBuf, detail: String },
     #[error("pool \"{pool}\" does not exist; existing pools: {existing}. Pass one of them with --pool or create it (`ceph osd pool create {pool} 32 && rbd pool init {pool}`)")]
@@ -405,6 +407,9 @@ pub fn run_observed(
     progress: &dyn Progress,
     on_point: &mut dyn FnMut(&PointResult),
 ) -> Result<ValidationReport, ValidateError> {
+    // Every value that reaches a fio job file, before anything touches the cluster.
+    crate::fio::job::check_job_value("clientname", &spec.clientname)?;
+    crate::fio::job::check_job_value("pool", &spec.pool)?;
     let log_dir = spec.out_dir.clone();
     let cli = CephCli {
         conf: &spec.ceph_conf,
@@ -814,6 +819,20 @@ mod tests {
             run_id: "r1".into(),
             system_id: "lab".into(),
         }
+    }
+
+    #[test]
+    fn a_clientname_that_would_inject_a_job_is_refused_before_the_cluster_is_touched() {
+        // Regression: the value went into the job file unescaped, so a newline added a job
+        // writing to any image. Refused before `ceph` runs (the ceph.conf here does not
+        // even exist: an Unreachable error would mean the check came too late).
+        let d = tempfile::tempdir().unwrap();
+        let mut spec = spec_for(d.path());
+        spec.clientname = "admin\n[evil]\nrbdname=foreign".into();
+        let exec = crate::fio::ReplayExecutor::new(Vec::<String>::new());
+        let e = run(&spec, &exec, &NoPredictor, &crate::progress::NoProgress).unwrap_err();
+        assert!(matches!(e, ValidateError::JobValue(_)), "{e}");
+        assert!(e.to_string().contains("clientname"), "{e}");
     }
 
     #[test]
