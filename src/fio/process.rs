@@ -1,7 +1,10 @@
 //! Running an external program with a deadline and cooperative cancellation, capturing its
 //! stdout and stderr. Shared by the fio runner, `lab` and `validate` (which call `ceph`,
-//! `rbd` and the daemons). A child that outlives its deadline or is cancelled is killed by
-//! its PID; nothing here signals processes it did not start.
+//! `rbd` and the daemons). The child runs in a process group of its own (its PID), so a
+//! terminal's Ctrl-C reaches cephplan (which cancels) and not the child, and a child that
+//! outlives its deadline or is cancelled is stopped together with everything it started
+//! (fio's job processes, which hold the output pipe): SIGKILL to that group. Nothing here
+//! signals processes it did not start.
 
 use std::io::Read;
 use std::process::{Child, Command, Stdio};
@@ -63,7 +66,7 @@ pub fn run_capture(
     progress: &dyn Progress,
 ) -> Result<Captured, ProcError> {
     let program = cmd.get_program().to_string_lossy().into_owned();
-    let mut child: Child = cmd
+    let mut child: Child = std::os::unix::process::CommandExt::process_group(cmd, 0)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -80,14 +83,12 @@ pub fn run_capture(
             break Some(st);
         }
         if progress.is_cancelled() {
-            let _ = child.kill();
-            let _ = child.wait();
+            kill_group(&mut child);
             let _ = (out.join(), err.join());
             return Err(ProcError::Cancelled { program });
         }
         if start.elapsed() > timeout {
-            let _ = child.kill();
-            let _ = child.wait();
+            kill_group(&mut child);
             let _ = out.join();
             let stderr = err.join().unwrap_or_default();
             return Err(ProcError::Timeout {
@@ -103,6 +104,19 @@ pub fn run_capture(
         stdout: out.join().unwrap_or_default(),
         stderr: err.join().unwrap_or_default(),
     })
+}
+
+/// SIGKILL to the child's process group (the child and everything it started, whose
+/// group is the child's PID: [`run_capture`] starts it so), then reaps the child.
+fn kill_group(child: &mut Child) {
+    let _ = Command::new("kill")
+        .args(["-KILL", "--", &format!("-{}", child.id())])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status();
+    let _ = child.kill();
+    let _ = child.wait();
 }
 
 /// The last `n` non-empty lines of `text`, for error messages.
@@ -165,5 +179,39 @@ mod tests {
         .unwrap_err();
         assert!(matches!(e, ProcError::Cancelled { .. }));
         assert!(t0.elapsed() < Duration::from_secs(10));
+    }
+
+    #[test]
+    fn a_cancel_stops_the_grandchildren_that_hold_the_pipe() {
+        // Regression: killing only the parent left its children (fio's job processes)
+        // running and holding stdout, so the capture hung until they ended. A shell that
+        // starts a 30 s sleep in the background and waits: cancelled after 300 ms, both go,
+        // and the call returns promptly.
+        let d = tempfile::tempdir().unwrap();
+        let pid_file = d.path().join("pid");
+        let script = format!("sleep 30 & echo $! > {}; wait", pid_file.display());
+        let tok = CancelToken::new();
+        let t = tok.clone();
+        let canceller = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(300));
+            t.cancel();
+        });
+        let t0 = Instant::now();
+        let e = run_capture(
+            Command::new("sh").args(["-c", &script]),
+            Duration::from_secs(60),
+            &tok,
+        )
+        .unwrap_err();
+        canceller.join().unwrap();
+        assert!(matches!(e, ProcError::Cancelled { .. }));
+        assert!(t0.elapsed() < Duration::from_secs(10), "{:?}", t0.elapsed());
+        let pid = std::fs::read_to_string(&pid_file).unwrap();
+        // Gone, or a zombie waiting for init to reap it: not running.
+        let stat = std::fs::read_to_string(format!("/proc/{}/stat", pid.trim()));
+        assert!(
+            stat.as_deref().map_or(true, |s| s.contains(") Z ")),
+            "the background sleep is still running: {stat:?}"
+        );
     }
 }
