@@ -160,9 +160,10 @@
 //! **CPU generations and release families.** A core's speed is `GHz ×
 //! uarch_efficiency.<uarch>` (the catalogue's `uarch`; relative to Zen 2, where the per-core
 //! rules were measured), or `arch_efficiency.<arch>` for a CPU without one, times the
-//! release family's `release_factor.<major>`. Calibration fits a generation's or family's
-//! factor only where runs of two or more systems have it; otherwise the sourced prior of
-//! `models/prior.toml` applies (never a silent 1.0 for a known family).
+//! release family's `release_factor.<major>`, each with a sourced prior in
+//! `models/prior.toml` (never a silent 1.0 for a known family). Calibration keeps them at
+//! their priors unless `--fit` names them: fitted, they lowered the in-sample error but
+//! raised the leave-one-system-out error.
 //!
 //! Not modelled (stated so users can judge): message headers and acks on the wire, PG
 //! lock contention, RocksDB compaction, scrubbing, recovery, client-side caching, uneven
