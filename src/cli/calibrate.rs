@@ -17,10 +17,10 @@ use cephplan::data::load_runs;
 use cephplan::model::ModelParams;
 use cephplan::spec::Catalogue;
 
-/// Where a fit's runs, prior, starting model and catalogue come from (shared by
-/// `calibrate` and `profile`).
-#[derive(Debug, Args)]
-pub struct FitInputArgs {
+/// Where the runs, the prior and the catalogue come from (shared by `calibrate`,
+/// `profile` and `evaluate`).
+#[derive(Debug, Clone, Args)]
+pub struct DataArgs {
     /// Measured runs: CSV files or directories of CSV files (calibration-data/README.md).
     #[arg(long, value_name = "PATH", num_args = 1.., required = true)]
     pub data: Vec<PathBuf>,
@@ -28,12 +28,20 @@ pub struct FitInputArgs {
     /// models/prior.toml.
     #[arg(long, value_name = "FILE")]
     pub prior: Option<PathBuf>,
-    /// Starting model (its non-fitted parameters are kept); default: the prior.
-    #[arg(long, value_name = "FILE")]
-    pub start: Option<PathBuf>,
     /// Hardware catalogue; default: the built-in models/catalogue.toml.
     #[arg(long, value_name = "FILE")]
     pub catalogue: Option<PathBuf>,
+}
+
+/// A fit's inputs: the runs, prior and catalogue, and the starting model (shared by
+/// `calibrate` and `profile`).
+#[derive(Debug, Args)]
+pub struct FitInputArgs {
+    #[command(flatten)]
+    pub sources: DataArgs,
+    /// Starting model (its non-fitted parameters are kept); default: the prior.
+    #[arg(long, value_name = "FILE")]
+    pub start: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -73,11 +81,16 @@ pub struct FitInputs {
 
 /// Loads `--data`, `--prior`, `--start` and `--catalogue`; dataset warnings go to stderr.
 pub fn load_inputs(a: &FitInputArgs) -> anyhow::Result<FitInputs> {
-    let cat = match &a.catalogue {
+    let DataArgs {
+        data,
+        prior,
+        catalogue,
+    } = &a.sources;
+    let cat = match catalogue {
         Some(p) => Catalogue::load(p)?,
         None => Catalogue::builtin(),
     };
-    let prior = match &a.prior {
+    let prior = match prior {
         Some(p) => ModelParams::load(p)?,
         None => ModelParams::prior(),
     };
@@ -86,7 +99,7 @@ pub fn load_inputs(a: &FitInputArgs) -> anyhow::Result<FitInputs> {
         None => prior.clone(),
     };
     let mut runs = Vec::new();
-    for p in &a.data {
+    for p in data {
         let (r, warnings) = load_runs(p).with_context(|| format!("loading {}", p.display()))?;
         for w in warnings {
             eprintln!("warning: {w}");
@@ -111,7 +124,7 @@ pub fn run(args: CalibrateArgs) -> anyhow::Result<ExitCode> {
         prior,
         start,
     } = load_inputs(&args.inputs)?;
-    let files = data_files(&args.inputs.data);
+    let files = data_files(&args.inputs.sources.data);
     let opts = CalibrateOptions {
         fit: args.fit.clone(),
         leave_one_out: !args.no_loo,

@@ -2,27 +2,20 @@
 //! interval coverage, baselines) over measured runs; prints the library's
 //! [`EvaluationReport`] as tables, JSON or CSV.
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
 
-use super::calibrate::{load_inputs, FitInputArgs, FitInputs};
+use super::calibrate::{load_inputs, DataArgs, FitInputArgs, FitInputs};
 use super::output::{table, Format};
 use super::progress::BarProgress;
 use cephplan::evaluate::{evaluate, EvaluateOptions, EvaluationReport, SplitKind};
 
 #[derive(Debug, Args)]
 pub struct EvaluateArgs {
-    /// Measured runs: CSV files or directories of CSV files (calibration-data/README.md).
-    #[arg(long, value_name = "PATH", num_args = 1.., required = true)]
-    pub data: Vec<PathBuf>,
-    /// Prior model every split is fitted from; default: the built-in models/prior.toml.
-    #[arg(long, value_name = "FILE")]
-    pub prior: Option<PathBuf>,
-    /// Hardware catalogue; default: the built-in models/catalogue.toml.
-    #[arg(long, value_name = "FILE")]
-    pub catalogue: Option<PathBuf>,
+    /// The runs, the prior every split is fitted from, and the catalogue.
+    #[command(flatten)]
+    pub sources: DataArgs,
     /// Skip the scale-series splits (faster).
     #[arg(long)]
     pub no_scale: bool,
@@ -39,10 +32,8 @@ pub fn run(args: EvaluateArgs) -> anyhow::Result<ExitCode> {
         prior,
         ..
     } = load_inputs(&FitInputArgs {
-        data: args.data.clone(),
-        prior: args.prior.clone(),
+        sources: args.sources.clone(),
         start: None,
-        catalogue: args.catalogue.clone(),
     })?;
     let opts = EvaluateOptions {
         scale: !args.no_scale,
