@@ -469,13 +469,9 @@ pub fn default_fit_names(base: &ModelParams, runs: &[PreparedRun]) -> Vec<String
     .iter()
     .map(|s| s.to_string())
     .collect();
-    // The per-OSD core curve's scale stays at its sourced value (ceph.io 2022 "Ceph OSD
-    // CPU scaling"): fitted, it lands at ~20 cores (no saturation) and raises the
-    // leave-one-system-out IOPS MAPE from 72.4 to 83.8 % (systems weighted equally; 59.8
-    // to 62.2 % runs weighted equally). Models without the curve fit the hard cap.
-    if !base.param.contains_key(names::OSD_CORE_SCALE) {
-        n.insert(names::SHARD_THREADS.to_string());
-    }
+    // The per-OSD core curve's scale `osd_core_scale` stays at its sourced value (ceph.io
+    // 2022 "Ceph OSD CPU scaling"): fitted, it lands near 10 cores and raises the
+    // leave-one-system-out IOPS MAPE (see `qn::ceph`).
     // Write batching only for a model that has it (one fitted before it existed keeps its
     // fixed per-op write cost unless `--fit` asks for it).
     if base.param.contains_key(names::OSD_CPU_WRITE_BATCH) {

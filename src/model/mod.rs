@@ -13,7 +13,7 @@
 //! Parameter names used by `qn::ceph` (see [`names`] for the constants):
 //! per-op OSD and client CPU in gigacycles of a reference x86_64 core, CPU per byte,
 //! `arch_efficiency.<arch>`, `smt_gain`, `release_factor.<release>`, BlueStore
-//! `write_amplification` and `wal_share`, `osd_shard_threads`, `network_efficiency`,
+//! `write_amplification` and `wal_share`, `network_efficiency`,
 //! `fixed_latency_read_secs` / `fixed_latency_write_secs`.
 
 use std::collections::BTreeMap;
@@ -36,9 +36,8 @@ pub mod names {
     pub const SMT_GAIN: &str = "smt_gain";
     pub const WRITE_AMP: &str = "write_amplification";
     pub const WAL_SHARE: &str = "wal_share";
-    pub const SHARD_THREADS: &str = "osd_shard_threads";
     /// Cores at which one OSD's CPU use saturates: an OSD with `n` effective cores uses
-    /// `C·(1 − e^(−n/C))` of them (optional; absent = the hard `osd_shard_threads` cap).
+    /// `C·(1 − e^(−n/C))` of them (optional; absent = every core).
     pub const OSD_CORE_SCALE: &str = "osd_core_scale";
     pub const NET_EFF: &str = "network_efficiency";
     pub const FIXED_READ: &str = "fixed_latency_read_secs";
@@ -385,7 +384,6 @@ mod tests {
             names::SMT_GAIN,
             names::WRITE_AMP,
             names::WAL_SHARE,
-            names::SHARD_THREADS,
             names::NET_EFF,
             names::FIXED_READ,
             names::FIXED_WRITE,

@@ -223,15 +223,34 @@ fn wal_device_takes_its_share_of_device_writes() {
 }
 
 #[test]
-fn osd_cpu_servers_are_capped_by_shard_threads() {
-    // 4 cores, 2 OSDs per node: with 1 thread per OSD only 2 cores are usable.
+fn colocated_fio_on_the_osd_cores_is_not_limited_by_the_per_osd_curve() {
+    // C = 3 and the tiny node's 4 cores for 2 OSDs: OSDs alone get 2.91950 effective
+    // cores, 3 servers (see the next test). With fio on the same cores (co-located, no
+    // client CPU) the station also runs fio's threads: all 4 cores, no demand scaling
+    // (one read op 100 µs + the client's 50 µs).
     let mut p = params();
-    p.set(names::SHARD_THREADS, 1.0).unwrap();
-    let net = build(&tiny(|t| t), &p).unwrap();
+    p.param.insert(
+        names::OSD_CORE_SCALE.into(),
+        ModelParams::prior().param[names::OSD_CORE_SCALE].clone(),
+    );
+    let s = tiny(|t| {
+        t.replace(
+            "[clients]\nnodes = 1\ncpu = { arch = \"x86_64\", cores = 8, threads_per_core = 1, ghz = 2.0 }\nnic = 10",
+            "[clients]\nnodes = 3\ncolocated = true",
+        )
+        .replace("\"randwrite\"", "\"randread\"")
+    });
+    let net = build(&s, &p).unwrap();
     let i = net.network.station_index("osd_cpu").unwrap();
-    assert_eq!(net.network.stations[i].servers, 2);
-    let net = build(&tiny(|t| t), &params()).unwrap();
     assert_eq!(net.network.stations[i].servers, 4);
+    assert_relative_eq!(
+        at(&net, &net.read, "osd_cpu").secs,
+        150e-6,
+        max_relative = 1e-9
+    );
+    let net = build(&tiny(|t| t.replace("\"randwrite\"", "\"randread\"")), &p).unwrap();
+    let i = net.network.station_index("osd_cpu").unwrap();
+    assert_eq!(net.network.stations[i].servers, 3);
 }
 
 #[test]

@@ -1,0 +1,300 @@
+//! Physical sanity of predictions, as properties over many generated scenarios (issue 14,
+//! "scaling that never runs backwards"): a seeded generator draws valid scenarios over
+//! the space a user can write (nodes, CPUs, drives, OSDs per drive, links, replication or
+//! erasure coding, co-located or separate clients, block sizes, patterns, releases) and
+//! every prediction of the shipped default model must hold:
+//!
+//! - utilisation of every station within 0..1;
+//! - more load (in-flight I/Os) never fewer IOPS and never a lower mean latency;
+//! - more hardware (nodes, drives per node, cores, GHz, link speed) at the same total
+//!   load never fewer IOPS.
+//!
+//! `CEPHPLAN_SANITY_SCENARIOS` sets the scenario count (default 10,000); the seed is fixed,
+//! so a failure names a scenario that reproduces.
+//!
+//! **Known violations (a ratchet, not the goal).** Some generated scenarios still break a
+//! property by more than the slack: the multi-server queue's rounding of effective cores
+//! to whole servers (four more cores can lower IOPS by up to ~1 %), the multi-server and
+//! batching approximations of the solver (utilisation up to ~1.02 on one-node clusters,
+//! twice the load up to ~0.3 % fewer IOPS), and write batching (one more drive per node
+//! splits the writes into more, smaller batches: up to ~6 % fewer IOPS). Until those are
+//! reworked (issue 14 stays open), the test fails when the count of violating scenarios
+//! grows beyond the count recorded in [`KNOWN_VIOLATIONS_PER_10K`], and prints them.
+
+use cephplan::model::ModelParams;
+use cephplan::predict::{predict, PredictOptions, PredictionReport};
+use cephplan::spec::{parse_scenario, Catalogue};
+use rand::{RngExt, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+/// One generated scenario's free choices; `toml` writes it as a scenario file.
+#[derive(Debug, Clone)]
+struct Draw {
+    nodes: u32,
+    cores: u32,
+    threads_per_core: u32,
+    ghz: f64,
+    drives: u32,
+    osds_per_drive: u32,
+    drive: &'static str,
+    public_gbps: u32,
+    cluster_gbps: Option<u32>,
+    protection: Protection,
+    colocated: bool,
+    client_nodes: u32,
+    images: u32,
+    iodepth: u32,
+    block: &'static str,
+    pattern: &'static str,
+    release: &'static str,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Protection {
+    Replicated(u32),
+    Erasure(u32, u32),
+}
+
+/// Drive specs: NVMe, SATA SSD and HDD classes with datasheet-like figures.
+const DRIVES: [&str; 3] = [
+    r#"{ kind = "nvme", capacity = "3840G", read_4k_iops = 600000, write_4k_iops = 100000, read_bytes_per_sec = 3200000000, write_bytes_per_sec = 2000000000, read_latency = "90us", write_latency = "30us" }"#,
+    r#"{ kind = "sata-ssd", capacity = "1920G", read_4k_iops = 90000, write_4k_iops = 30000, read_bytes_per_sec = 550000000, write_bytes_per_sec = 500000000, read_latency = "150us", write_latency = "60us" }"#,
+    r#"{ kind = "hdd", capacity = "8T", read_4k_iops = 200, write_4k_iops = 400, read_bytes_per_sec = 250000000, write_bytes_per_sec = 250000000, read_latency = "8ms", write_latency = "4ms" }"#,
+];
+
+impl Draw {
+    fn sample(rng: &mut ChaCha8Rng) -> Draw {
+        let nodes = rng.random_range(1..=10u32);
+        let protection = if rng.random_bool(0.75) {
+            Protection::Replicated(rng.random_range(1..=3u32))
+        } else {
+            Protection::Erasure(rng.random_range(2..=6u32), rng.random_range(1..=3u32))
+        };
+        let mut d = Draw {
+            nodes,
+            cores: rng.random_range(2..=64u32),
+            threads_per_core: if rng.random_bool(0.5) { 1 } else { 2 },
+            ghz: f64::from(rng.random_range(18..=38u32)) / 10.0,
+            drives: rng.random_range(1..=12u32),
+            osds_per_drive: rng.random_range(1..=2u32),
+            drive: DRIVES[rng.random_range(0..DRIVES.len())],
+            public_gbps: [10, 25, 40, 100][rng.random_range(0..4usize)],
+            cluster_gbps: rng
+                .random_bool(0.5)
+                .then(|| [10, 25, 100][rng.random_range(0..3usize)]),
+            protection,
+            colocated: rng.random_bool(0.3),
+            client_nodes: rng.random_range(1..=8u32),
+            images: rng.random_range(1..=32u32),
+            iodepth: [1, 2, 4, 8, 16, 32, 64][rng.random_range(0..7usize)],
+            block: ["4k", "16k", "64k", "1M", "4M"][rng.random_range(0..5usize)],
+            pattern: ["randread", "randwrite", "randrw", "read", "write"]
+                [rng.random_range(0..5usize)],
+            release: ["14.2.22", "16.2.7", "17.2.6", "18.2.0", "19.2.0", "20.2.0"]
+                [rng.random_range(0..6usize)],
+        };
+        // Enough OSDs for the pool's width when the failure domain is the OSD.
+        let width = d.width();
+        let per_drive = d.nodes * d.osds_per_drive;
+        d.drives = d.drives.max(width.div_ceil(per_drive));
+        d
+    }
+
+    fn width(&self) -> u32 {
+        match self.protection {
+            Protection::Replicated(r) => r,
+            Protection::Erasure(k, m) => k + m,
+        }
+    }
+
+    /// Failure domain that the cluster can satisfy: host when there are enough nodes.
+    fn failure_domain(&self) -> &'static str {
+        if self.nodes >= self.width() {
+            "host"
+        } else {
+            "osd"
+        }
+    }
+
+    fn toml(&self) -> String {
+        let pool = match self.protection {
+            Protection::Replicated(r) => format!("replicated = {r}"),
+            Protection::Erasure(k, m) => format!("[pool.erasure]\nk = {k}\nm = {m}"),
+        };
+        let cluster_net = self
+            .cluster_gbps
+            .map_or(String::new(), |c| format!("cluster = {c}\n"));
+        let clients = if self.colocated {
+            format!("nodes = {}\ncolocated = true", self.nodes)
+        } else {
+            format!(
+                "nodes = {}\ncpu = {{ arch = \"x86_64\", cores = 16, threads_per_core = 2, ghz = 2.5 }}\nnic = 25",
+                self.client_nodes
+            )
+        };
+        let mix = if self.pattern == "randrw" {
+            "read_percent = 70\n"
+        } else {
+            ""
+        };
+        format!(
+            r#"schema_version = 1
+name = "generated"
+[cluster]
+nodes = {nodes}
+ceph_release = "{release}"
+[cluster.node]
+cpu = {{ arch = "x86_64", cores = {cores}, threads_per_core = {tpc}, ghz = {ghz} }}
+osds_per_device = {opd}
+[cluster.node.data_devices]
+count = {drives}
+model = {drive}
+[cluster.node.network]
+public = {public}
+{cluster_net}[pool]
+failure_domain = "{fd}"
+{pool}
+[clients]
+{clients}
+[workload]
+images = {images}
+iodepth = {iodepth}
+block_size = "{block}"
+pattern = "{pattern}"
+{mix}"#,
+            nodes = self.nodes,
+            release = self.release,
+            cores = self.cores,
+            tpc = self.threads_per_core,
+            ghz = self.ghz,
+            opd = self.osds_per_drive,
+            drives = self.drives,
+            drive = self.drive,
+            public = self.public_gbps,
+            fd = self.failure_domain(),
+            images = self.images,
+            iodepth = self.iodepth,
+            block = self.block,
+            pattern = self.pattern,
+        )
+    }
+}
+
+struct Checker {
+    model: ModelParams,
+    catalogue: Catalogue,
+    opts: PredictOptions,
+}
+
+impl Checker {
+    fn predict(&self, d: &Draw) -> PredictionReport {
+        let text = d.toml();
+        let s = parse_scenario(&text, "generated", &self.catalogue)
+            .unwrap_or_else(|e| panic!("generated scenario is invalid: {e}\n{text}"));
+        predict(&s, &self.model, &self.opts)
+            .unwrap_or_else(|e| panic!("prediction failed: {e}\n{text}"))
+    }
+}
+
+/// Relative slack for "never fewer / never lower": the solvers' convergence tolerance is
+/// far below this; what exceeds it is a modelling defect.
+const SLACK: f64 = 1e-3;
+
+/// Scenarios (of the first 10,000 of seed 14) that break a property today; see the
+/// module doc. Lower it when a fix lowers the count.
+const KNOWN_VIOLATIONS_PER_10K: usize = 389;
+
+fn scenarios() -> usize {
+    std::env::var("CEPHPLAN_SANITY_SCENARIOS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(10_000)
+}
+
+#[test]
+fn predictions_are_physically_sane_over_generated_scenarios() {
+    let c = Checker {
+        model: ModelParams::shipped_default(),
+        catalogue: Catalogue::builtin(),
+        opts: PredictOptions {
+            interval: false,
+            ..PredictOptions::default()
+        },
+    };
+    let mut rng = ChaCha8Rng::seed_from_u64(14);
+    let mut failures: Vec<String> = Vec::new();
+    let mut violating = 0usize;
+    let n = scenarios();
+    for i in 0..n {
+        let before = failures.len();
+        let d = Draw::sample(&mut rng);
+        let base = c.predict(&d);
+        for (station, u) in &base.utilization {
+            if !(0.0..=1.0 + SLACK).contains(u) {
+                failures.push(format!("#{i} {station} utilisation {u}: {d:?}"));
+            }
+        }
+        // More load: twice the iodepth.
+        let mut more = d.clone();
+        more.iodepth *= 2;
+        let loaded = c.predict(&more);
+        if loaded.iops < base.iops * (1.0 - SLACK) {
+            failures.push(format!(
+                "#{i} iodepth {}→{}: IOPS {:.0}→{:.0}: {d:?}",
+                d.iodepth, more.iodepth, base.iops, loaded.iops
+            ));
+        }
+        if loaded.latency_mean_secs < base.latency_mean_secs * (1.0 - SLACK) {
+            failures.push(format!(
+                "#{i} iodepth {}→{}: mean latency {:.3e}→{:.3e} s: {d:?}",
+                d.iodepth, more.iodepth, base.latency_mean_secs, loaded.latency_mean_secs
+            ));
+        }
+        // More hardware at the same total load (one change per scenario, in turn).
+        let mut big = d.clone();
+        let what = match i % 5 {
+            0 if !d.colocated => {
+                big.nodes += 1;
+                "one more node"
+            }
+            0 | 1 => {
+                big.drives += 1;
+                "one more drive per node"
+            }
+            2 => {
+                big.cores += 4;
+                "four more cores"
+            }
+            3 => {
+                big.ghz += 0.4;
+                "0.4 GHz more"
+            }
+            _ => {
+                big.public_gbps *= 4;
+                "a 4× public link"
+            }
+        };
+        let grown = c.predict(&big);
+        if grown.iops < base.iops * (1.0 - SLACK) {
+            failures.push(format!(
+                "#{i} {what}: IOPS {:.0}→{:.0}: {d:?}",
+                base.iops, grown.iops
+            ));
+        }
+        violating += usize::from(failures.len() > before);
+    }
+    let allowed = (KNOWN_VIOLATIONS_PER_10K * n).div_ceil(10_000);
+    eprintln!(
+        "{violating} of {n} generated scenarios break a physical property (allowed: {allowed})"
+    );
+    assert!(
+        violating <= allowed,
+        "{violating} of {n} scenarios broke a physical property (known: {allowed}); first ones:\n{}",
+        failures
+            .iter()
+            .take(20)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+}
