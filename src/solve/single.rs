@@ -943,7 +943,37 @@ fn mva(
             *st = (1.0 + wq * qi + ci) * ic * sp;
             r_path += pw * *st;
         }
-        let x = n as f64 / (z + r_path);
+        let mut x = n as f64 / (z + r_path);
+        // The fork heuristic's throughput can pass a queue's capacity: with path demand
+        // below demand, the response counts less time than the queue holds (a single
+        // server with path p < d gives X(n) = n/(p + d(n−1)) > 1/d). Cap X at the
+        // capacity at this step's speeds; the time the cap adds is queueing at that
+        // bottleneck (at the queue with the most path work when the bottleneck has none),
+        // so that Little's law holds for the path (product-form networks never reach it).
+        let mut bottleneck: Option<(usize, f64)> = None;
+        for i in 0..k {
+            if queue_w[i] == 0.0 || d_eff[i] <= 0.0 {
+                continue;
+            }
+            let cap = 1.0 / (d_eff[i] * speed[i] * inv_c[i]);
+            if bottleneck.is_none_or(|(_, c)| cap < c) {
+                bottleneck = Some((i, cap));
+            }
+        }
+        if let Some((b, cap)) = bottleneck.filter(|&(_, cap)| x > cap) {
+            let at = if path_w[b] > 0.0 {
+                Some(b)
+            } else {
+                (0..k)
+                    .filter(|&i| queue_w[i] > 0.0 && path_w[i] > 0.0)
+                    .max_by(|&i, &j| path_w[i].total_cmp(&path_w[j]))
+            };
+            if let Some(at) = at {
+                let extra = n as f64 / cap - z - r_path;
+                stretch[at] += extra / path_w[at];
+                x = cap;
+            }
+        }
         x_curve.push(x);
         for ((qi, &st), &d) in q.iter_mut().zip(&stretch).zip(&d_eff) {
             *qi = x * d * st;

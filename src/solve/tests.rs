@@ -234,6 +234,27 @@ fn path_demand_enters_response_not_queues() {
 }
 
 #[test]
+fn forked_throughput_never_passes_the_capacity() {
+    // One single-server copy with demand d = 10 ms of which p = 5 ms is on the path. The
+    // fork heuristic alone gives X(n) = n/(p + d(n−1)) (R = p(1 + Q), Q = X·d·(1 + Q)):
+    // 5/(0.005 + 0.04) = 111.1/s at n = 5, above the capacity 1/d = 100/s. Capped, X =
+    // 100/s, utilisation 1, and the path response is n/X = 50 ms (Little's law).
+    let mut st = station("osd", StationKind::Queue, 1, 1, &[0.01]);
+    st.demands[0] = Demand::forked(0.01, 0.005);
+    let net = Network::new(vec![st], vec![class("w", 5, 0.0)]).unwrap();
+    let sol = single::solve_exact(&net);
+    let x = sol.classes[0].throughput_per_sec;
+    assert!(rel(x, 100.0) < 1e-12, "X = {x}");
+    let s = &sol.stations[0].per_class[0];
+    assert!(rel(s.path_residence_secs, 0.05) < 1e-12);
+    // At n = 1 nothing queues: X = 1/p = 200/s would pass 1/d too, so the cap holds
+    // there as well, R = 10 ms.
+    let net = Network::new(net.stations.clone(), vec![class("w", 1, 0.0)]).unwrap();
+    let x = single::solve_exact(&net).classes[0].throughput_per_sec;
+    assert!(rel(x, 100.0) < 1e-12, "X = {x}");
+}
+
+#[test]
 fn forked_multi_server_at_low_load_does_not_queue() {
     // A replicated write's CPU work: 3 copies (nodes) of a 64-server station, each write
     // loading every copy with 1 ms of which 2/3 ms is on its path (Demand::forked(3, 2) ms
