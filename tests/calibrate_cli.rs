@@ -290,3 +290,27 @@ fn calibrate_refuses_unknown_parameter_names_with_the_closest_and_writes_nothing
     assert!(!out.exists());
     fit("osd_cpu_raed_gcycles").stderr(contains("closest: osd_cpu_read_gcycles"));
 }
+
+/// Issue 17 item 4: `calibrate --data DIR` accepts a `validate --out DIR` directory as it
+/// stands (the unedited lab recording in tests/fixtures/validation-lab), fits its 7 dataset
+/// rows, names the comparison CSVs it skipped, and records only the datasets as inputs.
+#[test]
+fn calibrate_accepts_a_validate_output_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("m.toml");
+    cephplan()
+        .args(["calibrate", "--no-loo", "--data"])
+        .arg(fixture("validation-lab"))
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .success()
+        .stderr(contains(
+            "comparison-1796124266-19556.csv: skipped: the comparison CSV of `cephplan validate`",
+        ))
+        .stderr(contains("comparison-1796124302-19937.csv: skipped"))
+        .stdout(contains("lab     7"));
+    let model = std::fs::read_to_string(&out).unwrap();
+    assert!(model.contains("validation-1796124266-19556.csv fnv1a64="));
+    assert!(!model.contains("comparison-"));
+}
