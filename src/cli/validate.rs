@@ -21,12 +21,13 @@ use crate::cli::output::{table, Format};
 #[derive(Debug, Args)]
 pub struct ValidateArgs {
     /// Scenario file of the cluster under test (copied next to the results).
-    #[arg(long, required_unless_present = "refit_only")]
+    #[arg(long, required_unless_present_any = ["refit_only", "cleanup"])]
     scenario: Option<PathBuf>,
     /// ceph.conf of the cluster (given to fio and to every fio server as CEPH_CONF).
-    #[arg(long, required_unless_present = "refit_only")]
+    /// With --cleanup: instead of the one recorded with the images.
+    #[arg(long, required_unless_present_any = ["refit_only", "cleanup"])]
     ceph_conf: Option<PathBuf>,
-    #[arg(long, required_unless_present = "refit_only")]
+    #[arg(long, required_unless_present_any = ["refit_only", "cleanup"])]
     pool: Option<String>,
     /// Model parameter file for the predictions, and the starting point and prior of
     /// --refit (default: the shipped models/default.toml).
@@ -90,6 +91,14 @@ pub struct ValidateArgs {
         "i_own_this_image", "system_id", "refit",
     ])]
     refit_only: bool,
+    /// Remove the images that runs recorded in --out (images-*.json) and did not remove,
+    /// e.g. after a `kill -9`: exactly those, and only while their names carry
+    /// cephplan's prefix for that run. Touches nothing else.
+    #[arg(long, conflicts_with_all = [
+        "scenario", "pool", "no_predict", "clients", "vary", "image",
+        "i_own_this_image", "system_id", "refit", "refit_only",
+    ])]
+    cleanup: bool,
     /// More measured runs to fit with the validation data (CSV file or directory, as
     /// `calibrate --data`; e.g. calibration-data/). Repeatable.
     #[arg(long, value_name = "PATH")]
@@ -107,7 +116,55 @@ fn secs(s: &str, what: &str) -> anyhow::Result<u64> {
     Ok(v.round() as u64)
 }
 
+/// `validate --cleanup`: the recorded images of every run in `--out`.
+fn cleanup(a: &ValidateArgs) -> anyhow::Result<ExitCode> {
+    let records = validate::records(&a.out)?;
+    if records.is_empty() {
+        println!(
+            "{}: no record of created images (images-*.json): nothing to clean up",
+            a.out.display()
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    let progress = cephplan::progress::NoProgress;
+    let mut failed = 0;
+    for (path, record) in &records {
+        let conf = a
+            .ceph_conf
+            .clone()
+            .unwrap_or_else(|| record.ceph_conf.clone());
+        let cluster = validate::CephCluster::new(&conf, a.out.clone(), &progress);
+        let r = validate::cleanup(path, record, &cluster)
+            .with_context(|| format!("cleaning up after {}", path.display()))?;
+        println!("{} (pool {}):", path.display(), r.pool);
+        for i in &r.removed {
+            println!("  removed {i}");
+        }
+        for i in &r.absent {
+            println!("  already gone: {i}");
+        }
+        for i in &r.refused {
+            println!(
+                "  not touched: {i} (does not carry this run's name {})",
+                record.name_prefix()
+            );
+        }
+        for (i, e) in &r.failed {
+            println!("  could not remove {i}: {e}");
+        }
+        failed += r.failed.len();
+    }
+    if failed > 0 {
+        eprintln!("{failed} image(s) could not be removed; they stay recorded: run --cleanup again once the cluster is healthy");
+        return Ok(ExitCode::from(1));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
 pub fn run(a: ValidateArgs) -> anyhow::Result<ExitCode> {
+    if a.cleanup {
+        return cleanup(&a);
+    }
     if !(a.refit || a.refit_only) && (!a.refit_data.is_empty() || a.refit_out.is_some()) {
         anyhow::bail!("--refit-data and --refit-out apply only with --refit or --refit-only");
     }
