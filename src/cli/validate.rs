@@ -47,14 +47,14 @@ pub struct ValidateArgs {
     #[arg(long, default_value = "randwrite")]
     pattern: String,
     /// Read share for randrw (fio rwmixread).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     rwmixread: Option<u8>,
     #[arg(long, default_value = "4k")]
     bs: String,
-    #[arg(long, default_value_t = 16)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = 16)]
     iodepth: u32,
     /// RBD images (one fio job each).
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = 1)]
     images: u32,
     /// Per point.
     #[arg(long, default_value = "30s")]

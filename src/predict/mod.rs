@@ -114,6 +114,10 @@ pub struct ModelInfo {
     pub name: String,
     pub generator: String,
     pub fitted_on: Option<FittedOn>,
+    /// Parameters the model file lacks, for which the builder used its built-in fallback
+    /// ([`ModelParams::defaulted`]); empty for a complete model.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub defaulted_params: Vec<String>,
 }
 
 impl ModelInfo {
@@ -122,6 +126,7 @@ impl ModelInfo {
             name: p.name.clone(),
             generator: p.generator.clone(),
             fitted_on: p.fitted_on.clone(),
+            defaulted_params: p.defaulted(),
         }
     }
 }

@@ -319,3 +319,46 @@ fn interval_comes_from_the_covariance_by_the_delta_method() {
         "half-width {got} vs {want}"
     );
 }
+
+/// Issue 17 item 10: `size --max-nodes 4000000000` ran (and listed steps) for hours. It
+/// now stops at the largest cluster that validates: 20,000 OSDs per node here, so
+/// `spec::MAX_OSDS` = 100,000 allows 5 nodes.
+#[test]
+fn sizing_stops_where_no_larger_cluster_is_allowed() {
+    let s = with("count = 2", "count = 20000");
+    let spec = SizingSpec {
+        iops_target: 1e15,
+        latency_target_secs: 1.0,
+        max_nodes: 4_000_000_000,
+    };
+    let r = size(&s, &params(), &spec, &NoProgress).unwrap();
+    assert_eq!(r.nodes, None);
+    assert_eq!(r.steps.len(), 5);
+    assert!(r.complete);
+    assert!(
+        r.note.contains("largest cluster cephplan models"),
+        "{}",
+        r.note
+    );
+}
+
+/// Issue 17 item 10: a cancelled sizing stops and says so.
+#[test]
+fn a_cancelled_sizing_stops_and_says_so() {
+    let s = with("count = 2", "count = 2");
+    let cancel = crate::progress::CancelToken::new();
+    cancel.cancel();
+    let spec = SizingSpec {
+        iops_target: 1e15,
+        latency_target_secs: 1.0,
+        max_nodes: 1000,
+    };
+    let r = size(&s, &params(), &spec, &cancel).unwrap();
+    assert!(!r.complete);
+    assert!(r.steps.is_empty());
+    assert!(
+        r.note.starts_with("cancelled after 0 node count(s)"),
+        "{}",
+        r.note
+    );
+}

@@ -44,6 +44,13 @@ pub mod ceph;
 pub mod file;
 
 /// How a station serves jobs.
+/// The largest class population, server count and multiplicity a network may have. The
+/// exact single-class solver keeps arrays of the population's and the servers' length
+/// (at this size ~300 MB and ~20 s in a debug build, measured on
+/// `models/networks/multiserver.toml` with both set to it); beyond it an allocation
+/// failure would abort the process.
+pub const MAX_COUNT: u32 = 10_000_000;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum StationKind {
@@ -218,6 +225,8 @@ pub enum NetworkError {
         field: &'static str,
         value: f64,
     },
+    #[error("{what} = {value} is beyond the largest network cephplan solves ({max}); the exact solvers keep arrays of that length in memory: model fewer, larger units")]
+    TooLarge { what: String, value: u64, max: u64 },
     #[error("station \"{0}\": servers must be ≥ 1 for a queue")]
     ZeroServers(String),
     #[error("station \"{0}\": multiplicity must be ≥ 1")]
@@ -244,6 +253,25 @@ impl Network {
     }
 
     pub fn validate(&self) -> Result<(), NetworkError> {
+        let too_large = |what: String, value: u32| {
+            (value > MAX_COUNT).then(|| NetworkError::TooLarge {
+                what,
+                value: value.into(),
+                max: MAX_COUNT.into(),
+            })
+        };
+        for c in &self.classes {
+            if let Some(e) = too_large(format!("class \"{}\" population", c.name), c.population) {
+                return Err(e);
+            }
+        }
+        for s in &self.stations {
+            for (field, v) in [("servers", s.servers), ("multiplicity", s.multiplicity)] {
+                if let Some(e) = too_large(format!("station \"{}\" {field}", s.name), v) {
+                    return Err(e);
+                }
+            }
+        }
         if self.classes.is_empty() {
             return Err(NetworkError::NoClasses);
         }
