@@ -190,6 +190,13 @@ pub enum ModelError {
     },
     #[error("the model has no parameter `{name}`; fix: add [param.\"{name}\"] to the model file (models/prior.toml has every parameter with its source)")]
     Missing { name: String },
+    #[error("{origin}: field `{field}`: {problem}; fix: {fix}")]
+    InvalidField {
+        origin: String,
+        field: String,
+        problem: String,
+        fix: String,
+    },
     #[error("{origin}: field `param.{name}`: missing (the model cannot predict without it); fix: add [param.{name}] to the model file (models/prior.toml has every parameter with its source)")]
     MissingIn { origin: String, name: String },
     #[error(

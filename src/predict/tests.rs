@@ -362,3 +362,25 @@ fn a_cancelled_sizing_stops_and_says_so() {
         r.note
     );
 }
+
+/// Found by tests/robustness.rs: a model whose covariance gives a parameter an absurd
+/// variance (here 4.3e9 for a value of 6e-5) predicted an interval of [0, inf] (null in
+/// JSON). Now an error naming the model and the fix.
+#[test]
+fn an_absurd_covariance_is_an_error_not_an_infinite_interval() {
+    let mut m = ModelParams::shipped_default();
+    let cov = m.covariance.as_mut().expect("the default has a covariance");
+    let i = cov
+        .names
+        .iter()
+        .position(|n| n == names::CLIENT_CPU)
+        .expect("client CPU is fitted");
+    cov.matrix[i][i] = 4_294_967_295.0;
+    let s = with("iodepth = 1", "iodepth = 4");
+    let e = predict(&s, &m, &opts()).unwrap_err();
+    assert!(matches!(e, PredictError::DegenerateInterval { .. }), "{e}");
+    assert!(e.to_string().contains("refit the model"), "{e}");
+    // The shipped model's own interval is well inside the limit.
+    let r = predict(&s, &ModelParams::shipped_default(), &opts()).unwrap();
+    assert!(r.interval.unwrap().iops_high.is_finite());
+}

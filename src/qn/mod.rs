@@ -51,6 +51,10 @@ pub mod file;
 /// failure would abort the process.
 pub const MAX_COUNT: u32 = 10_000_000;
 
+/// The largest demand or think time (1e9 s, ~32 years): with [`MAX_COUNT`] jobs every
+/// response time stays finite in f64.
+pub const MAX_DEMAND_SECS: f64 = 1e9;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum StationKind {
@@ -218,7 +222,7 @@ pub enum NetworkError {
         got: usize,
         expected: usize,
     },
-    #[error("station \"{station}\", class \"{class}\": {field} = {value} is invalid; demands must be finite and ≥ 0 seconds")]
+    #[error("station \"{station}\", class \"{class}\": {field} = {value} is invalid; demands must be finite, ≥ 0 and at most 1e9 seconds")]
     BadDemand {
         station: String,
         class: String,
@@ -231,7 +235,7 @@ pub enum NetworkError {
     ZeroServers(String),
     #[error("station \"{0}\": multiplicity must be ≥ 1")]
     ZeroMultiplicity(String),
-    #[error("class \"{class}\": think time {value} is invalid; it must be finite and ≥ 0 seconds")]
+    #[error("class \"{class}\": think time {value} is invalid; it must be finite, ≥ 0 and at most 1e9 seconds")]
     BadThinkTime { class: String, value: f64 },
     #[error("station \"{station}\": batching.{field} = {value} is invalid; {fix}")]
     BadBatching {
@@ -289,7 +293,9 @@ impl Network {
             if !seen.insert(c.name.as_str()) {
                 return Err(NetworkError::DuplicateClass(c.name.clone()));
             }
-            if !(c.think_time_secs.is_finite() && c.think_time_secs >= 0.0) {
+            if !(c.think_time_secs.is_finite()
+                && (0.0..=MAX_DEMAND_SECS).contains(&c.think_time_secs))
+            {
                 return Err(NetworkError::BadThinkTime {
                     class: c.name.clone(),
                     value: c.think_time_secs,
@@ -315,7 +321,7 @@ impl Network {
             }
             for (d, c) in s.demands.iter().zip(&self.classes) {
                 for (field, value) in [("demand", d.secs), ("path_demand", d.path_secs)] {
-                    if !(value.is_finite() && value >= 0.0) {
+                    if !(value.is_finite() && (0.0..=MAX_DEMAND_SECS).contains(&value)) {
                         return Err(NetworkError::BadDemand {
                             station: s.name.clone(),
                             class: c.name.clone(),

@@ -942,3 +942,14 @@ fn a_network_beyond_the_memory_limit_is_refused() {
     .unwrap_err();
     assert!(e.to_string().contains("station \"cpu\" servers"), "{e}");
 }
+
+/// Found by tests/robustness.rs: a demand of 1e308 s solved to an infinite response time.
+#[test]
+fn a_demand_beyond_1e9_seconds_is_refused() {
+    let e = Network::new(
+        vec![station("disk", StationKind::Queue, 1, 1, &[1e308])],
+        vec![class("io", 4, 0.0)],
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("at most 1e9 seconds"), "{e}");
+}

@@ -579,6 +579,16 @@ impl ScenarioSpec {
                         "give at least 1 WAL device, or remove [cluster.node.wal_device]",
                     );
                 }
+                if w.count > n.data_devices.count {
+                    return inv(
+                        "cluster.node.wal_device.count",
+                        format!(
+                            "count = {} WAL devices for {} data devices",
+                            w.count, n.data_devices.count
+                        ),
+                        "give at most one WAL/DB device per data device (several OSDs usually share one)",
+                    );
+                }
                 let (name, drive) = resolve_drive(&w.model, cat, "cluster.node.wal_device.model")?;
                 Some(DeviceGroup {
                     count_per_node: w.count,

@@ -453,3 +453,15 @@ fn a_device_count_that_overflows_is_refused_not_wrapped() {
     assert_eq!(e.field, "cluster.nodes", "{e}");
     assert!(e.to_string().contains("24000000000 OSDs"), "{e}");
 }
+
+/// Found by tests/robustness.rs: a WAL device count of 4e9 passed validation and overflowed
+/// the model builder's device count (a panic in debug builds).
+#[test]
+fn more_wal_devices_than_data_devices_are_refused() {
+    let text = GOOD.replace(
+        "[cluster.node.network]",
+        "[cluster.node.wal_device]\ncount = 4000000000\nmodel = \"micron-7500-pro-15.36tb\"\n\n[cluster.node.network]",
+    );
+    let e = err(&text);
+    assert_eq!(e.field, "cluster.node.wal_device.count", "{e}");
+}
