@@ -21,11 +21,11 @@ use crate::cli::output::{table, Format};
 #[derive(Debug, Args)]
 pub struct ValidateArgs {
     /// Scenario file of the cluster under test (copied next to the results).
-    #[arg(long, required_unless_present_any = ["refit_only", "cleanup"])]
+    #[arg(long, required_unless_present_any = ["refit_only", "cleanup", "emit_cbt"])]
     scenario: Option<PathBuf>,
     /// ceph.conf of the cluster (given to fio and to every fio server as CEPH_CONF).
     /// With --cleanup: instead of the one recorded with the images.
-    #[arg(long, required_unless_present_any = ["refit_only", "cleanup"])]
+    #[arg(long, required_unless_present_any = ["refit_only", "cleanup", "emit_cbt"])]
     ceph_conf: Option<PathBuf>,
     #[arg(long, required_unless_present_any = ["refit_only", "cleanup"])]
     pool: Option<String>,
@@ -99,6 +99,12 @@ pub struct ValidateArgs {
         "i_own_this_image", "system_id", "refit", "refit_only",
     ])]
     cleanup: bool,
+    /// Write the CBT (Ceph Benchmarking Tool) librbdfio configuration of this sweep to
+    /// FILE and stop: no cluster, no fio. Its results import with `cephplan import cbt`.
+    #[arg(long, value_name = "FILE", conflicts_with_all = [
+        "refit", "refit_only", "cleanup", "image", "i_own_this_image", "clients",
+    ])]
+    emit_cbt: Option<PathBuf>,
     /// More measured runs to fit with the validation data (CSV file or directory, as
     /// `calibrate --data`; e.g. calibration-data/). Repeatable.
     #[arg(long, value_name = "PATH")]
@@ -114,6 +120,41 @@ pub struct ValidateArgs {
 fn secs(s: &str, what: &str) -> anyhow::Result<u64> {
     let v = cephplan::units::parse_duration_secs(s).with_context(|| format!("--{what}"))?;
     Ok(v.round() as u64)
+}
+
+/// `validate --emit-cbt FILE`: the sweep as a CBT configuration, written and nothing run.
+fn emit_cbt(a: &ValidateArgs, path: &std::path::Path) -> anyhow::Result<ExitCode> {
+    cephplan::io::check_writable_owned(path)?;
+    let pattern = RwPattern::parse(&a.pattern).with_context(|| {
+        format!(
+            "--pattern {}: use randread, randwrite, randrw, read or write",
+            a.pattern
+        )
+    })?;
+    let base = PointSetting {
+        pattern,
+        block_size_bytes: cephplan::units::parse_bytes(&a.bs).context("--bs")?,
+        iodepth: a.iodepth,
+        images: a.images,
+        read_percent: a.rwmixread.or((pattern == RwPattern::Randrw).then_some(50)),
+    };
+    let vary = a.vary.as_deref().map(Vary::parse).transpose()?;
+    let pool = a
+        .pool
+        .as_deref()
+        .context("--pool is needed: CBT creates its volumes in that pool")?;
+    cephplan::fio::job::check_job_value("pool", pool)?;
+    let yaml = validate::cbt_yaml(
+        &base,
+        vary.as_ref(),
+        secs(&a.runtime, "runtime")?,
+        secs(&a.ramp_time, "ramp-time")?,
+        cephplan::units::parse_bytes(&a.image_size).context("--image-size")?,
+        pool,
+    );
+    cephplan::io::write_atomic_owned(path, yaml.as_bytes())?;
+    eprintln!("wrote {}", path.display());
+    Ok(ExitCode::SUCCESS)
 }
 
 /// `validate --cleanup`: the recorded images of every run in `--out`.
@@ -164,6 +205,9 @@ fn cleanup(a: &ValidateArgs) -> anyhow::Result<ExitCode> {
 pub fn run(a: ValidateArgs) -> anyhow::Result<ExitCode> {
     if a.cleanup {
         return cleanup(&a);
+    }
+    if let Some(path) = &a.emit_cbt {
+        return emit_cbt(&a, path);
     }
     if !(a.refit || a.refit_only) && (!a.refit_data.is_empty() || a.refit_out.is_some()) {
         anyhow::bail!("--refit-data and --refit-out apply only with --refit or --refit-only");

@@ -25,6 +25,7 @@ use serde::{Deserialize, Serialize};
 use crate::io::{write_atomic_owned, WriteError, GENERATED_MARKER};
 use crate::units::{parse_bytes, parse_duration_secs};
 
+pub mod cbt;
 pub mod import;
 
 #[cfg(test)]

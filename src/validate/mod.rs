@@ -31,7 +31,7 @@ use crate::progress::Progress;
 use images::Images;
 pub use images::{cleanup, records, CephCluster, CleanupReport, Cluster, ImageRecord};
 
-pub use output::{comparison_csv, measured_run};
+pub use output::{cbt_yaml, comparison_csv, measured_run};
 pub use refit::{
     refit, refit_csv, refit_options, validation_datasets, Refit, RefitReport, RefitSpec,
 };
