@@ -367,6 +367,8 @@ pub enum DataError {
     MissingColumn { path: PathBuf, column: String },
     #[error("{path}: unknown column \"{column}\" in the header{}; the columns are: {}", suggest(column), COLUMNS.join(","))]
     UnknownColumn { path: PathBuf, column: String },
+    #[error("run {} from {}: column \"{}\": {}; nothing was appended to {}", .0.run_id, .0.from, .0.column, .0.message, .0.path.display())]
+    NewRow(Box<NewRow>),
     #[error("{path}: line {line}, column \"{column}\": {message}")]
     Field {
         path: PathBuf,
@@ -385,6 +387,17 @@ pub enum DataError {
     DuplicateFigures(Box<DuplicateFigures>),
     #[error(transparent)]
     Write(#[from] WriteError),
+}
+
+/// A row being appended that fails validation on its own ([`DataError::NewRow`]).
+#[derive(Debug)]
+pub struct NewRow {
+    pub path: PathBuf,
+    pub run_id: String,
+    /// The row's `source` (the imported file).
+    pub from: String,
+    pub column: String,
+    pub message: String,
 }
 
 /// Where a row repeats another's measurement ([`DataError::DuplicateFigures`]).
@@ -1162,6 +1175,29 @@ pub fn append_runs(path: &Path, new: &[MeasuredRun]) -> Result<(), DataError> {
         }
     }
     let rendered = to_csv(new);
+    // The new rows alone first, so that a problem of theirs (a unit, Little's law) is
+    // reported as the imported result's, not as a line of the dataset file.
+    if let Err(e) = parse_csv(path, &rendered) {
+        return Err(match e {
+            DataError::Field {
+                line,
+                column,
+                message,
+                ..
+            } if !new.is_empty() => {
+                // Line 1 is the marker, line 2 the header, line 3 the first new row.
+                let r = &new[(line as usize).saturating_sub(3).min(new.len() - 1)];
+                DataError::NewRow(Box::new(NewRow {
+                    path: path.to_path_buf(),
+                    run_id: r.run_id.clone(),
+                    from: r.source.clone(),
+                    column,
+                    message,
+                }))
+            }
+            other => other,
+        });
+    }
     let text = match &existing {
         // Same header: append the new rows (the rendered text without its marker line
         // and header) to the file as it is.

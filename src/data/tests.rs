@@ -391,3 +391,29 @@ fn only_generated_non_dataset_csvs_are_skipped() {
     let e = load_runs(dir.path()).unwrap_err();
     assert!(e.to_string().contains("comparison CSV, are skipped"), "{e}");
 }
+
+/// Issue 17 item 12: a new row's own problem (here Little's law: 100 IOPS × 1 ms = 0.1 in
+/// flight where the workload says 768) was reported as "line 3" of the dataset it was
+/// being appended to; it now names the run and its source, and nothing is written.
+#[test]
+fn a_bad_new_row_is_reported_as_the_imported_results_not_the_datasets() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("d.csv");
+    let (runs, _) = parse(GOOD).unwrap();
+    append_runs(&csv, &runs).unwrap();
+    let before = std::fs::read_to_string(&csv).unwrap();
+    let mut bad = runs[0].clone();
+    bad.run_id = "imported".into();
+    bad.source = "result.json".into();
+    bad.measured.iops = Some(100.0);
+    bad.measured.latency_mean_secs = Some(1e-3);
+    let e = append_runs(&csv, &[bad]).unwrap_err();
+    let msg = e.to_string();
+    assert!(matches!(e, DataError::NewRow(_)), "{msg}");
+    assert!(
+        msg.starts_with("run imported from result.json: column \"latency_mean\""),
+        "{msg}"
+    );
+    assert!(msg.contains("nothing was appended"), "{msg}");
+    assert_eq!(std::fs::read_to_string(&csv).unwrap(), before);
+}
