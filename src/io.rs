@@ -1,6 +1,7 @@
 //! Safe file output: every file cephplan writes is written atomically (temporary file in
 //! the same directory, then rename), and a file that cephplan did not create is never
-//! overwritten.
+//! overwritten. A symbolic link is written through to its target, a replaced file keeps
+//! its mode, and a failed write leaves no temporary file (see [`write_atomic`]).
 //!
 //! Files cephplan creates carry a marker (see [`GENERATED_MARKER`]) in their first lines;
 //! [`write_atomic_owned`] refuses to replace an existing file without it. This module is
@@ -27,21 +28,118 @@ pub enum WriteError {
     },
 }
 
-/// Writes `contents` to `path` atomically. Creates parent directories.
+/// How a temporary file of ours is named: `.{file name}.cephplan-tmp-XXXXXX` beside its
+/// target, so that a leftover (the process was killed between creating and renaming it)
+/// is recognisable as cephplan's and as belonging to that one target.
+fn temp_prefix(file_name: &std::ffi::OsStr) -> String {
+    format!(".{}.cephplan-tmp-", file_name.to_string_lossy())
+}
+
+/// A leftover temporary file older than this is stale: no write of ours takes that long
+/// (contents are in memory before the temporary file is created).
+const STALE_TEMP_AGE: std::time::Duration = std::time::Duration::from_secs(600);
+
+/// Follows `path` through symbolic links (relative targets are relative to the link's
+/// directory) to the file that a write should replace, so that `--out link` writes through
+/// to the link's target instead of replacing the link. A dangling link resolves to its
+/// (absent) target; a loop of links is an error.
+fn resolve_symlinks(path: &Path) -> std::io::Result<PathBuf> {
+    let mut p = path.to_path_buf();
+    for _ in 0..40 {
+        match std::fs::symlink_metadata(&p) {
+            Ok(m) if m.file_type().is_symlink() => {
+                let target = std::fs::read_link(&p)?;
+                p = match p.parent() {
+                    Some(dir) if target.is_relative() => dir.join(target),
+                    _ => target,
+                };
+            }
+            _ => return Ok(p),
+        }
+    }
+    Err(std::io::Error::other(
+        "too many levels of symbolic links (a loop?)",
+    ))
+}
+
+/// Removes leftover temporary files of ours for the target `file_name` in `dir` (see
+/// [`temp_prefix`]) that are older than [`STALE_TEMP_AGE`]. Anything else, including
+/// other programs' `.tmp*` files and a temporary file a concurrent write is still
+/// filling, is left alone. Best effort: a file that cannot be removed stays.
+fn remove_stale_temps(dir: &Path, file_name: &std::ffi::OsStr) {
+    let prefix = temp_prefix(file_name);
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(suffix) = name.to_str().and_then(|n| n.strip_prefix(&prefix)) else {
+            continue;
+        };
+        // tempfile's random part: exactly 6 alphanumeric characters.
+        if suffix.len() != 6 || !suffix.bytes().all(|b| b.is_ascii_alphanumeric()) {
+            continue;
+        }
+        let Ok(meta) = entry.metadata() else { continue };
+        let old = meta
+            .modified()
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|age| age > STALE_TEMP_AGE);
+        if meta.is_file() && old {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}
+
+/// Writes `contents` to `path` atomically (temporary file beside the target, fsync,
+/// rename, fsync of the directory). Creates parent directories.
+///
+/// - A symbolic link is written through: its final target is replaced, the link stays.
+/// - The new file keeps the mode of the file it replaces; a new file gets 0644 less the
+///   process umask (not the 0600 of a bare temporary file).
+/// - On any error the temporary file is removed. A process killed between creating and
+///   renaming it leaves `.{name}.cephplan-tmp-XXXXXX`; the next write of the same target
+///   removes such leftovers once they are older than ten minutes.
 pub fn write_atomic(path: &Path, contents: &[u8]) -> Result<(), WriteError> {
     let io_err = |source| WriteError::Io {
         path: path.to_path_buf(),
         source,
     };
-    let dir = match path.parent() {
+    let target = resolve_symlinks(path).map_err(io_err)?;
+    let dir = match target.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
     };
+    let Some(file_name) = target.file_name() else {
+        return Err(WriteError::NotAFile {
+            path: path.to_path_buf(),
+            what: "not a file name",
+        });
+    };
     std::fs::create_dir_all(&dir).map_err(io_err)?;
-    let mut tmp = tempfile::NamedTempFile::new_in(&dir).map_err(io_err)?;
+    remove_stale_temps(&dir, file_name);
+    let existing_mode = std::fs::metadata(&target).ok().map(|m| m.permissions());
+    let prefix = temp_prefix(file_name);
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(&prefix).suffix("");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        // Created with 0644 through open(2), so the umask applies as for any new file.
+        builder.permissions(std::fs::Permissions::from_mode(0o644));
+    }
+    let mut tmp = builder.tempfile_in(&dir).map_err(io_err)?;
+    if let Some(perm) = existing_mode {
+        tmp.as_file().set_permissions(perm).map_err(io_err)?;
+    }
     tmp.write_all(contents).map_err(io_err)?;
     tmp.as_file().sync_all().map_err(io_err)?;
-    tmp.persist(path).map_err(|e| io_err(e.error))?;
+    // On failure `persist` hands the temporary file back; dropping it removes it.
+    tmp.persist(&target).map_err(|e| io_err(e.error))?;
+    if let Ok(d) = std::fs::File::open(&dir) {
+        let _ = d.sync_all();
+    }
     Ok(())
 }
 
@@ -50,7 +148,7 @@ pub fn write_atomic(path: &Path, contents: &[u8]) -> Result<(), WriteError> {
 /// field whose value starts with it (TOML `generator = "generated by cephplan…"`, JSON
 /// `"generator": "generated by cephplan…"`). A sentence that merely mentions the marker
 /// ("NOT generated by cephplan") is not.
-fn is_marker_line(line: &str) -> bool {
+pub(crate) fn is_marker_line(line: &str) -> bool {
     let l = line.trim();
     if let Some(rest) = l.strip_prefix('#') {
         return rest.trim_start().starts_with(GENERATED_MARKER);
@@ -163,5 +261,115 @@ mod tests {
         write_atomic_owned(&p, b"# generated by cephplan\nx = 1\n").unwrap();
         write_atomic_owned(&p, b"# generated by cephplan\nx = 2\n").unwrap();
         assert!(std::fs::read_to_string(&p).unwrap().ends_with("x = 2\n"));
+    }
+
+    /// The process umask, from /proc/self/status (reading it with umask(2) would change it
+    /// for the other tests running in parallel).
+    #[cfg(target_os = "linux")]
+    fn current_umask() -> u32 {
+        let status = std::fs::read_to_string("/proc/self/status").unwrap();
+        let line = status.lines().find(|l| l.starts_with("Umask:")).unwrap();
+        u32::from_str_radix(line["Umask:".len()..].trim(), 8).unwrap()
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn new_files_get_0644_less_umask_and_replaced_files_keep_their_mode() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o7777;
+        let p = dir.path().join("new.toml");
+        write_atomic_owned(&p, b"# generated by cephplan\n").unwrap();
+        // A bare temporary file would be 0600 whatever the umask.
+        assert_eq!(mode(&p), 0o644 & !current_umask());
+
+        let q = dir.path().join("kept.toml");
+        std::fs::write(&q, "# generated by cephplan\nx = 1\n").unwrap();
+        std::fs::set_permissions(&q, std::fs::Permissions::from_mode(0o640)).unwrap();
+        write_atomic_owned(&q, b"# generated by cephplan\nx = 2\n").unwrap();
+        assert_eq!(mode(&q), 0o640);
+        assert!(std::fs::read_to_string(&q).unwrap().ends_with("x = 2\n"));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_symlink_is_written_through_to_its_target() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().join("sub/real.toml");
+        std::fs::create_dir_all(real.parent().unwrap()).unwrap();
+        std::fs::write(&real, "# generated by cephplan\nx = 1\n").unwrap();
+        // A relative link (resolved against the link's directory) and a link to it.
+        let link = dir.path().join("link.toml");
+        std::os::unix::fs::symlink("sub/real.toml", &link).unwrap();
+        let link2 = dir.path().join("link2.toml");
+        std::os::unix::fs::symlink(&link, &link2).unwrap();
+        write_atomic_owned(&link2, b"# generated by cephplan\nx = 2\n").unwrap();
+        for l in [&link, &link2] {
+            assert!(std::fs::symlink_metadata(l)
+                .unwrap()
+                .file_type()
+                .is_symlink());
+        }
+        assert!(std::fs::read_to_string(&real).unwrap().ends_with("x = 2\n"));
+        // No temporary file left beside the link or the target.
+        for d in [dir.path(), real.parent().unwrap()] {
+            let names: Vec<_> = std::fs::read_dir(d)
+                .unwrap()
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect();
+            assert!(names.iter().all(|n| !n.contains("tmp")), "{names:?}");
+        }
+        // A dangling link creates its target.
+        let dangling = dir.path().join("dangling.toml");
+        std::os::unix::fs::symlink("sub/new.toml", &dangling).unwrap();
+        write_atomic_owned(&dangling, b"# generated by cephplan\n").unwrap();
+        assert!(dir.path().join("sub/new.toml").is_file());
+        assert!(std::fs::symlink_metadata(&dangling)
+            .unwrap()
+            .file_type()
+            .is_symlink());
+    }
+
+    #[test]
+    fn a_failed_write_leaves_no_temporary_file() {
+        let dir = tempfile::tempdir().unwrap();
+        // Renaming a file over a non-empty directory fails after the temporary file exists.
+        let target = dir.path().join("out.toml");
+        std::fs::create_dir(&target).unwrap();
+        std::fs::write(target.join("inside"), "x").unwrap();
+        assert!(write_atomic(&target, b"# generated by cephplan\n").is_err());
+        let names: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, vec![std::ffi::OsString::from("out.toml")]);
+    }
+
+    #[test]
+    fn stale_temporary_files_of_ours_are_removed_and_nothing_else() {
+        let dir = tempfile::tempdir().unwrap();
+        let hour_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+        let make = |name: &str, old: bool| {
+            let p = dir.path().join(name);
+            let f = std::fs::File::create(&p).unwrap();
+            if old {
+                f.set_modified(hour_ago).unwrap();
+            }
+            p
+        };
+        // What a write killed an hour ago leaves (our name pattern, this target, old).
+        let stale = make(".out.toml.cephplan-tmp-Ab12Cd", true);
+        // A concurrent write still filling its temporary file: fresh, kept.
+        let fresh = make(".out.toml.cephplan-tmp-Zz99Yy", false);
+        // Other targets' leftovers, another program's temporary file, a user's file
+        // that looks similar: kept.
+        let other_target = make(".other.toml.cephplan-tmp-Ab12Cd", true);
+        let foreign = make(".tmpAb12Cd", true);
+        let lookalike = make(".out.toml.cephplan-tmp-notes.txt", true);
+        write_atomic_owned(&dir.path().join("out.toml"), b"# generated by cephplan\n").unwrap();
+        assert!(!stale.exists());
+        for kept in [&fresh, &other_target, &foreign, &lookalike] {
+            assert!(kept.exists(), "{}", kept.display());
+        }
     }
 }

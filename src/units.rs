@@ -149,6 +149,17 @@ impl Serialize for Bytes {
     }
 }
 
+/// The error of a value that failed to deserialise: `hint` replaces serde's untagged-enum
+/// message ("data did not match any variant"), but a "missing field" error is kept, so that
+/// the message names the field that is absent rather than describing a value format.
+fn keep_missing<E: serde::de::Error>(e: E, hint: impl FnOnce() -> String) -> E {
+    if e.to_string().starts_with("missing field") {
+        e
+    } else {
+        E::custom(hint())
+    }
+}
+
 impl<'de> Deserialize<'de> for Bytes {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         #[derive(Deserialize)]
@@ -158,7 +169,7 @@ impl<'de> Deserialize<'de> for Bytes {
             S(String),
         }
         match Raw::deserialize(d)
-            .map_err(|_| serde::de::Error::custom(format!("expected a size: {SIZE_HINT}")))?
+            .map_err(|e| keep_missing(e, || format!("expected a size: {SIZE_HINT}")))?
         {
             Raw::N(n) => Ok(Bytes(n)),
             Raw::S(s) => parse_bytes(&s).map(Bytes).map_err(serde::de::Error::custom),
@@ -184,9 +195,9 @@ impl<'de> Deserialize<'de> for Secs {
             N(f64),
             S(String),
         }
-        match Raw::deserialize(d).map_err(|_| {
-            serde::de::Error::custom(format!("expected a duration: {DURATION_HINT}"))
-        })? {
+        match Raw::deserialize(d)
+            .map_err(|e| keep_missing(e, || format!("expected a duration: {DURATION_HINT}")))?
+        {
             Raw::N(n) if n.is_finite() && n >= 0.0 => Ok(Secs(n)),
             Raw::N(n) => Err(serde::de::Error::custom(format!(
                 "duration {n} must be a finite number of seconds ≥ 0"
@@ -217,7 +228,7 @@ impl<'de> Deserialize<'de> for BitsPerSec {
             S(String),
         }
         match Raw::deserialize(d)
-            .map_err(|_| serde::de::Error::custom(format!("expected a link rate: {RATE_HINT}")))?
+            .map_err(|e| keep_missing(e, || format!("expected a link rate: {RATE_HINT}")))?
         {
             Raw::N(n) if n.is_finite() && n > 0.0 => Ok(BitsPerSec(n * 1e9)),
             Raw::N(n) => Err(serde::de::Error::custom(format!(

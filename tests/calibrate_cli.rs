@@ -290,3 +290,64 @@ fn calibrate_refuses_unknown_parameter_names_with_the_closest_and_writes_nothing
     assert!(!out.exists());
     fit("osd_cpu_raed_gcycles").stderr(contains("closest: osd_cpu_read_gcycles"));
 }
+
+/// Issue 17 item 4: `calibrate --data DIR` accepts a `validate --out DIR` directory as it
+/// stands (the unedited lab recording in tests/fixtures/validation-lab), fits its 7 dataset
+/// rows, names the comparison CSVs it skipped, and records only the datasets as inputs.
+#[test]
+fn calibrate_accepts_a_validate_output_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("m.toml");
+    cephplan()
+        .args(["calibrate", "--no-loo", "--data"])
+        .arg(fixture("validation-lab"))
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .success()
+        .stderr(contains(
+            "comparison-1796124266-19556.csv: skipped: the comparison CSV of `cephplan validate`",
+        ))
+        .stderr(contains("comparison-1796124302-19937.csv: skipped"))
+        .stdout(contains("lab     7"));
+    let model = std::fs::read_to_string(&out).unwrap();
+    assert!(model.contains("validation-1796124266-19556.csv fnv1a64="));
+    assert!(!model.contains("comparison-"));
+}
+
+/// `import cbt` on the fixture CBT tree (tests/fixtures/cbt/README.md: 2 clients × 2
+/// iterations of one point) appends one row that the loader accepts (Little's law holds:
+/// 2 images × iodepth 8 = 16 in flight vs 1317.9 IOPS × 12.12 ms), with the CBT point as
+/// its run id.
+#[test]
+fn import_cbt_appends_one_row_per_point() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("cbt.csv");
+    cephplan()
+        .args(["import", "cbt"])
+        .arg(fixture("cbt/archive"))
+        .arg("--scenario")
+        .arg(fixture("seed-000.toml"))
+        .arg("--out")
+        .arg(&csv)
+        .assert()
+        .success()
+        .stderr(contains(
+            "appended run archive-op_size-00004096-concurrent_procs-002-iodepth-008-randwrite (1318 IOPS; 4 file(s), 2 client(s), 2 iteration(s))",
+        ));
+    let (runs, warnings) = load_runs(&csv).unwrap();
+    assert!(warnings.is_empty(), "{warnings:?}");
+    assert_eq!(runs.len(), 1);
+    assert_eq!(runs[0].workload.in_flight(), Some(16.0));
+    // A second import of the same tree is refused as the same runs, not duplicated.
+    cephplan()
+        .args(["import", "cbt"])
+        .arg(fixture("cbt/archive"))
+        .arg("--scenario")
+        .arg(fixture("seed-000.toml"))
+        .arg("--out")
+        .arg(&csv)
+        .assert()
+        .failure();
+    assert_eq!(load_runs(&csv).unwrap().0.len(), 1);
+}

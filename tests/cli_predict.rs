@@ -320,3 +320,68 @@ fn sweep_percentile_takes_the_knee_by_the_simulated_p99() {
     assert_eq!(k["value"], 1, "{p99:?} target {mid}");
     assert_eq!(k["latency_percentile_secs"].as_f64().unwrap(), p99[0]);
 }
+
+/// Issue 17 item 12: negative numbers reach validation (clap used to answer "unexpected
+/// argument '-1'") and are refused there, naming the value and the fix.
+#[test]
+fn negative_numbers_are_refused_by_validation_not_by_the_parser() {
+    cephplan()
+        .args(["size", "--scenario", FIXTURE, "--iops", "-1"])
+        .args(["--latency-target", "4ms"])
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("IOPS target -1"))
+        .stderr(predicate::str::contains("give a positive IOPS target"));
+    cephplan()
+        .args(["size", "--scenario", FIXTURE, "--iops", "1000"])
+        .args(["--latency-target", "-4ms"])
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("--latency-target"))
+        .stderr(predicate::str::contains("unexpected argument").not());
+    cephplan()
+        .args(["solve", "--network", "models/networks/multiserver.toml"])
+        .args(["--tolerance", "-1"])
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("tolerance = -1 is invalid"));
+}
+
+/// Issue 17 item 13: a model file without `osd_write_batch_scale` predicted 17 % more IOPS
+/// silently; the parameter is now named as defaulted, on stderr and in the JSON report.
+#[test]
+fn a_defaulted_model_parameter_is_reported() {
+    let text = std::fs::read_to_string("models/default.toml").unwrap();
+    let text = &text[..text.find("[covariance]").unwrap()];
+    let start = text.find("[param.osd_write_batch_scale]\n").unwrap();
+    let end = start + 1 + text[start + 1..].find("\n[").unwrap() + 1;
+    let d = tempfile::tempdir().unwrap();
+    let model = d.path().join("m.toml");
+    std::fs::write(&model, format!("{}{}", &text[..start], &text[end..])).unwrap();
+    let out = cephplan()
+        .args([
+            "predict",
+            "--scenario",
+            FIXTURE,
+            "--format",
+            "json",
+            "--model",
+        ])
+        .arg(&model)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("m.toml has no [param.osd_write_batch_scale]"),
+        "{stderr}"
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        v["model"]["defaulted_params"],
+        serde_json::json!(["osd_write_batch_scale"])
+    );
+    // The shipped default defaults nothing, and its JSON has no such key.
+    let v = json(&["predict", "--scenario", FIXTURE, "--format", "json"]);
+    assert!(v["model"].get("defaulted_params").is_none());
+}

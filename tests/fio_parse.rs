@@ -151,3 +151,37 @@ fn truncated_document_is_rejected() {
         parse_fio_output("fio: engine rbd not loadable\n", &path, EngineCheck::Any).unwrap_err();
     assert!(matches!(e, FioParseError::NoDocument { .. }), "{e}");
 }
+
+/// Found by tests/robustness.rs: a count of 2^64-1 I/Os (or a negative or infinite IOPS)
+/// in a damaged file overflowed the sums of `summary` (a panic in debug builds) or made a
+/// dataset row of infinite IOPS. Refused at parse time, naming the job and the field.
+#[test]
+fn figures_no_run_produces_are_refused_naming_job_and_field() {
+    let text = std::fs::read_to_string(fixture("multi-randwrite.json")).unwrap();
+    let mut doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+    for (field, value, named) in [
+        (
+            "lat_ns",
+            serde_json::json!({"N": u64::MAX, "mean": 1.0}),
+            "write.lat_ns.N",
+        ),
+        ("iops", serde_json::json!(-1.0), "write.iops"),
+        ("iops", serde_json::json!(1e308), "write.iops"),
+    ] {
+        let mut d = doc.clone();
+        d["jobs"][0]["write"][field] = value;
+        let e = parse_fio_output(
+            &serde_json::to_string(&d).unwrap(),
+            Path::new("damaged.json"),
+            EngineCheck::Any,
+        )
+        .unwrap_err();
+        assert!(matches!(e, FioParseError::BadValue { .. }), "{e}");
+        let msg = e.to_string();
+        assert!(msg.starts_with("damaged.json: job \""), "{msg}");
+        assert!(msg.contains(named), "{msg}");
+    }
+    // The unedited file passes.
+    doc["jobs"][0]["write"]["iops"] = serde_json::json!(0.0);
+    parse_fio_output(&doc.to_string(), Path::new("ok.json"), EngineCheck::Any).unwrap();
+}

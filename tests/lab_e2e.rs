@@ -376,6 +376,58 @@ fn lab_end_to_end() {
     assert!(matches!(e, ValidateError::Unreachable { .. }), "{e}");
     assert!(t0.elapsed() < Duration::from_secs(60));
 
+    // 7b. `kill -9` of cephplan during a point (issue 17 item 7): the record of its
+    // images is in the output directory, and `validate --cleanup` removes exactly them.
+    let out7b = root.path().join("killed9");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_cephplan"))
+        .args(["validate", "--no-predict", "--scenario"])
+        .arg(&scenario)
+        .arg("--ceph-conf")
+        .arg(&conf)
+        .args(["--pool", lab::LAB_POOL, "--vary", "iodepth=1,4"])
+        .args(["--runtime", "3s", "--image-size", "64M", "--out"])
+        .arg(&out7b)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let t0 = std::time::Instant::now();
+    let recorded = loop {
+        let recs = validate::records(&out7b).unwrap_or_default();
+        let images: Vec<String> = recs.iter().flat_map(|(_, r)| r.images.clone()).collect();
+        if !images.is_empty() && images.iter().all(|i| rbd_ls(&conf).contains(i)) {
+            break images;
+        }
+        assert!(t0.elapsed() < Duration::from_secs(60), "no image recorded");
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    std::thread::sleep(Duration::from_millis(1500)); // into the first point's fio run
+    child.kill().unwrap(); // SIGKILL to the PID this test started: no cleanup runs
+    child.wait().unwrap();
+    assert!(recorded.iter().all(|i| rbd_ls(&conf).contains(i)));
+    // fio (its own process group) finishes its 3 s and releases the image; until then
+    // `rbd rm` fails on the watcher and the cleanup says so, keeping the record.
+    let t0 = std::time::Instant::now();
+    loop {
+        let ok = Command::new(env!("CARGO_BIN_EXE_cephplan"))
+            .args(["validate", "--cleanup", "--out"])
+            .arg(&out7b)
+            .status()
+            .unwrap()
+            .success();
+        if ok {
+            break;
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(120),
+            "cleanup never succeeded"
+        );
+        std::thread::sleep(Duration::from_secs(2));
+    }
+    let left = rbd_ls(&conf);
+    assert!(recorded.iter().all(|i| !left.contains(i)), "{left:?}");
+    assert!(validate::records(&out7b).unwrap().is_empty());
+
     // 8. An OSD dies (TERM to the PID lab recorded) during the second point: with pool
     // size 1 its PGs stop serving, fio cannot finish, the run is stopped at its deadline
     // (runtime + grace) and the error names the down OSD; point 1 stays saved. This breaks
@@ -430,6 +482,10 @@ fn lab_end_to_end() {
         other => panic!("expected ImagesLeft after PointFailed, got {other}"),
     }
     assert!(e.to_string().contains("osd.0 down"), "{e}");
+    // The image left behind stays in the record, for `validate --cleanup` later.
+    let recs = validate::records(&out8).unwrap();
+    assert_eq!(recs.len(), 1);
+    assert_eq!(recs[0].1.images.len(), 1);
     let csv = std::fs::read_to_string(out8.join(format!("validation-{}.csv", s8.run_id))).unwrap();
     assert_eq!(
         csv.lines().filter(|l| !l.starts_with('#')).count(),

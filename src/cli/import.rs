@@ -1,5 +1,6 @@
 //! `cephplan import fio`: append one fio JSON result (run with the rbd engine) as a row of
-//! a calibration dataset CSV.
+//! a calibration dataset CSV. `cephplan import cbt`: append one row per point of a CBT
+//! librbdfio results tree (`data::cbt`).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -8,6 +9,7 @@ use anyhow::Context;
 use clap::{Args, Subcommand};
 
 use cephplan::data::append_runs;
+use cephplan::data::cbt::{import_cbt as import_cbt_tree, CbtContext};
 use cephplan::data::import::{relative_to, run_from_fio, ImportContext};
 use cephplan::fio::json::{read_fio_file, EngineCheck};
 
@@ -15,6 +17,76 @@ use cephplan::fio::json::{read_fio_file, EngineCheck};
 pub enum ImportCommand {
     /// A fio --output-format=json result (plain, multi-job or client/server).
     Fio(ImportFioArgs),
+    /// A CBT librbdfio archive (results/<iteration>/id-<hash>/.../json_output.N.HOST):
+    /// one row per point, clients summed, iterations averaged.
+    Cbt(ImportCbtArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ImportCbtArgs {
+    /// The archive directory CBT was run with (or any directory above its results/).
+    pub archive: PathBuf,
+    /// Scenario file of the measured cluster (written relative to the CSV).
+    #[arg(long, value_name = "FILE")]
+    pub scenario: PathBuf,
+    /// Dataset CSV to create or append to (must have been created by cephplan).
+    #[arg(long, value_name = "FILE")]
+    pub out: PathBuf,
+    /// Run ids are PREFIX-<point directory>; default: the archive directory's name.
+    #[arg(long, value_name = "PREFIX")]
+    pub run_id_prefix: Option<String>,
+    /// System id; default: the scenario file's name without extension.
+    #[arg(long)]
+    pub system_id: Option<String>,
+}
+
+fn import_cbt(a: ImportCbtArgs) -> anyhow::Result<ExitCode> {
+    let stem = |p: &PathBuf| {
+        p.file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    };
+    anyhow::ensure!(
+        a.scenario.is_file(),
+        "scenario {} does not exist; pass the scenario file of the measured cluster",
+        a.scenario.display()
+    );
+    cephplan::io::check_writable_owned(&a.out)?;
+    let csv_dir = a
+        .out
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("."));
+    let archive_name = std::fs::canonicalize(&a.archive)
+        .ok()
+        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .unwrap_or_else(|| "cbt".into());
+    let ctx = CbtContext {
+        system_id: a.system_id.clone().unwrap_or_else(|| stem(&a.scenario)),
+        scenario: relative_to(&a.scenario, &csv_dir),
+        run_id_prefix: a.run_id_prefix.clone().unwrap_or(archive_name),
+    };
+    let imported = import_cbt_tree(&a.archive, &ctx)?;
+    append_runs(&a.out, &imported.runs).with_context(|| {
+        format!(
+            "appending {} run(s) to {}",
+            imported.runs.len(),
+            a.out.display()
+        )
+    })?;
+    for (p, r) in imported.points.iter().zip(&imported.runs) {
+        eprintln!(
+            "appended run {} ({} IOPS; {} file(s), {} client(s), {} iteration(s))",
+            r.run_id,
+            r.measured.iops.map_or("-".into(), |v| format!("{v:.0}")),
+            p.files,
+            p.clients,
+            p.iterations
+        );
+    }
+    eprintln!("to {}", a.out.display());
+    Ok(ExitCode::SUCCESS)
 }
 
 #[derive(Debug, Args)]
@@ -36,7 +108,10 @@ pub struct ImportFioArgs {
 }
 
 pub fn run(cmd: ImportCommand) -> anyhow::Result<ExitCode> {
-    let ImportCommand::Fio(a) = cmd;
+    let a = match cmd {
+        ImportCommand::Fio(a) => a,
+        ImportCommand::Cbt(a) => return import_cbt(a),
+    };
     let out = read_fio_file(&a.result, EngineCheck::RequireRbd)?;
     let stem = |p: &PathBuf| {
         p.file_stem()

@@ -43,8 +43,27 @@ impl Inputs {
             Some(p) => ModelParams::load(p)?,
             None => ModelParams::shipped_default(),
         };
+        if let Some(p) = &self.model {
+            if let Some(w) = defaulted_warning(&p.display().to_string(), &model) {
+                eprintln!("warning: {w}");
+            }
+        }
         Ok((scn, model))
     }
+}
+
+/// The warning for a model file that lacks parameters the shipped prior has (the report's
+/// `model.defaulted_params`), or `None` for a complete model.
+pub fn defaulted_warning(origin: &str, model: &ModelParams) -> Option<String> {
+    let names = model.defaulted();
+    (!names.is_empty()).then(|| {
+        format!(
+            "{origin} has no {}: the prediction uses the model's built-in fallback for {} (a factor of 1, or the mechanism left out), not a fitted or sourced value; copy {} from models/prior.toml to use the prior",
+            names.iter().map(|n| format!("[param.{n}]")).collect::<Vec<_>>().join(", "),
+            if names.len() == 1 { "it" } else { "them" },
+            if names.len() == 1 { "it" } else { "them" },
+        )
+    })
 }
 
 /// How the simulation runs the OSD CPU's write batching.
@@ -96,20 +115,20 @@ pub fn service_shape(shape: Option<ShapeArg>, scv: Option<f64>) -> anyhow::Resul
 #[derive(Debug, Args)]
 pub struct TailArgs {
     /// Simulation master seed; the same seed gives the same result (default 1).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub seed: Option<u64>,
     /// Simulate until the mean and p99 are known within this relative half-width at 95 %
     /// confidence (default 0.02).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub precision: Option<f64>,
     /// Cap on simulated events (default 2000000000).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub max_events: Option<u64>,
     /// Service-time distribution of the simulated devices (default exponential).
     #[arg(long, value_enum)]
     pub device_service: Option<ShapeArg>,
     /// Squared coefficient of variation for --device-service two-moment.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub device_scv: Option<f64>,
     /// How the OSD CPU's write batching is simulated (default mean-field).
     #[arg(long, value_enum)]

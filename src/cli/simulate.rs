@@ -32,7 +32,7 @@ pub struct SimulateArgs {
     #[arg(long, value_enum, requires = "scenario")]
     pub device_service: Option<super::predict::ShapeArg>,
     /// Squared coefficient of variation for --device-service two-moment.
-    #[arg(long, requires = "scenario")]
+    #[arg(long, allow_negative_numbers = true, requires = "scenario")]
     pub device_scv: Option<f64>,
     /// How the OSD CPU's write batching is simulated (with --scenario; default mean-field:
     /// at the speed exact MVA finds for the scenario's depth).
@@ -47,20 +47,20 @@ pub struct SimulateArgs {
     #[arg(long, value_name = "FILE")]
     pub model: Option<PathBuf>,
     /// Master seed: the same seed gives the same report, bit for bit.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = 1)]
     pub seed: u64,
     /// Stop when every class's mean response and p99 are known within this relative
     /// half-width (95 % confidence).
-    #[arg(long, default_value_t = 0.02)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = 0.02)]
     pub precision: f64,
     /// Cap on simulated events over the whole run.
-    #[arg(long, default_value_t = 2_000_000_000)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = 2_000_000_000)]
     pub max_events: u64,
     /// Replications before the precision is first checked (at least 2).
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = 10)]
     pub replications: u32,
     /// Worker threads for replications (results do not depend on it).
-    #[arg(long, default_value_t = 2)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = 2)]
     pub threads: usize,
     #[arg(long, value_enum, default_value_t)]
     pub format: Format,

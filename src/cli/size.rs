@@ -6,7 +6,6 @@ use clap::Args;
 use super::output::{table, Format};
 use super::predict::{ms, size as bytes, thousands, Inputs};
 use cephplan::predict::{size, SizingReport, SizingSpec};
-use cephplan::progress::NoProgress;
 use cephplan::units::parse_duration_secs;
 
 #[derive(Debug, Args)]
@@ -14,13 +13,13 @@ pub struct SizeArgs {
     #[command(flatten)]
     pub inputs: Inputs,
     /// IOPS the cluster must deliver.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub iops: f64,
     /// Mean latency limit, e.g. 4ms.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     pub latency_target: String,
     /// Largest node count to try.
-    #[arg(long, default_value_t = 64)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = 64)]
     pub max_nodes: u32,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Table)]
@@ -36,7 +35,9 @@ pub fn run(a: SizeArgs) -> anyhow::Result<bool> {
         latency_target_secs: latency,
         max_nodes: a.max_nodes,
     };
-    let r = size(&scn, &model, &spec, &NoProgress)?;
+    // Ctrl-C stops the search after the node count being solved (the report says so).
+    let progress = super::progress::BarProgress::with_ctrl_c();
+    let r = size(&scn, &model, &spec, &progress)?;
     match a.format {
         Format::Json => println!("{}", serde_json::to_string_pretty(&r)?),
         Format::Csv => print!("{}", csv_report(&r)?),

@@ -35,10 +35,10 @@ pub struct SolveArgs {
     #[arg(long, value_enum, default_value_t = MethodArg::Auto)]
     pub method: MethodArg,
     /// Relative tolerance of the iterative methods.
-    #[arg(long, default_value_t = SolveOptions::default().tolerance)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = SolveOptions::default().tolerance)]
     pub tolerance: f64,
     /// Largest population lattice exact multi-class MVA may walk.
-    #[arg(long, default_value_t = SolveOptions::default().max_exact_lattice)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = SolveOptions::default().max_exact_lattice)]
     pub max_exact_lattice: u64,
 }
 

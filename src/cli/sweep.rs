@@ -26,7 +26,7 @@ pub struct SweepArgs {
     pub latency_target: Option<String>,
     /// Simulate every point and take the knee by this latency percentile: 50, 95, 99 or
     /// 99.9 (without it, the MVA mean latency).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub percentile: Option<f64>,
     #[command(flatten)]
     pub sim: TailArgs,

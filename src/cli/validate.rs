@@ -21,12 +21,13 @@ use crate::cli::output::{table, Format};
 #[derive(Debug, Args)]
 pub struct ValidateArgs {
     /// Scenario file of the cluster under test (copied next to the results).
-    #[arg(long, required_unless_present = "refit_only")]
+    #[arg(long, required_unless_present_any = ["refit_only", "cleanup", "emit_cbt"])]
     scenario: Option<PathBuf>,
     /// ceph.conf of the cluster (given to fio and to every fio server as CEPH_CONF).
-    #[arg(long, required_unless_present = "refit_only")]
+    /// With --cleanup: instead of the one recorded with the images.
+    #[arg(long, required_unless_present_any = ["refit_only", "cleanup", "emit_cbt"])]
     ceph_conf: Option<PathBuf>,
-    #[arg(long, required_unless_present = "refit_only")]
+    #[arg(long, required_unless_present_any = ["refit_only", "cleanup"])]
     pool: Option<String>,
     /// Model parameter file for the predictions, and the starting point and prior of
     /// --refit (default: the shipped models/default.toml).
@@ -46,14 +47,14 @@ pub struct ValidateArgs {
     #[arg(long, default_value = "randwrite")]
     pattern: String,
     /// Read share for randrw (fio rwmixread).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     rwmixread: Option<u8>,
     #[arg(long, default_value = "4k")]
     bs: String,
-    #[arg(long, default_value_t = 16)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = 16)]
     iodepth: u32,
     /// RBD images (one fio job each).
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = 1)]
     images: u32,
     /// Per point.
     #[arg(long, default_value = "30s")]
@@ -90,6 +91,20 @@ pub struct ValidateArgs {
         "i_own_this_image", "system_id", "refit",
     ])]
     refit_only: bool,
+    /// Remove the images that runs recorded in --out (images-*.json) and did not remove,
+    /// e.g. after a `kill -9`: exactly those, and only while their names carry
+    /// cephplan's prefix for that run. Touches nothing else.
+    #[arg(long, conflicts_with_all = [
+        "scenario", "pool", "no_predict", "clients", "vary", "image",
+        "i_own_this_image", "system_id", "refit", "refit_only",
+    ])]
+    cleanup: bool,
+    /// Write the CBT (Ceph Benchmarking Tool) librbdfio configuration of this sweep to
+    /// FILE and stop: no cluster, no fio. Its results import with `cephplan import cbt`.
+    #[arg(long, value_name = "FILE", conflicts_with_all = [
+        "refit", "refit_only", "cleanup", "image", "i_own_this_image", "clients",
+    ])]
+    emit_cbt: Option<PathBuf>,
     /// More measured runs to fit with the validation data (CSV file or directory, as
     /// `calibrate --data`; e.g. calibration-data/). Repeatable.
     #[arg(long, value_name = "PATH")]
@@ -107,7 +122,93 @@ fn secs(s: &str, what: &str) -> anyhow::Result<u64> {
     Ok(v.round() as u64)
 }
 
+/// `validate --emit-cbt FILE`: the sweep as a CBT configuration, written and nothing run.
+fn emit_cbt(a: &ValidateArgs, path: &std::path::Path) -> anyhow::Result<ExitCode> {
+    cephplan::io::check_writable_owned(path)?;
+    let pattern = RwPattern::parse(&a.pattern).with_context(|| {
+        format!(
+            "--pattern {}: use randread, randwrite, randrw, read or write",
+            a.pattern
+        )
+    })?;
+    let base = PointSetting {
+        pattern,
+        block_size_bytes: cephplan::units::parse_bytes(&a.bs).context("--bs")?,
+        iodepth: a.iodepth,
+        images: a.images,
+        read_percent: a.rwmixread.or((pattern == RwPattern::Randrw).then_some(50)),
+    };
+    let vary = a.vary.as_deref().map(Vary::parse).transpose()?;
+    let pool = a
+        .pool
+        .as_deref()
+        .context("--pool is needed: CBT creates its volumes in that pool")?;
+    cephplan::fio::job::check_job_value("pool", pool)?;
+    let yaml = validate::cbt_yaml(
+        &base,
+        vary.as_ref(),
+        secs(&a.runtime, "runtime")?,
+        secs(&a.ramp_time, "ramp-time")?,
+        cephplan::units::parse_bytes(&a.image_size).context("--image-size")?,
+        pool,
+    );
+    cephplan::io::write_atomic_owned(path, yaml.as_bytes())?;
+    eprintln!("wrote {}", path.display());
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `validate --cleanup`: the recorded images of every run in `--out`.
+fn cleanup(a: &ValidateArgs) -> anyhow::Result<ExitCode> {
+    let records = validate::records(&a.out)?;
+    if records.is_empty() {
+        println!(
+            "{}: no record of created images (images-*.json): nothing to clean up",
+            a.out.display()
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    let progress = cephplan::progress::NoProgress;
+    let mut failed = 0;
+    for (path, record) in &records {
+        let conf = a
+            .ceph_conf
+            .clone()
+            .unwrap_or_else(|| record.ceph_conf.clone());
+        let cluster = validate::CephCluster::new(&conf, a.out.clone(), &progress);
+        let r = validate::cleanup(path, record, &cluster)
+            .with_context(|| format!("cleaning up after {}", path.display()))?;
+        println!("{} (pool {}):", path.display(), r.pool);
+        for i in &r.removed {
+            println!("  removed {i}");
+        }
+        for i in &r.absent {
+            println!("  already gone: {i}");
+        }
+        for i in &r.refused {
+            println!(
+                "  not touched: {i} (does not carry this run's name {})",
+                record.name_prefix()
+            );
+        }
+        for (i, e) in &r.failed {
+            println!("  could not remove {i}: {e}");
+        }
+        failed += r.failed.len();
+    }
+    if failed > 0 {
+        eprintln!("{failed} image(s) could not be removed; they stay recorded: run --cleanup again once the cluster is healthy");
+        return Ok(ExitCode::from(1));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
 pub fn run(a: ValidateArgs) -> anyhow::Result<ExitCode> {
+    if a.cleanup {
+        return cleanup(&a);
+    }
+    if let Some(path) = &a.emit_cbt {
+        return emit_cbt(&a, path);
+    }
     if !(a.refit || a.refit_only) && (!a.refit_data.is_empty() || a.refit_out.is_some()) {
         anyhow::bail!("--refit-data and --refit-out apply only with --refit or --refit-only");
     }

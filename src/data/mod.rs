@@ -25,6 +25,7 @@ use serde::{Deserialize, Serialize};
 use crate::io::{write_atomic_owned, WriteError, GENERATED_MARKER};
 use crate::units::{parse_bytes, parse_duration_secs};
 
+pub mod cbt;
 pub mod import;
 
 #[cfg(test)]
@@ -332,6 +333,9 @@ pub struct DataWarning {
 
 impl fmt::Display for DataWarning {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.run_id.is_empty() {
+            return write!(f, "{}: {}", self.file.display(), self.message);
+        }
         write!(
             f,
             "{}:{} (run {}): {}",
@@ -351,7 +355,7 @@ pub enum DataError {
         #[source]
         source: std::io::Error,
     },
-    #[error("{path}: no CSV files found; pass a .csv file or a directory containing some")]
+    #[error("{path}: no dataset CSV files found (files cephplan generated that are not datasets, such as validate's comparison CSV, are skipped); pass a .csv dataset or a directory containing some")]
     NoFiles { path: PathBuf },
     #[error("{path}: line {line}: {message}")]
     Csv {
@@ -363,6 +367,8 @@ pub enum DataError {
     MissingColumn { path: PathBuf, column: String },
     #[error("{path}: unknown column \"{column}\" in the header{}; the columns are: {}", suggest(column), COLUMNS.join(","))]
     UnknownColumn { path: PathBuf, column: String },
+    #[error("run {} from {}: column \"{}\": {}; nothing was appended to {}", .0.run_id, .0.from, .0.column, .0.message, .0.path.display())]
+    NewRow(Box<NewRow>),
     #[error("{path}: line {line}, column \"{column}\": {message}")]
     Field {
         path: PathBuf,
@@ -381,6 +387,17 @@ pub enum DataError {
     DuplicateFigures(Box<DuplicateFigures>),
     #[error(transparent)]
     Write(#[from] WriteError),
+}
+
+/// A row being appended that fails validation on its own ([`DataError::NewRow`]).
+#[derive(Debug)]
+pub struct NewRow {
+    pub path: PathBuf,
+    pub run_id: String,
+    /// The row's `source` (the imported file).
+    pub from: String,
+    pub column: String,
+    pub message: String,
 }
 
 /// Where a row repeats another's measurement ([`DataError::DuplicateFigures`]).
@@ -446,11 +463,23 @@ pub fn parse_bytes_per_sec(s: &str) -> Result<f64, String> {
 }
 
 /// Loads a CSV file, or every `*.csv` in a directory (sorted by name, not recursive), and
-/// validates every row. Run ids must be unique across everything loaded.
+/// validates every row. In a directory, files cephplan generated that are not datasets
+/// (validate's comparison CSV) are skipped, each with a warning saying so. Run ids must be unique across everything loaded.
 pub fn load_runs(path: &Path) -> Result<(Vec<MeasuredRun>, Vec<DataWarning>), DataError> {
-    let files = csv_files(path)?;
+    let DatasetFiles {
+        datasets: files,
+        skipped,
+    } = dataset_files(path)?;
     let mut runs: Vec<MeasuredRun> = Vec::new();
-    let mut warnings = Vec::new();
+    let mut warnings: Vec<DataWarning> = skipped
+        .into_iter()
+        .map(|(file, message)| DataWarning {
+            file,
+            line: 1,
+            run_id: String::new(),
+            message,
+        })
+        .collect();
     for f in files {
         let text = std::fs::read_to_string(&f).map_err(|source| DataError::Io {
             path: f.clone(),
@@ -497,15 +526,66 @@ fn same_measurement(a: &MeasuredRun, b: &MeasuredRun) -> bool {
         && a.measured == b.measured
 }
 
-/// The CSV files `path` names: itself, or the `*.csv` in it, sorted.
-pub fn csv_files(path: &Path) -> Result<Vec<PathBuf>, DataError> {
+/// The dataset files a `--data` path names: `datasets` to load, and the CSV files of a
+/// directory that were `skipped` because they are not datasets, each with the reason.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DatasetFiles {
+    pub datasets: Vec<PathBuf>,
+    pub skipped: Vec<(PathBuf, String)>,
+}
+
+/// The columns every measured-run dataset has had since its first schema version.
+const DATASET_KEY_COLUMNS: [&str; 3] = ["run_id", "system_id", "kind"];
+
+/// Why a `*.csv` in a `--data` directory is not a dataset, or `None` when it should be
+/// loaded. Only a file cephplan generated (its first line is cephplan's marker) whose
+/// header lacks the dataset's key columns is skipped, e.g. the comparison CSV that
+/// `validate` writes beside its dataset; a hand-written CSV is always loaded, so that a
+/// typo in a column name is reported rather than the file silently ignored.
+fn not_a_dataset(path: &Path) -> Option<String> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let mut lines = text.lines();
+    let first = lines.next()?;
+    if !crate::io::is_marker_line(first) {
+        return None;
+    }
+    let header = std::iter::once(first)
+        .chain(lines)
+        .find(|l| !l.trim_start().starts_with('#'))
+        .unwrap_or("");
+    let columns: Vec<&str> = header.split(',').map(str::trim).collect();
+    let missing: Vec<&str> = DATASET_KEY_COLUMNS
+        .into_iter()
+        .filter(|c| !columns.contains(c))
+        .collect();
+    if missing.is_empty() {
+        return None;
+    }
+    let what = if columns.first() == Some(&"point") {
+        "the comparison CSV of `cephplan validate`"
+    } else {
+        "a file cephplan generated"
+    };
+    Some(format!(
+        "skipped: {what}, not a measured-run dataset (no {} column); give the dataset CSV itself to load it",
+        missing.join("/")
+    ))
+}
+
+/// The CSV files `path` names: itself, or the `*.csv` in it (sorted), less the files
+/// cephplan generated that are not datasets ([`not_a_dataset`]). A file given by name is
+/// never skipped.
+pub fn dataset_files(path: &Path) -> Result<DatasetFiles, DataError> {
     let io = |source| DataError::Io {
         path: path.to_path_buf(),
         source,
     };
     let meta = std::fs::metadata(path).map_err(io)?;
     if meta.is_file() {
-        return Ok(vec![path.to_path_buf()]);
+        return Ok(DatasetFiles {
+            datasets: vec![path.to_path_buf()],
+            skipped: Vec::new(),
+        });
     }
     let mut files = Vec::new();
     for e in std::fs::read_dir(path).map_err(io)? {
@@ -515,12 +595,24 @@ pub fn csv_files(path: &Path) -> Result<Vec<PathBuf>, DataError> {
         }
     }
     files.sort();
-    if files.is_empty() {
+    let mut out = DatasetFiles::default();
+    for f in files {
+        match not_a_dataset(&f) {
+            Some(reason) => out.skipped.push((f, reason)),
+            None => out.datasets.push(f),
+        }
+    }
+    if out.datasets.is_empty() {
         return Err(DataError::NoFiles {
             path: path.to_path_buf(),
         });
     }
-    Ok(files)
+    Ok(out)
+}
+
+/// The dataset CSV files `path` names ([`dataset_files`] without the skipped ones).
+pub fn csv_files(path: &Path) -> Result<Vec<PathBuf>, DataError> {
+    dataset_files(path).map(|f| f.datasets)
 }
 
 /// Parses one CSV text (`path` is used for messages and to resolve scenario paths).
@@ -1083,6 +1175,29 @@ pub fn append_runs(path: &Path, new: &[MeasuredRun]) -> Result<(), DataError> {
         }
     }
     let rendered = to_csv(new);
+    // The new rows alone first, so that a problem of theirs (a unit, Little's law) is
+    // reported as the imported result's, not as a line of the dataset file.
+    if let Err(e) = parse_csv(path, &rendered) {
+        return Err(match e {
+            DataError::Field {
+                line,
+                column,
+                message,
+                ..
+            } if !new.is_empty() => {
+                // Line 1 is the marker, line 2 the header, line 3 the first new row.
+                let r = &new[(line as usize).saturating_sub(3).min(new.len() - 1)];
+                DataError::NewRow(Box::new(NewRow {
+                    path: path.to_path_buf(),
+                    run_id: r.run_id.clone(),
+                    from: r.source.clone(),
+                    column,
+                    message,
+                }))
+            }
+            other => other,
+        });
+    }
     let text = match &existing {
         // Same header: append the new rows (the rendered text without its marker line
         // and header) to the file as it is.

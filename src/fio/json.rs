@@ -48,6 +48,14 @@ pub enum FioParseError {
     },
     #[error("{file}: fio's output contains no jobs (neither `jobs` nor `client_stats`); the run did not start any job: check the job file and fio's stderr")]
     NoJobs { file: PathBuf },
+    #[error("{file}: job \"{job}\": {field} = {value} is not a figure fio writes (finite, ≥ 0 and at most {max:e}); the file is damaged or was edited: repeat the run")]
+    BadValue {
+        file: PathBuf,
+        job: String,
+        field: String,
+        value: String,
+        max: f64,
+    },
     #[error("cannot read {file}: {source}")]
     Io {
         file: PathBuf,
@@ -236,6 +244,49 @@ fn check(out: &FioOutput, source: &Path, engine: EngineCheck) -> Result<(), FioP
                     .unwrap_or_default(),
                 code: j.error,
             });
+        }
+    }
+    // Figures outside what any run produces (a damaged or edited file) are refused here,
+    // so that the sums of `summary` stay finite: 1e12 IOPS or I/Os, 1e15 KiB/s, 1e15 ns
+    // (11.6 days), 1e18 bytes.
+    for j in &entries {
+        for (dir, d) in [("read", &j.read), ("write", &j.write)] {
+            let floats = [
+                ("iops", d.iops, 1e12),
+                ("bw", d.bw, 1e15),
+                ("lat_ns.mean", d.lat_ns.mean, 1e15),
+                ("clat_ns.mean", d.clat_ns.mean, 1e15),
+            ];
+            let ints = [
+                ("io_bytes", d.io_bytes, 1e18),
+                ("total_ios", d.total_ios, 1e12),
+                ("lat_ns.N", d.lat_ns.n, 1e12),
+                ("clat_ns.N", d.clat_ns.n, 1e12),
+            ];
+            let bad = floats
+                .into_iter()
+                .find(|(_, v, max)| !(0.0..=*max).contains(v))
+                .map(|(f, v, max)| (f, v.to_string(), max))
+                .or_else(|| {
+                    ints.into_iter()
+                        .chain(
+                            d.clat_ns
+                                .percentile
+                                .values()
+                                .map(|v| ("clat_ns.percentile", *v, 1e15)),
+                        )
+                        .find(|(_, v, max)| *v as f64 > *max)
+                        .map(|(f, v, max)| (f, v.to_string(), max))
+                });
+            if let Some((field, value, max)) = bad {
+                return Err(FioParseError::BadValue {
+                    file: source.to_path_buf(),
+                    job: j.jobname.clone(),
+                    field: format!("{dir}.{field}"),
+                    value,
+                    max,
+                });
+            }
         }
     }
     if engine == EngineCheck::RequireRbd {

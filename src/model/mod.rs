@@ -28,6 +28,22 @@ const DEFAULT_TOML: &str = include_str!("../../models/default.toml");
 const PRIOR_TOML: &str = include_str!("../../models/prior.toml");
 
 /// Parameter names the Ceph builder reads.
+/// The parameters the Ceph model builder cannot do without (`qn::ceph` requires them);
+/// a model file without one is refused when it is read, naming the file.
+pub const REQUIRED: [&str; 11] = [
+    names::OSD_CPU_READ,
+    names::OSD_CPU_WRITE,
+    names::CPU_PER_BYTE,
+    names::CLIENT_CPU,
+    names::SMT_GAIN,
+    names::WRITE_AMP,
+    names::WAL_SHARE,
+    names::SHARD_THREADS,
+    names::NET_EFF,
+    names::FIXED_READ,
+    names::FIXED_WRITE,
+];
+
 pub mod names {
     pub const OSD_CPU_READ: &str = "osd_cpu_read_gcycles";
     pub const OSD_CPU_WRITE: &str = "osd_cpu_write_gcycles";
@@ -173,6 +189,15 @@ pub enum ModelError {
     },
     #[error("the model has no parameter `{name}`; fix: add [param.\"{name}\"] to the model file (models/prior.toml has every parameter with its source)")]
     Missing { name: String },
+    #[error("{origin}: field `{field}`: {problem}; fix: {fix}")]
+    InvalidField {
+        origin: String,
+        field: String,
+        problem: String,
+        fix: String,
+    },
+    #[error("{origin}: field `param.{name}`: missing (the model cannot predict without it); fix: add [param.{name}] to the model file (models/prior.toml has every parameter with its source)")]
+    MissingIn { origin: String, name: String },
     #[error(
         "{origin}: covariance: {problem}; fix: give a square matrix over parameters that exist"
     )]
@@ -223,7 +248,42 @@ impl ModelParams {
             }
         })?;
         m.validate(origin)?;
+        if let Some(name) = REQUIRED.iter().find(|n| !m.param.contains_key(**n)) {
+            return Err(ModelError::MissingIn {
+                origin: origin.to_string(),
+                name: name.to_string(),
+            });
+        }
+        for (i, row) in m
+            .covariance
+            .iter()
+            .flat_map(|c| c.matrix.iter().enumerate())
+        {
+            if let Some(j) = row.iter().position(|v| !v.is_finite()) {
+                let c = m.covariance.as_ref().expect("iterating it");
+                return Err(ModelError::BadCovariance {
+                    origin: origin.to_string(),
+                    problem: format!(
+                        "entry ({}, {}) is {}, not a finite number",
+                        c.names[i], c.names[j], row[j]
+                    ),
+                });
+            }
+        }
         Ok(m)
+    }
+
+    /// Parameters the shipped prior has and this model lacks: the model builder uses its
+    /// built-in fallback for each (a factor of 1, or the mechanism left out), not a fitted
+    /// or sourced value. Reports list them (`ModelInfo::defaulted_params`).
+    pub fn defaulted(&self) -> Vec<String> {
+        static PRIOR_NAMES: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+        PRIOR_NAMES
+            .get_or_init(|| Self::prior().names())
+            .iter()
+            .filter(|n| !self.param.contains_key(*n))
+            .cloned()
+            .collect()
     }
 
     /// Checks versions, bounds and the covariance shape.
@@ -442,5 +502,59 @@ mod tests {
             msg.contains("m.toml") && msg.contains("param.") && msg.contains("fix"),
             "{msg}"
         );
+    }
+
+    /// Text of the shipped default without the `[param.NAME]` table (and without the
+    /// covariance, which names every parameter).
+    fn default_without(name: &str) -> String {
+        let text = DEFAULT_TOML;
+        let text = &text[..text.find("[covariance]").unwrap_or(text.len())];
+        let start = text.find(&format!("[param.{name}]\n")).unwrap();
+        let end = text[start + 1..]
+            .find("\n[")
+            .map_or(text.len(), |i| start + 2 + i);
+        format!("{}{}", &text[..start], &text[end..])
+    }
+
+    /// Issue 17 item 12: a model without a parameter the builder needs is refused when
+    /// read, naming the model file and the field (before, the error surfaced at prediction
+    /// time as "predicting SCENARIO: the model has no parameter").
+    #[test]
+    fn a_missing_required_parameter_names_the_model_file() {
+        let e = ModelParams::parse(&default_without(names::WAL_SHARE), "m.toml").unwrap_err();
+        let msg = e.to_string();
+        assert!(matches!(e, ModelError::MissingIn { .. }), "{msg}");
+        assert!(msg.starts_with("m.toml: field `param.wal_share`"), "{msg}");
+    }
+
+    /// Issue 17 item 13: an optional parameter left out is listed as defaulted; the shipped
+    /// models list none.
+    #[test]
+    fn parameters_the_model_lacks_are_listed_as_defaulted() {
+        let m = ModelParams::parse(&default_without(names::WRITE_BATCH_SCALE), "m.toml").unwrap();
+        assert_eq!(m.defaulted(), [names::WRITE_BATCH_SCALE]);
+        assert!(ModelParams::shipped_default().defaulted().is_empty());
+        assert!(ModelParams::prior().defaulted().is_empty());
+    }
+
+    /// Issue 17 item 12: a NaN anywhere in the covariance (not only on its diagonal) is
+    /// refused; before, it reached the prediction intervals.
+    #[test]
+    fn a_nan_in_the_covariance_is_refused() {
+        // Entry (0, 1): the second number line after `matrix = [`.
+        let at = DEFAULT_TOML.find("matrix = [").unwrap();
+        let mut lines: Vec<&str> = DEFAULT_TOML[at..].lines().collect();
+        let k = lines
+            .iter()
+            .enumerate()
+            .filter(|(_, l)| l.trim().starts_with(|c: char| c.is_ascii_digit()))
+            .nth(1)
+            .unwrap()
+            .0;
+        lines[k] = "nan,";
+        let text = format!("{}{}\n", &DEFAULT_TOML[..at], lines.join("\n"));
+        let e = ModelParams::parse(&text, "m.toml").unwrap_err();
+        assert!(matches!(e, ModelError::BadCovariance { .. }), "{e}");
+        assert!(e.to_string().contains("is NaN"), "{e}");
     }
 }

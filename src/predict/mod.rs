@@ -53,7 +53,13 @@ pub enum PredictError {
     Sim(#[from] crate::sim::SimError),
     #[error("no simulated tails: {reason}; raise --max-events (or run without --tails)")]
     NoTails { reason: String },
+    #[error("model `{model}`: its covariance and transfer error give this scenario a log-scale half-width of {half_width_ln:.3e} (a factor of e^that), so the interval means nothing; fix: refit the model (`cephplan calibrate`) or remove its [covariance] and [transfer]")]
+    DegenerateInterval { model: String, half_width_ln: f64 },
 }
+
+/// The widest interval reported, as a log-scale half-width (e^20 ≈ 5·10⁸ either way):
+/// beyond it the model's uncertainty is not an interval but a broken covariance.
+const MAX_INTERVAL_HALF_WIDTH_LN: f64 = 20.0;
 
 /// Options for [`predict`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -114,6 +120,10 @@ pub struct ModelInfo {
     pub name: String,
     pub generator: String,
     pub fitted_on: Option<FittedOn>,
+    /// Parameters the model file lacks, for which the builder used its built-in fallback
+    /// ([`ModelParams::defaulted`]); empty for a complete model.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub defaulted_params: Vec<String>,
 }
 
 impl ModelInfo {
@@ -122,6 +132,7 @@ impl ModelInfo {
             name: p.name.clone(),
             generator: p.generator.clone(),
             fitted_on: p.fitted_on.clone(),
+            defaulted_params: p.defaulted(),
         }
     }
 }
@@ -526,6 +537,17 @@ fn interval(
     // asymmetric, as a ratio-scale quantity's should be.
     let hx = z * (se_x * se_x + tx * tx).sqrt();
     let hr = z * (se_r * se_r + tr * tr).sqrt();
+    let widest = if hx.is_nan() || hr.is_nan() {
+        f64::NAN
+    } else {
+        hx.max(hr)
+    };
+    if widest.is_nan() || widest > MAX_INTERVAL_HALF_WIDTH_LN {
+        return Err(PredictError::DegenerateInterval {
+            model: p.name.clone(),
+            half_width_ln: widest,
+        });
+    }
     Ok(Some(Interval {
         level,
         iops_low: iops * (-hx).exp(),

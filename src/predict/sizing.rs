@@ -76,11 +76,15 @@ pub fn size(
             fix: "allow at least 1 node".into(),
         });
     }
-    progress.start(u64::from(spec.max_nodes), "sizing");
+    // No larger cluster passes validation (`spec::MAX_OSDS`): stop there, instead of
+    // trying (and listing) every count up to a `max_nodes` of billions.
+    let allowed = (crate::spec::MAX_OSDS / u64::from(s.osds_per_node().max(1))).max(1) as u32;
+    let last = spec.max_nodes.min(allowed);
+    progress.start(u64::from(last), "sizing");
     let mut steps = Vec::new();
     let mut found = None;
     let mut complete = true;
-    for nodes in 1..=spec.max_nodes {
+    for nodes in 1..=last {
         if progress.is_cancelled() {
             complete = false;
             break;
@@ -134,7 +138,22 @@ pub fn size(
         }
     }
     progress.finish();
+    let tried = steps.last().map_or(0, |st: &SizingStep| st.nodes);
     let note = match &found {
+        _ if !complete => format!(
+            "cancelled after {tried} node count(s); none of them reaches {:.0} IOPS within {:.3} ms",
+            spec.iops_target,
+            spec.latency_target_secs * 1e3
+        ),
+        None if last < spec.max_nodes => format!(
+            "no node count up to {last} reaches {:.0} IOPS within {:.3} ms with at most {} I/Os in flight; {last} nodes × {} OSDs is the largest cluster cephplan models ({} OSDs), so larger counts up to --max-nodes {} were not tried; raise the in-flight count (images, jobs, iodepth) or change the hardware",
+            spec.iops_target,
+            spec.latency_target_secs * 1e3,
+            s.population(),
+            s.osds_per_node(),
+            crate::spec::MAX_OSDS,
+            spec.max_nodes
+        ),
         Some(sv) => format!(
             "{} nodes reach {:.0} IOPS within {:.3} ms mean latency (in flight ≤ {} as in the scenario)",
             sv.nodes,

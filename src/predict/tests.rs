@@ -319,3 +319,68 @@ fn interval_comes_from_the_covariance_by_the_delta_method() {
         "half-width {got} vs {want}"
     );
 }
+
+/// Issue 17 item 10: `size --max-nodes 4000000000` ran (and listed steps) for hours. It
+/// now stops at the largest cluster that validates: 20,000 OSDs per node here, so
+/// `spec::MAX_OSDS` = 100,000 allows 5 nodes.
+#[test]
+fn sizing_stops_where_no_larger_cluster_is_allowed() {
+    let s = with("count = 2", "count = 20000");
+    let spec = SizingSpec {
+        iops_target: 1e15,
+        latency_target_secs: 1.0,
+        max_nodes: 4_000_000_000,
+    };
+    let r = size(&s, &params(), &spec, &NoProgress).unwrap();
+    assert_eq!(r.nodes, None);
+    assert_eq!(r.steps.len(), 5);
+    assert!(r.complete);
+    assert!(
+        r.note.contains("largest cluster cephplan models"),
+        "{}",
+        r.note
+    );
+}
+
+/// Issue 17 item 10: a cancelled sizing stops and says so.
+#[test]
+fn a_cancelled_sizing_stops_and_says_so() {
+    let s = with("count = 2", "count = 2");
+    let cancel = crate::progress::CancelToken::new();
+    cancel.cancel();
+    let spec = SizingSpec {
+        iops_target: 1e15,
+        latency_target_secs: 1.0,
+        max_nodes: 1000,
+    };
+    let r = size(&s, &params(), &spec, &cancel).unwrap();
+    assert!(!r.complete);
+    assert!(r.steps.is_empty());
+    assert!(
+        r.note.starts_with("cancelled after 0 node count(s)"),
+        "{}",
+        r.note
+    );
+}
+
+/// Found by tests/robustness.rs: a model whose covariance gives a parameter an absurd
+/// variance (here 4.3e9 for a value of 6e-5) predicted an interval of [0, inf] (null in
+/// JSON). Now an error naming the model and the fix.
+#[test]
+fn an_absurd_covariance_is_an_error_not_an_infinite_interval() {
+    let mut m = ModelParams::shipped_default();
+    let cov = m.covariance.as_mut().expect("the default has a covariance");
+    let i = cov
+        .names
+        .iter()
+        .position(|n| n == names::CLIENT_CPU)
+        .expect("client CPU is fitted");
+    cov.matrix[i][i] = 4_294_967_295.0;
+    let s = with("iodepth = 1", "iodepth = 4");
+    let e = predict(&s, &m, &opts()).unwrap_err();
+    assert!(matches!(e, PredictError::DegenerateInterval { .. }), "{e}");
+    assert!(e.to_string().contains("refit the model"), "{e}");
+    // The shipped model's own interval is well inside the limit.
+    let r = predict(&s, &ModelParams::shipped_default(), &opts()).unwrap();
+    assert!(r.interval.unwrap().iops_high.is_finite());
+}

@@ -180,6 +180,16 @@ pub fn parse_network(text: &str, origin: &str) -> Result<Network, NetworkFileErr
                 format!("{pop} is not a population; write a whole number of jobs ≥ 0"),
             )
         })?;
+        if population > super::MAX_COUNT {
+            return Err(invalid(
+                c.population.span(),
+                "class.population",
+                format!(
+                    "{pop} jobs is beyond the largest population cephplan solves ({}): the exact solver keeps arrays of that length in memory; model fewer, larger jobs",
+                    super::MAX_COUNT
+                ),
+            ));
+        }
         classes.push(Class {
             name: name.clone(),
             population,
@@ -208,21 +218,24 @@ pub fn parse_network(text: &str, origin: &str) -> Result<Network, NetworkFileErr
             KindSpec::Queue => StationKind::Queue,
             KindSpec::Delay => StationKind::Delay,
         };
-        let count = |v: &Option<Spanned<i64>>, field: &str| match v {
+        let count = |v: &Option<Spanned<i64>>, field: &str| {
+            match v {
             None => Ok(1),
             Some(v) => u32::try_from(*v.get_ref())
                 .ok()
-                .filter(|&n| n >= 1)
+                .filter(|&n| (1..=super::MAX_COUNT).contains(&n))
                 .ok_or_else(|| {
                     invalid(
                         v.span(),
                         field,
                         format!(
-                            "{} is invalid for station \"{name}\"; write a whole number ≥ 1",
-                            v.get_ref()
+                            "{} is invalid for station \"{name}\"; write a whole number ≥ 1 and ≤ {} (larger ones do not fit the exact solver's memory)",
+                            v.get_ref(),
+                            super::MAX_COUNT
                         ),
                     )
                 }),
+        }
         };
         let servers = count(&s.servers, "station.servers")?;
         let multiplicity = count(&s.multiplicity, "station.multiplicity")?;
@@ -371,6 +384,30 @@ demand = { read = "100us" }
         let e = err(&GOOD.replace("write = 0.003", "write = -0.003"));
         assert!(e.starts_with("net.toml:12:"), "{e}");
         assert!(e.contains("≥ 0"), "{e}");
+    }
+
+    /// Issue 17 item 10: 4e9 jobs or servers aborted with "memory allocation failed"
+    /// (exit 134); now an error naming the line and field.
+    #[test]
+    fn populations_and_server_counts_beyond_memory_are_refused_naming_the_field() {
+        for (from, to, field) in [
+            (
+                "population = 4",
+                "population = 4000000000",
+                "class.population",
+            ),
+            ("servers = 4", "servers = 4000000000", "station.servers"),
+            ("servers = 4", "servers = 10000001", "station.servers"),
+        ] {
+            let e = err(&GOOD.replace(from, to));
+            assert!(e.contains(field) && e.contains("10000000"), "{e}");
+        }
+        // The limit itself is accepted.
+        parse_network(
+            &GOOD.replace("population = 4", "population = 10000000"),
+            "t",
+        )
+        .unwrap();
     }
 
     #[test]

@@ -44,6 +44,17 @@ pub mod ceph;
 pub mod file;
 
 /// How a station serves jobs.
+/// The largest class population, server count and multiplicity a network may have. The
+/// exact single-class solver keeps arrays of the population's and the servers' length
+/// (at this size ~300 MB and ~20 s in a debug build, measured on
+/// `models/networks/multiserver.toml` with both set to it); beyond it an allocation
+/// failure would abort the process.
+pub const MAX_COUNT: u32 = 10_000_000;
+
+/// The largest demand or think time (1e9 s, ~32 years): with [`MAX_COUNT`] jobs every
+/// response time stays finite in f64.
+pub const MAX_DEMAND_SECS: f64 = 1e9;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum StationKind {
@@ -211,18 +222,20 @@ pub enum NetworkError {
         got: usize,
         expected: usize,
     },
-    #[error("station \"{station}\", class \"{class}\": {field} = {value} is invalid; demands must be finite and ≥ 0 seconds")]
+    #[error("station \"{station}\", class \"{class}\": {field} = {value} is invalid; demands must be finite, ≥ 0 and at most 1e9 seconds")]
     BadDemand {
         station: String,
         class: String,
         field: &'static str,
         value: f64,
     },
+    #[error("{what} = {value} is beyond the largest network cephplan solves ({max}); the exact solvers keep arrays of that length in memory: model fewer, larger units")]
+    TooLarge { what: String, value: u64, max: u64 },
     #[error("station \"{0}\": servers must be ≥ 1 for a queue")]
     ZeroServers(String),
     #[error("station \"{0}\": multiplicity must be ≥ 1")]
     ZeroMultiplicity(String),
-    #[error("class \"{class}\": think time {value} is invalid; it must be finite and ≥ 0 seconds")]
+    #[error("class \"{class}\": think time {value} is invalid; it must be finite, ≥ 0 and at most 1e9 seconds")]
     BadThinkTime { class: String, value: f64 },
     #[error("station \"{station}\": batching.{field} = {value} is invalid; {fix}")]
     BadBatching {
@@ -244,6 +257,25 @@ impl Network {
     }
 
     pub fn validate(&self) -> Result<(), NetworkError> {
+        let too_large = |what: String, value: u32| {
+            (value > MAX_COUNT).then(|| NetworkError::TooLarge {
+                what,
+                value: value.into(),
+                max: MAX_COUNT.into(),
+            })
+        };
+        for c in &self.classes {
+            if let Some(e) = too_large(format!("class \"{}\" population", c.name), c.population) {
+                return Err(e);
+            }
+        }
+        for s in &self.stations {
+            for (field, v) in [("servers", s.servers), ("multiplicity", s.multiplicity)] {
+                if let Some(e) = too_large(format!("station \"{}\" {field}", s.name), v) {
+                    return Err(e);
+                }
+            }
+        }
         if self.classes.is_empty() {
             return Err(NetworkError::NoClasses);
         }
@@ -261,7 +293,9 @@ impl Network {
             if !seen.insert(c.name.as_str()) {
                 return Err(NetworkError::DuplicateClass(c.name.clone()));
             }
-            if !(c.think_time_secs.is_finite() && c.think_time_secs >= 0.0) {
+            if !(c.think_time_secs.is_finite()
+                && (0.0..=MAX_DEMAND_SECS).contains(&c.think_time_secs))
+            {
                 return Err(NetworkError::BadThinkTime {
                     class: c.name.clone(),
                     value: c.think_time_secs,
@@ -287,7 +321,7 @@ impl Network {
             }
             for (d, c) in s.demands.iter().zip(&self.classes) {
                 for (field, value) in [("demand", d.secs), ("path_demand", d.path_secs)] {
-                    if !(value.is_finite() && value >= 0.0) {
+                    if !(value.is_finite() && (0.0..=MAX_DEMAND_SECS).contains(&value)) {
                         return Err(NetworkError::BadDemand {
                             station: s.name.clone(),
                             class: c.name.clone(),

@@ -139,12 +139,25 @@ pub enum SolveError {
     Unsupported { method: Method, reason: String },
     #[error("exact multi-class MVA would visit {lattice} population vectors (limit {limit}); use an approximate method (schweitzer or linearizer)")]
     LatticeTooLarge { lattice: u64, limit: u64 },
+    #[error("solver option {option} = {value} is invalid; {fix}")]
+    BadOption {
+        option: &'static str,
+        value: String,
+        fix: &'static str,
+    },
 }
 
 /// Solves a network, choosing the method when `opts.method` is `None`: exact single-class
 /// MVA for one class; exact multi-class MVA when the population lattice is small enough;
 /// otherwise Linearizer.
 pub fn solve(net: &Network, opts: &SolveOptions) -> Result<Solution, SolveError> {
+    if !(opts.tolerance.is_finite() && opts.tolerance > 0.0 && opts.tolerance < 1.0) {
+        return Err(SolveError::BadOption {
+            option: "tolerance",
+            value: opts.tolerance.to_string(),
+            fix: "give a relative tolerance between 0 and 1, e.g. 1e-9",
+        });
+    }
     let single = net.classes.len() == 1;
     match opts.method {
         None if single => Ok(single::solve_exact(net)),

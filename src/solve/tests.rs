@@ -920,3 +920,57 @@ fn batching_with_two_classes_agrees_between_the_recursion_and_the_approximations
     }
     check_invariants(&net, &exact, 1e-9);
 }
+
+/// Issue 17 item 12: a negative or non-finite tolerance (`solve --tolerance -1`, accepted by
+/// clap since negative numbers are) is refused naming the option.
+#[test]
+fn a_tolerance_outside_0_1_is_refused() {
+    let net = Network::new(
+        vec![station("disk", StationKind::Queue, 1, 1, &[0.01])],
+        vec![class("io", 4, 0.0)],
+    )
+    .unwrap();
+    for t in [-1.0, 0.0, 1.0, f64::NAN, f64::INFINITY] {
+        let opts = SolveOptions {
+            tolerance: t,
+            ..SolveOptions::default()
+        };
+        let e = solve(&net, &opts).unwrap_err();
+        assert!(e.to_string().contains("tolerance"), "{t}: {e}");
+    }
+}
+
+/// Issue 17 item 10: counts beyond what the exact solver can hold are refused by
+/// `Network::new` too (not only by the file parser), naming the class or station.
+#[test]
+fn a_network_beyond_the_memory_limit_is_refused() {
+    let e = Network::new(
+        vec![station("disk", StationKind::Queue, 1, 1, &[0.01])],
+        vec![class("io", crate::qn::MAX_COUNT + 1, 0.0)],
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("class \"io\" population"), "{e}");
+    let e = Network::new(
+        vec![station(
+            "cpu",
+            StationKind::Queue,
+            4_000_000_000,
+            1,
+            &[0.01],
+        )],
+        vec![class("io", 4, 0.0)],
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("station \"cpu\" servers"), "{e}");
+}
+
+/// Found by tests/robustness.rs: a demand of 1e308 s solved to an infinite response time.
+#[test]
+fn a_demand_beyond_1e9_seconds_is_refused() {
+    let e = Network::new(
+        vec![station("disk", StationKind::Queue, 1, 1, &[1e308])],
+        vec![class("io", 4, 0.0)],
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("at most 1e9 seconds"), "{e}");
+}

@@ -32,6 +32,14 @@ pub const SCENARIO_SCHEMA_VERSION: u32 = 1;
 // ---------------------------------------------------------------------------------------
 
 /// What went wrong, with the remedy.
+/// The largest cluster cephplan models (OSDs in all nodes).
+pub const MAX_OSDS: u64 = 100_000;
+/// The largest block size (1 GiB; fio and RBD take larger ones, but no RBD workload that
+/// this model describes does).
+pub const MAX_BLOCK_SIZE_BYTES: u64 = 1 << 30;
+/// Link rates a scenario may give (1 Mb/s to 100 Tb/s): outside, the value is a unit typo.
+pub const LINK_BITS_PER_SEC_RANGE: std::ops::RangeInclusive<f64> = 1e6..=1e14;
+
 #[derive(Debug, Clone, PartialEq)]
 pub enum SpecErrorKind {
     /// The file could not be read.
@@ -188,6 +196,20 @@ fn path_at(text: &str, offset: usize) -> String {
     path.join(".")
 }
 
+/// The dotted path of the table that starts at `offset`: a `[header]` (or `[[header]]`)
+/// line there, else the key whose (inline) table value covers it ([`path_at`]).
+fn table_at(text: &str, offset: usize) -> String {
+    let offset = offset.min(text.len());
+    let line = text[offset..].lines().next().unwrap_or("").trim();
+    if let Some(inner) = line.strip_prefix('[') {
+        let inner = inner.trim_start_matches('[');
+        if let Some(h) = inner.split(']').next() {
+            return split_dotted(h).join(".");
+        }
+    }
+    path_at(text, offset)
+}
+
 /// Span of the value at a dotted path, or of the deepest existing prefix.
 fn span_of(text: &str, path: &[&str]) -> Option<Range<usize>> {
     let root = toml::de::DeTable::parse(text).ok()?;
@@ -234,12 +256,28 @@ pub(crate) fn error_at(
 
 pub(crate) fn toml_error(text: &str, origin: &str, e: &toml::de::Error) -> SpecError {
     let message = e.message().trim().to_string();
+    let missing = message
+        .strip_prefix("missing field `")
+        .and_then(|m| m.split('`').next())
+        .map(str::to_string);
     let (line, column, field) = match e.span() {
         Some(r) => {
             let (l, c) = line_col(text, r.start);
-            (Some(l), Some(c), path_at(text, r.start))
+            let field = match &missing {
+                // The span is the table that lacks the field: name the field itself.
+                Some(name) => {
+                    let table = table_at(text, r.start);
+                    if table.is_empty() {
+                        name.clone()
+                    } else {
+                        format!("{table}.{name}")
+                    }
+                }
+                None => path_at(text, r.start),
+            };
+            (Some(l), Some(c), field)
         }
-        None => (None, None, String::new()),
+        None => (None, None, missing.clone().unwrap_or_default()),
     };
     let fix = if message.contains("unknown field") {
         "remove or rename this field (the allowed names are listed above)".to_string()
@@ -487,6 +525,13 @@ impl ScenarioSpec {
                 "a cluster needs at least 1 OSD node",
             );
         }
+        if c.ceph_release.trim().is_empty() {
+            return inv(
+                "cluster.ceph_release",
+                "ceph_release = \"\"".into(),
+                "write the Ceph release the cluster runs, e.g. \"19.2.0\" (its defaults and packages depend on it)",
+            );
+        }
         let n = &c.node;
         if n.sockets == 0 || n.sockets > 16 {
             return inv(
@@ -534,6 +579,16 @@ impl ScenarioSpec {
                         "give at least 1 WAL device, or remove [cluster.node.wal_device]",
                     );
                 }
+                if w.count > n.data_devices.count {
+                    return inv(
+                        "cluster.node.wal_device.count",
+                        format!(
+                            "count = {} WAL devices for {} data devices",
+                            w.count, n.data_devices.count
+                        ),
+                        "give at most one WAL/DB device per data device (several OSDs usually share one)",
+                    );
+                }
                 let (name, drive) = resolve_drive(&w.model, cat, "cluster.node.wal_device.model")?;
                 Some(DeviceGroup {
                     count_per_node: w.count,
@@ -542,9 +597,9 @@ impl ScenarioSpec {
                 })
             }
         };
-        let osds_per_node = n.data_devices.count * n.osds_per_device;
-        let total_osds = u64::from(osds_per_node) * u64::from(c.nodes);
-        if total_osds > 100_000 {
+        let osds_per_node = u64::from(n.data_devices.count) * u64::from(n.osds_per_device);
+        let total_osds = osds_per_node * u64::from(c.nodes);
+        if total_osds > MAX_OSDS {
             return inv(
                 "cluster.nodes",
                 format!("{total_osds} OSDs"),
@@ -673,6 +728,24 @@ impl ScenarioSpec {
                 )
             }
         };
+        for (field, rate) in [
+            ("cluster.node.network.public", Some(n.network.public.0)),
+            (
+                "cluster.node.network.cluster",
+                n.network.cluster.map(|b| b.0),
+            ),
+            ("clients.nic", cl.nic.map(|b| b.0)),
+        ] {
+            if let Some(r) = rate {
+                if !(LINK_BITS_PER_SEC_RANGE.contains(&r)) {
+                    return inv(
+                        field,
+                        format!("a link of {r:e} bit/s"),
+                        "give a link rate from 1Mb/s to 100Tb/s, e.g. \"25Gb/s\"",
+                    );
+                }
+            }
+        }
         let w = &self.workload;
         for (field, v) in [
             ("workload.images", w.images),
@@ -696,11 +769,11 @@ impl ScenarioSpec {
             );
         }
         let bs = w.block_size.0;
-        if bs < 512 || !bs.is_multiple_of(512) {
+        if bs < 512 || !bs.is_multiple_of(512) || bs > MAX_BLOCK_SIZE_BYTES {
             return inv(
                 "workload.block_size",
                 format!("block_size = {bs} bytes"),
-                "use a multiple of 512 bytes, at least 512 (e.g. \"4k\", \"64k\")",
+                "use a multiple of 512 bytes from 512 to 1G (e.g. \"4k\", \"64k\", \"4M\")",
             );
         }
         let read_fraction = match (w.pattern, w.read_percent) {

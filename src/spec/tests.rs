@@ -376,3 +376,92 @@ fn ceph_config_is_inferred_stated_and_its_typos_are_located() {
     );
     assert!(e.to_string().contains("fix:"), "{e}");
 }
+
+/// Issue 17 item 12: a missing field is reported as itself (`clients.nodes`,
+/// `workload.block_size`), not as the table before it (`pool`, `clients`).
+#[test]
+fn a_missing_field_is_named_as_itself() {
+    for (line, field) in [
+        ("nodes = 4\n", "clients.nodes"),
+        ("block_size = \"4k\"\n", "workload.block_size"),
+    ] {
+        let e = err(&GOOD.replace(line, ""));
+        assert_eq!(e.field, field, "{e}");
+        assert!(e.to_string().contains("missing field"), "{e}");
+    }
+}
+
+/// Issue 17 item 12: absurd but finite values are refused naming their field.
+#[test]
+fn absurd_finite_values_are_refused_naming_the_field() {
+    for (from, to, field) in [
+        (
+            "public = \"100Gb/s\"",
+            "public = \"1e-300Gb/s\"",
+            "cluster.node.network.public",
+        ),
+        (
+            "cluster = \"100Gb/s\"",
+            "cluster = \"1e9Tb/s\"",
+            "cluster.node.network.cluster",
+        ),
+        ("nic = \"100Gb/s\"", "nic = \"0.5Mb/s\"", "clients.nic"),
+        (
+            "block_size = \"4k\"",
+            "block_size = \"8192P\"",
+            "workload.block_size",
+        ),
+        (
+            "block_size = \"4k\"",
+            "block_size = \"2G\"",
+            "workload.block_size",
+        ),
+        (
+            "ceph_release = \"19.2.0\"",
+            "ceph_release = \"\"",
+            "cluster.ceph_release",
+        ),
+        (
+            "ceph_release = \"19.2.0\"",
+            "ceph_release = \"  \"",
+            "cluster.ceph_release",
+        ),
+    ] {
+        let text = GOOD.replace(from, to);
+        assert_ne!(text, GOOD, "{from}");
+        let e = err(&text);
+        assert_eq!(e.field, field, "{to}: {e}");
+        assert!(e.to_string().contains("fix:"), "{e}");
+    }
+    // The limits themselves are accepted.
+    for (from, to) in [
+        ("public = \"100Gb/s\"", "public = \"1Mb/s\""),
+        ("block_size = \"4k\"", "block_size = \"1G\""),
+    ] {
+        parse_scenario(&GOOD.replace(from, to), "ok.toml", &cat()).unwrap();
+    }
+}
+
+/// Issue 17 item 10: devices × OSDs per device overflowed u32 (a panic in debug builds)
+/// before the OSD limit was checked.
+#[test]
+fn a_device_count_that_overflows_is_refused_not_wrapped() {
+    let text = GOOD
+        .replace("count = 24", "count = 4000000000")
+        .replace("osds_per_device = 1", "osds_per_device = 2");
+    let e = err(&text);
+    assert_eq!(e.field, "cluster.nodes", "{e}");
+    assert!(e.to_string().contains("24000000000 OSDs"), "{e}");
+}
+
+/// Found by tests/robustness.rs: a WAL device count of 4e9 passed validation and overflowed
+/// the model builder's device count (a panic in debug builds).
+#[test]
+fn more_wal_devices_than_data_devices_are_refused() {
+    let text = GOOD.replace(
+        "[cluster.node.network]",
+        "[cluster.node.wal_device]\ncount = 4000000000\nmodel = \"micron-7500-pro-15.36tb\"\n\n[cluster.node.network]",
+    );
+    let e = err(&text);
+    assert_eq!(e.field, "cluster.node.wal_device.count", "{e}");
+}

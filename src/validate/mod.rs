@@ -5,8 +5,10 @@
 //!
 //! Safety: it writes only to RBD images it created (`cephplan-val-<run id>-<n>`) unless the
 //! user names an existing image twice (`--image NAME --i-own-this-image NAME`), and removes
-//! the images it created when done — also after an error or a cancellation. A hung cluster
-//! is a timeout, never a hang.
+//! the images it created when done — also after an error or a cancellation. Each image is
+//! recorded in the output directory before it is created ([`images`]), so that after a
+//! `kill -9` `validate --cleanup` removes exactly those. A hung cluster is a timeout,
+//! never a hang.
 //!
 //! [`refit`] fits the model to such a dataset and compares each point before and after
 //! (`validate --refit`).
@@ -14,19 +16,22 @@
 //! Not here: fio itself (`fio`), the prediction (`predict`, reached through [`Predictor`]),
 //! printing (the CLI).
 
+pub mod images;
 mod output;
 pub mod refit;
 
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
 use crate::fio::{EngineCheck, Executor, FioError, MeasuredSummary, RbdJob, RwPattern};
-use crate::lab::{CephCli, LabError};
-use crate::progress::{NoProgress, Progress};
+use crate::lab::LabError;
+use crate::progress::Progress;
+use images::Images;
+pub use images::{cleanup, records, CephCluster, CleanupReport, Cluster, ImageRecord};
 
-pub use output::{comparison_csv, measured_run};
+pub use output::{cbt_yaml, comparison_csv, measured_run};
 pub use refit::{
     refit, refit_csv, refit_options, validation_datasets, Refit, RefitReport, RefitSpec,
 };
@@ -74,12 +79,14 @@ pub enum ValidateError {
     Write(#[from] crate::io::WriteError),
     #[error("{0}")]
     Data(#[from] crate::data::DataError),
-    #[error("{outcome}\nThese images cephplan created could not be removed (an OSD is down or the cluster stopped answering): {}; remove them once the cluster is healthy with `rbd rm {pool}/NAME`", images.join(", "))]
+    #[error("{outcome}\nThese images cephplan created could not be removed (an OSD is down or the cluster stopped answering): {}; they stay recorded in the output directory: once the cluster is healthy, remove them with `cephplan validate --cleanup --out DIR` (or `rbd rm {pool}/NAME`)", images.join(", "))]
     ImagesLeft {
         outcome: String,
         pool: String,
         images: Vec<String>,
     },
+    #[error("{path}: cannot use this record of created images: {detail}; it is written by `cephplan validate`: restore it, or remove the images it lists by hand (`rbd rm POOL/NAME`) and delete it")]
+    Record { path: PathBuf, detail: String },
     #[error("cannot read the scenario {path}: {source}")]
     Scenario {
         path: PathBuf,
@@ -329,62 +336,11 @@ pub fn new_run_id() -> String {
     format!("{secs}-{}", std::process::id())
 }
 
-/// The images validation created. [`Images::remove_all`] removes them; dropping the guard
-/// does the same (a panic must not leave images behind either).
-struct Images<'a> {
-    cli: &'a CephCli<'a>,
-    pool: String,
-    created: Vec<String>,
-}
-
-impl Images<'_> {
-    /// Removes every created image; returns those it could not remove. With an OSD down,
-    /// `rbd rm` would block on its placement groups, so nothing is attempted then.
-    fn remove_all(&mut self) -> Vec<String> {
-        let created = std::mem::take(&mut self.created);
-        if created.is_empty() || !osds_down(self.cli).unwrap_or_default().is_empty() {
-            return created;
-        }
-        created
-            .into_iter()
-            .filter(|img| {
-                let spec = format!("{}/{img}", self.pool);
-                self.cli
-                    .run_with(
-                        "rbd",
-                        &["rm", "--no-progress", &spec],
-                        Duration::from_secs(120),
-                        &NoProgress,
-                    )
-                    .is_err()
-            })
-            .collect()
-    }
-}
-
-impl Drop for Images<'_> {
-    fn drop(&mut self) {
-        let _ = self.remove_all();
-    }
-}
-
 fn ceph_err(what: &str) -> impl Fn(LabError) -> ValidateError + '_ {
     move |e| ValidateError::Ceph {
         what: what.to_string(),
         detail: e.to_string(),
     }
-}
-
-fn rbd_exists(cli: &CephCli, pool: &str, image: &str) -> Result<bool, ValidateError> {
-    let images = cli
-        .run(
-            "rbd",
-            &["ls", "-p", pool, "--format", "json"],
-            Duration::from_secs(60),
-        )
-        .map_err(ceph_err("rbd ls"))?;
-    let list: Vec<String> = serde_json::from_str(&images).unwrap_or_default();
-    Ok(list.iter().any(|i| i == image))
 }
 
 /// Runs the sweep. Files are (re)written in `spec.out_dir` after each point; the returned
@@ -407,23 +363,27 @@ pub fn run_observed(
     progress: &dyn Progress,
     on_point: &mut dyn FnMut(&PointResult),
 ) -> Result<ValidationReport, ValidateError> {
+    let cluster = CephCluster::new(&spec.ceph_conf, spec.out_dir.clone(), progress);
+    run_on(spec, executor, predictor, progress, &cluster, on_point)
+}
+
+/// [`run_observed`] on any [`Cluster`] (tests use one in memory).
+pub fn run_on(
+    spec: &ValidateSpec,
+    executor: &dyn Executor,
+    predictor: &dyn Predictor,
+    progress: &dyn Progress,
+    cluster: &dyn Cluster,
+    on_point: &mut dyn FnMut(&PointResult),
+) -> Result<ValidationReport, ValidateError> {
     // Every value that reaches a fio job file, before anything touches the cluster.
     crate::fio::job::check_job_value("clientname", &spec.clientname)?;
     crate::fio::job::check_job_value("pool", &spec.pool)?;
-    let log_dir = spec.out_dir.clone();
-    let cli = CephCli {
-        conf: &spec.ceph_conf,
-        log_dir,
-        progress,
-    };
     // Reachability (bounded by --connect-timeout) and the pool.
-    let pools = cli
-        .ceph(&["osd", "pool", "ls", "-f", "json"])
-        .map_err(|e| ValidateError::Unreachable {
-            conf: spec.ceph_conf.clone(),
-            detail: e.to_string(),
-        })?;
-    let pools: Vec<String> = serde_json::from_str(&pools).unwrap_or_default();
+    let pools = cluster.pools().map_err(|e| ValidateError::Unreachable {
+        conf: spec.ceph_conf.clone(),
+        detail: e.to_string(),
+    })?;
     if !pools.contains(&spec.pool) {
         return Err(ValidateError::PoolMissing {
             pool: spec.pool.clone(),
@@ -434,17 +394,19 @@ pub fn run_observed(
             },
         });
     }
-    let mut images = Images {
-        cli: &cli,
-        pool: spec.pool.clone(),
-        created: Vec::new(),
-    };
+    let mut images = Images::new(
+        cluster,
+        &spec.out_dir,
+        &spec.run_id,
+        &spec.pool,
+        &spec.ceph_conf,
+    );
     let result = run_points(
         spec,
         executor,
         predictor,
         progress,
-        &cli,
+        cluster,
         &mut images,
         on_point,
     );
@@ -470,7 +432,7 @@ fn run_points(
     executor: &dyn Executor,
     predictor: &dyn Predictor,
     progress: &dyn Progress,
-    cli: &CephCli,
+    cluster: &dyn Cluster,
     images: &mut Images,
     on_point: &mut dyn FnMut(&PointResult),
 ) -> Result<ValidationReport, ValidateError> {
@@ -482,7 +444,8 @@ fn run_points(
             if spec.i_own_this_image.as_deref() != Some(img.as_str()) {
                 return Err(ValidateError::ForeignImage { image: img.clone() });
             }
-            if !rbd_exists(cli, &spec.pool, img)? {
+            let listed = cluster.images(&spec.pool).map_err(ceph_err("rbd ls"))?;
+            if !listed.contains(img) {
                 return Err(ValidateError::ImageMissing {
                     pool: spec.pool.clone(),
                     image: img.clone(),
@@ -498,20 +461,14 @@ fn run_points(
             vec![img.clone()]
         }
         None => {
-            let size = spec.image_size_bytes.div_ceil(1 << 20).to_string() + "M";
+            let size_mib = spec.image_size_bytes.div_ceil(1 << 20);
             for i in 0..max_images {
-                let name = format!("{IMAGE_PREFIX}{}-{i}", spec.run_id);
-                let path = format!("{}/{name}", spec.pool);
-                // `rbd create` fails on an existing name, so nothing foreign is reused.
-                cli.run(
-                    "rbd",
-                    &["create", "--size", &size, &path],
-                    Duration::from_secs(60),
-                )
-                .map_err(ceph_err("rbd create"))?;
-                images.created.push(name);
+                // Recorded in the output directory before it exists (a kill -9 from here
+                // on leaves a record for `validate --cleanup`); `rbd create` fails on an
+                // existing name, so nothing foreign is reused.
+                images.create(&format!("{IMAGE_PREFIX}{}-{i}", spec.run_id), size_mib)?;
             }
-            images.created.clone()
+            images.created().to_vec()
         }
     };
 
@@ -548,7 +505,7 @@ fn run_points(
                 point: 0,
                 total,
                 label: "pre-fill".into(),
-                osd_note: osd_note(cli),
+                osd_note: osd_note(cluster),
                 source: Box::new(source),
                 saved: 0,
                 out_dir: spec.out_dir.clone(),
@@ -622,7 +579,7 @@ fn run_points(
                 point: k + 1,
                 total,
                 label: point.label(),
-                osd_note: osd_note(cli),
+                osd_note: osd_note(cluster),
                 source: Box::new(source),
                 saved: report.points.len(),
                 out_dir: spec.out_dir.clone(),
@@ -677,29 +634,9 @@ fn run_points(
     Ok(report)
 }
 
-/// The OSDs the cluster reports down (`None` if it does not answer).
-fn osds_down(cli: &CephCli) -> Option<Vec<String>> {
-    let quiet = CephCli {
-        conf: cli.conf,
-        log_dir: cli.log_dir.clone(),
-        progress: &NoProgress,
-    };
-    let s = quiet.ceph(&["osd", "dump", "-f", "json"]).ok()?;
-    let v: serde_json::Value = serde_json::from_str(&s).unwrap_or_default();
-    Some(
-        v["osds"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter(|o| o["up"].as_u64() == Some(0))
-            .map(|o| format!("osd.{}", o["osd"]))
-            .collect(),
-    )
-}
-
 /// After a failure: say which OSDs are down, if any (the usual cause of a hung fio).
-fn osd_note(cli: &CephCli) -> String {
-    match osds_down(cli) {
+fn osd_note(cluster: &dyn Cluster) -> String {
+    match cluster.osds_down() {
         Some(down) if down.is_empty() => String::new(),
         Some(down) => format!(
             "\nThe cluster reports {} down: I/O to its placement groups blocks until it returns; restart it or check its log",
@@ -908,5 +845,105 @@ mod tests {
         assert_eq!(r.source, "raw/r1-point-01.json");
         let cmp = comparison_csv(&report);
         assert!(cmp.lines().nth(1).unwrap().starts_with("point,run_id"));
+    }
+
+    /// fio stand-in that replays a recorded output and, each time it is started, notes
+    /// which images the record in the output directory lists at that moment.
+    struct RecordWatchingExecutor {
+        record: PathBuf,
+        replay: crate::fio::ReplayExecutor,
+        seen: std::sync::Mutex<Vec<Vec<String>>>,
+    }
+
+    impl Executor for RecordWatchingExecutor {
+        fn run(
+            &self,
+            job: &RbdJob,
+            progress: &dyn Progress,
+        ) -> Result<crate::fio::FioRunOutput, FioError> {
+            let listed = std::fs::read_to_string(&self.record)
+                .ok()
+                .and_then(|t| serde_json::from_str::<ImageRecord>(&t).ok())
+                .map(|r| r.images)
+                .unwrap_or_default();
+            self.seen.lock().unwrap().push(listed);
+            self.replay.run(job, progress)
+        }
+    }
+
+    /// Issue 17 item 7: the images are recorded in the output directory before fio first
+    /// starts (so a kill -9 during any point leaves the record), and the record goes when
+    /// the images do.
+    #[test]
+    fn the_image_record_exists_before_fio_starts_and_goes_with_the_images() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(d.path().join("s.toml"), "# scenario\n").unwrap();
+        // One point as the fixture was recorded: 2 images × iodepth 8.
+        let mut spec = spec_for(d.path());
+        spec.vary = None;
+        spec.base.iodepth = 8;
+        let fixture = std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fio/multi-randwrite.json"),
+        )
+        .unwrap();
+        let exec = RecordWatchingExecutor {
+            record: images::record_path(d.path(), "r1"),
+            replay: crate::fio::ReplayExecutor::new(vec![fixture]),
+            seen: Default::default(),
+        };
+        let cluster = images::tests::FakeCluster::default();
+        let report = run_on(
+            &spec,
+            &exec,
+            &NoPredictor,
+            &crate::progress::NoProgress,
+            &cluster,
+            &mut |_| {},
+        )
+        .unwrap();
+        assert_eq!(report.points.len(), 1);
+        let both = vec!["cephplan-val-r1-0".to_string(), "cephplan-val-r1-1".into()];
+        assert_eq!(*exec.seen.lock().unwrap(), vec![both]);
+        assert!(cluster.images.borrow().is_empty());
+        assert!(!images::record_path(d.path(), "r1").exists());
+    }
+
+    /// An image that cannot be removed at the end stays recorded, and the error says so.
+    #[test]
+    fn an_image_left_behind_stays_in_the_record() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(d.path().join("s.toml"), "# scenario\n").unwrap();
+        let mut spec = spec_for(d.path());
+        spec.vary = None;
+        spec.base.iodepth = 8;
+        let fixture = std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fio/multi-randwrite.json"),
+        )
+        .unwrap();
+        let exec = crate::fio::ReplayExecutor::new(vec![fixture]);
+        let cluster = images::tests::FakeCluster {
+            stuck: vec!["cephplan-val-r1-1".into()],
+            ..Default::default()
+        };
+        let e = run_on(
+            &spec,
+            &exec,
+            &NoPredictor,
+            &crate::progress::NoProgress,
+            &cluster,
+            &mut |_| {},
+        )
+        .unwrap_err();
+        match &e {
+            ValidateError::ImagesLeft { outcome, .. } => {
+                assert!(
+                    outcome.contains("the run completed (1 points saved)"),
+                    "{e}"
+                )
+            }
+            _ => panic!("{e}"),
+        }
+        let (_, rec) = records(d.path()).unwrap().remove(0);
+        assert_eq!(rec.images, ["cephplan-val-r1-1"]);
     }
 }

@@ -201,3 +201,67 @@ pub(super) fn save(
     write_atomic_owned(&dir.join(&report.report_json), json.as_bytes())?;
     Ok(())
 }
+
+/// The CBT (Ceph Benchmarking Tool) configuration that runs the same sweep as `validate`
+/// with CBT's `librbdfio` benchmark (`validate --emit-cbt`): one volume per image on one
+/// client, one fio job per volume, the swept dimension as a list (CBT runs every
+/// combination of its list-valued settings). Its results tree is what `import cbt` reads.
+/// The `cluster` section names no hosts of yours: it is a stub to fill in.
+pub fn cbt_yaml(
+    base: &super::PointSetting,
+    vary: Option<&super::Vary>,
+    runtime_secs: u64,
+    ramp_time_secs: u64,
+    image_size_bytes: u64,
+    pool: &str,
+) -> String {
+    use super::Vary;
+    let list = |v: Vec<String>| format!("[{}]", v.join(", "));
+    let (op_size, iodepth, volumes) = match vary {
+        Some(Vary::BlockSizeBytes(b)) => (
+            list(b.iter().map(u64::to_string).collect()),
+            list(vec![base.iodepth.to_string()]),
+            list(vec![base.images.to_string()]),
+        ),
+        Some(Vary::Iodepth(d)) => (
+            list(vec![base.block_size_bytes.to_string()]),
+            list(d.iter().map(u32::to_string).collect()),
+            list(vec![base.images.to_string()]),
+        ),
+        Some(Vary::Images(n)) => (
+            list(vec![base.block_size_bytes.to_string()]),
+            list(vec![base.iodepth.to_string()]),
+            list(n.iter().map(u32::to_string).collect()),
+        ),
+        None => (
+            list(vec![base.block_size_bytes.to_string()]),
+            list(vec![base.iodepth.to_string()]),
+            list(vec![base.images.to_string()]),
+        ),
+    };
+    let mut y = format!(
+        "# {GENERATED_MARKER} validate --emit-cbt: the same sweep as a CBT librbdfio benchmark.\n\
+         # Fill in `cluster` for your hosts (CBT's own documentation lists its keys); run it with\n\
+         # `cbt.py --archive=DIR THIS.yaml`, then `cephplan import cbt DIR --scenario ... --out ...`.\n\
+         # CBT runs every combination of the lists below, one point each.\n\
+         cluster:\n  user: \"ceph\"\n  head: \"localhost\"\n  clients: [\"localhost\"]\n  osds: []\n  mons: {{}}\n  use_existing: true\n  iterations: 1\n  tmp_dir: \"/tmp/cbt\"\n  clusterid: \"ceph\"\n\
+         benchmarks:\n  librbdfio:\n"
+    );
+    let mut kv = |k: &str, v: String| y.push_str(&format!("    {k}: {v}\n"));
+    kv("time", runtime_secs.to_string());
+    kv("time_based", "true".into());
+    kv("ramp", ramp_time_secs.to_string());
+    kv("vol_size", image_size_bytes.div_ceil(1 << 20).to_string());
+    kv("mode", list(vec![format!("\"{}\"", base.pattern.as_fio())]));
+    kv("op_size", op_size);
+    kv("iodepth", iodepth);
+    kv("volumes_per_client", volumes);
+    kv("procs_per_volume", "1".into());
+    kv("numjobs", "1".into());
+    if let Some(r) = base.read_percent {
+        kv("rwmixread", r.to_string());
+    }
+    kv("poolname", format!("\"{pool}\""));
+    kv("use_existing_volumes", "false".into());
+    y
+}

@@ -1,0 +1,535 @@
+//! The RBD images validation creates, and the record of them in the output directory.
+//!
+//! Every image name is written to `images-<run id>.json` in the output directory
+//! **before** `rbd create` runs, and dropped from it once `rbd rm` succeeded; the file is
+//! removed when no image is left. So a `kill -9` of cephplan, at any moment, leaves a
+//! record of every image that may exist, and `cephplan validate --cleanup --out DIR`
+//! ([`cleanup`]) removes exactly those — and only those whose names still carry
+//! cephplan's prefix for that run and that the pool lists.
+//!
+//! The cluster is reached through [`Cluster`] ([`CephCluster`] runs `ceph`/`rbd`), so that
+//! this logic is tested without one. Not here: choosing image names and sizes (the sweep in
+//! the parent module), fio.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use super::{ValidateError, IMAGE_PREFIX};
+use crate::io::{write_atomic_owned, GENERATED_MARKER};
+use crate::lab::{CephCli, LabError};
+use crate::progress::NoProgress;
+
+/// Format version of the image record (`images-<run id>.json`).
+pub const IMAGES_SCHEMA_VERSION: u32 = 1;
+
+/// What validation asks of a cluster. Implemented by [`CephCluster`]; tests use a fake.
+pub trait Cluster {
+    /// The pools (`ceph osd pool ls`); an error means the cluster is unreachable.
+    fn pools(&self) -> Result<Vec<String>, LabError>;
+    /// The images in `pool` (`rbd ls`).
+    fn images(&self, pool: &str) -> Result<Vec<String>, LabError>;
+    /// `rbd create`: fails when the name exists, so nothing foreign is ever reused.
+    fn create_image(&self, pool: &str, name: &str, size_mib: u64) -> Result<(), LabError>;
+    /// `rbd rm`; not cancellable (it runs during cleanup after a Ctrl-C).
+    fn remove_image(&self, pool: &str, name: &str) -> Result<(), LabError>;
+    /// The OSDs reported down, `None` if the cluster does not answer.
+    fn osds_down(&self) -> Option<Vec<String>>;
+}
+
+/// [`Cluster`] through the `ceph` and `rbd` command-line tools.
+pub struct CephCluster<'a>(pub(crate) CephCli<'a>);
+
+impl<'a> CephCluster<'a> {
+    /// The cluster of `conf`; failed commands point at the logs in `log_dir`, and the
+    /// cancellable ones (all but `rbd rm`) stop when `progress` is cancelled.
+    pub fn new(
+        conf: &'a Path,
+        log_dir: PathBuf,
+        progress: &'a dyn crate::progress::Progress,
+    ) -> Self {
+        CephCluster(CephCli {
+            conf,
+            log_dir,
+            progress,
+        })
+    }
+}
+
+impl Cluster for CephCluster<'_> {
+    fn pools(&self) -> Result<Vec<String>, LabError> {
+        let s = self.0.ceph(&["osd", "pool", "ls", "-f", "json"])?;
+        Ok(serde_json::from_str(&s).unwrap_or_default())
+    }
+
+    fn images(&self, pool: &str) -> Result<Vec<String>, LabError> {
+        let s = self.0.run(
+            "rbd",
+            &["ls", "-p", pool, "--format", "json"],
+            Duration::from_secs(60),
+        )?;
+        Ok(serde_json::from_str(&s).unwrap_or_default())
+    }
+
+    fn create_image(&self, pool: &str, name: &str, size_mib: u64) -> Result<(), LabError> {
+        let size = format!("{size_mib}M");
+        let path = format!("{pool}/{name}");
+        self.0
+            .run(
+                "rbd",
+                &["create", "--size", &size, &path],
+                Duration::from_secs(60),
+            )
+            .map(|_| ())
+    }
+
+    fn remove_image(&self, pool: &str, name: &str) -> Result<(), LabError> {
+        let spec = format!("{pool}/{name}");
+        self.0
+            .run_with(
+                "rbd",
+                &["rm", "--no-progress", &spec],
+                Duration::from_secs(120),
+                &NoProgress,
+            )
+            .map(|_| ())
+    }
+
+    fn osds_down(&self) -> Option<Vec<String>> {
+        let quiet = CephCli {
+            conf: self.0.conf,
+            log_dir: self.0.log_dir.clone(),
+            progress: &NoProgress,
+        };
+        let s = quiet.ceph(&["osd", "dump", "-f", "json"]).ok()?;
+        let v: serde_json::Value = serde_json::from_str(&s).unwrap_or_default();
+        Some(
+            v["osds"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter(|o| o["up"].as_u64() == Some(0))
+                .map(|o| format!("osd.{}", o["osd"]))
+                .collect(),
+        )
+    }
+}
+
+/// The record of the images one validation run created (`images-<run id>.json`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ImageRecord {
+    pub generator: String,
+    pub schema_version: u32,
+    pub run_id: String,
+    pub pool: String,
+    /// The cluster's ceph.conf (absolute when it could be resolved).
+    pub ceph_conf: PathBuf,
+    /// Images that may exist: recorded before `rbd create`, dropped after `rbd rm`.
+    pub images: Vec<String>,
+}
+
+impl ImageRecord {
+    /// The name every image of run `run_id` carries at its start.
+    pub fn name_prefix(&self) -> String {
+        format!("{IMAGE_PREFIX}{}-", self.run_id)
+    }
+}
+
+/// Path of the record of run `run_id` in `out_dir`.
+pub fn record_path(out_dir: &Path, run_id: &str) -> PathBuf {
+    out_dir.join(format!("images-{run_id}.json"))
+}
+
+fn save_record(path: &Path, record: &ImageRecord) -> Result<(), ValidateError> {
+    if record.images.is_empty() {
+        return match std::fs::remove_file(path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                Err(ValidateError::Write(crate::io::WriteError::Io {
+                    path: path.to_path_buf(),
+                    source: e,
+                }))
+            }
+            _ => Ok(()),
+        };
+    }
+    let json = serde_json::to_string_pretty(record).expect("record serialises");
+    write_atomic_owned(path, json.as_bytes())?;
+    Ok(())
+}
+
+/// The images a run created, kept in step with their record on disk. [`Images::remove_all`]
+/// removes them; dropping the guard does the same (a panic must not leave images behind).
+pub(super) struct Images<'a> {
+    cluster: &'a dyn Cluster,
+    path: PathBuf,
+    record: ImageRecord,
+    /// Set by [`Images::remove_all`], so that dropping the guard does not try again.
+    removal_tried: bool,
+}
+
+impl<'a> Images<'a> {
+    pub(super) fn new(
+        cluster: &'a dyn Cluster,
+        out_dir: &Path,
+        run_id: &str,
+        pool: &str,
+        ceph_conf: &Path,
+    ) -> Self {
+        Images {
+            cluster,
+            path: record_path(out_dir, run_id),
+            record: ImageRecord {
+                generator: format!("{GENERATED_MARKER} validate: RBD images of this run; `cephplan validate --cleanup --out DIR` removes them"),
+                schema_version: IMAGES_SCHEMA_VERSION,
+                run_id: run_id.to_string(),
+                pool: pool.to_string(),
+                ceph_conf: std::fs::canonicalize(ceph_conf)
+                    .unwrap_or_else(|_| ceph_conf.to_path_buf()),
+                images: Vec::new(),
+            },
+            removal_tried: false,
+        }
+    }
+
+    pub(super) fn created(&self) -> &[String] {
+        &self.record.images
+    }
+
+    /// Records `name`, then creates it. A failed `rbd create` (the name exists: not ours)
+    /// drops it from the record again.
+    pub(super) fn create(&mut self, name: &str, size_mib: u64) -> Result<(), ValidateError> {
+        self.record.images.push(name.to_string());
+        save_record(&self.path, &self.record)?;
+        if let Err(e) = self.cluster.create_image(&self.record.pool, name, size_mib) {
+            self.record.images.pop();
+            let _ = save_record(&self.path, &self.record);
+            return Err(ValidateError::Ceph {
+                what: "rbd create".into(),
+                detail: e.to_string(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Removes every created image; returns those it could not remove (they stay in the
+    /// record). With an OSD down, `rbd rm` would block on its placement groups, so nothing
+    /// is attempted then.
+    pub(super) fn remove_all(&mut self) -> Vec<String> {
+        self.removal_tried = true;
+        if self.record.images.is_empty() || !self.cluster.osds_down().unwrap_or_default().is_empty()
+        {
+            return self.record.images.clone();
+        }
+        let pool = self.record.pool.clone();
+        let mut left = Vec::new();
+        for img in std::mem::take(&mut self.record.images) {
+            if self.cluster.remove_image(&pool, &img).is_err() {
+                left.push(img);
+            }
+        }
+        self.record.images = left.clone();
+        // Best effort: a record that lists removed images is harmless (cleanup skips
+        // names the pool no longer lists).
+        let _ = save_record(&self.path, &self.record);
+        left
+    }
+}
+
+impl Drop for Images<'_> {
+    fn drop(&mut self) {
+        if !self.removal_tried {
+            let _ = self.remove_all();
+        }
+    }
+}
+
+/// The image records in `out_dir` (`images-*.json`), sorted by file name.
+pub fn records(out_dir: &Path) -> Result<Vec<(PathBuf, ImageRecord)>, ValidateError> {
+    let io = |source| ValidateError::Record {
+        path: out_dir.to_path_buf(),
+        detail: format!("{source}"),
+    };
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(out_dir)
+        .map_err(io)?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            p.is_file()
+                && p.file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(|n| n.starts_with("images-") && n.ends_with(".json"))
+        })
+        .collect();
+    paths.sort();
+    paths
+        .into_iter()
+        .map(|p| {
+            let bad = |detail: String| ValidateError::Record {
+                path: p.clone(),
+                detail,
+            };
+            let text = std::fs::read_to_string(&p).map_err(|e| bad(e.to_string()))?;
+            if !crate::io::is_ours_or_absent(&p) {
+                return Err(bad("it was not written by cephplan".into()));
+            }
+            let r: ImageRecord = serde_json::from_str(&text).map_err(|e| bad(e.to_string()))?;
+            if r.schema_version != IMAGES_SCHEMA_VERSION {
+                return Err(bad(format!(
+                    "schema_version {} (this cephplan reads {IMAGES_SCHEMA_VERSION})",
+                    r.schema_version
+                )));
+            }
+            Ok((p, r))
+        })
+        .collect()
+}
+
+/// What [`cleanup`] did with one record's images.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct CleanupReport {
+    pub record: PathBuf,
+    pub pool: String,
+    /// Removed now.
+    pub removed: Vec<String>,
+    /// Listed in the record but not in the pool (already removed, or never created).
+    pub absent: Vec<String>,
+    /// Not touched: the name does not carry this run's prefix (`cephplan-val-<run id>-`).
+    pub refused: Vec<String>,
+    /// `rbd rm` failed (name, error); they stay in the record.
+    pub failed: Vec<(String, String)>,
+}
+
+/// Removes the images of one record (see the module doc for the rules) and rewrites the
+/// record with the images still left (removing it when none are). An unreachable cluster or
+/// a down OSD (where `rbd rm` blocks) is an error and changes nothing.
+pub fn cleanup(
+    path: &Path,
+    record: &ImageRecord,
+    cluster: &dyn Cluster,
+) -> Result<CleanupReport, ValidateError> {
+    let unreachable = |detail: String| ValidateError::Unreachable {
+        conf: record.ceph_conf.clone(),
+        detail,
+    };
+    match cluster.osds_down() {
+        None => return Err(unreachable("ceph osd dump failed".into())),
+        Some(down) if !down.is_empty() => {
+            return Err(ValidateError::Ceph {
+                what: format!("cleanup of {}", path.display()),
+                detail: format!(
+                    "{} down: `rbd rm` would block on its placement groups; nothing was removed. Bring the OSDs up and run the cleanup again",
+                    down.join(", ")
+                ),
+            })
+        }
+        Some(_) => {}
+    }
+    let listed = cluster
+        .images(&record.pool)
+        .map_err(|e| unreachable(e.to_string()))?;
+    let prefix = record.name_prefix();
+    let mut report = CleanupReport {
+        record: path.to_path_buf(),
+        pool: record.pool.clone(),
+        ..CleanupReport::default()
+    };
+    for img in &record.images {
+        let suffix = img.strip_prefix(&prefix).unwrap_or("");
+        if suffix.is_empty() || !suffix.bytes().all(|b| b.is_ascii_digit()) {
+            report.refused.push(img.clone());
+        } else if !listed.contains(img) {
+            report.absent.push(img.clone());
+        } else {
+            match cluster.remove_image(&record.pool, img) {
+                Ok(()) => report.removed.push(img.clone()),
+                Err(e) => report.failed.push((img.clone(), e.to_string())),
+            }
+        }
+    }
+    let left = ImageRecord {
+        images: report.failed.iter().map(|(i, _)| i.clone()).collect(),
+        ..record.clone()
+    };
+    save_record(path, &left)?;
+    Ok(report)
+}
+
+#[cfg(test)]
+pub(super) mod tests {
+    use super::*;
+    use std::cell::RefCell;
+
+    /// A cluster in memory: pools, the images of pool `rbd`, a log of every call.
+    #[derive(Default)]
+    pub(crate) struct FakeCluster {
+        pub images: RefCell<Vec<String>>,
+        pub calls: RefCell<Vec<String>>,
+        pub osds_down: Vec<String>,
+        /// Names whose `rbd rm` fails.
+        pub stuck: Vec<String>,
+    }
+
+    fn step(detail: &str) -> LabError {
+        LabError::Step {
+            step: "rbd".into(),
+            detail: detail.into(),
+            log_dir: PathBuf::from("."),
+        }
+    }
+
+    impl Cluster for FakeCluster {
+        fn pools(&self) -> Result<Vec<String>, LabError> {
+            Ok(vec!["rbd".into()])
+        }
+        fn images(&self, _pool: &str) -> Result<Vec<String>, LabError> {
+            Ok(self.images.borrow().clone())
+        }
+        fn create_image(&self, pool: &str, name: &str, _: u64) -> Result<(), LabError> {
+            self.calls
+                .borrow_mut()
+                .push(format!("create {pool}/{name}"));
+            if self.images.borrow().iter().any(|i| i == name) {
+                return Err(step("image already exists"));
+            }
+            self.images.borrow_mut().push(name.into());
+            Ok(())
+        }
+        fn remove_image(&self, pool: &str, name: &str) -> Result<(), LabError> {
+            self.calls.borrow_mut().push(format!("rm {pool}/{name}"));
+            if self.stuck.iter().any(|s| s == name) {
+                return Err(step("rbd rm timed out"));
+            }
+            self.images.borrow_mut().retain(|i| i != name);
+            Ok(())
+        }
+        fn osds_down(&self) -> Option<Vec<String>> {
+            Some(self.osds_down.clone())
+        }
+    }
+
+    fn read(path: &Path) -> ImageRecord {
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn each_image_is_recorded_before_it_is_created_and_dropped_after_removal() {
+        let d = tempfile::tempdir().unwrap();
+        let cluster = FakeCluster::default();
+        let path = record_path(d.path(), "r1");
+        let mut images = Images::new(&cluster, d.path(), "r1", "rbd", Path::new("ceph.conf"));
+        images.create("cephplan-val-r1-0", 1024).unwrap();
+        images.create("cephplan-val-r1-1", 1024).unwrap();
+        assert_eq!(
+            read(&path).images,
+            ["cephplan-val-r1-0", "cephplan-val-r1-1"]
+        );
+        assert!(crate::io::is_ours_or_absent(&path));
+        // A name that exists already (not ours) is not kept in the record.
+        cluster.images.borrow_mut().push("cephplan-val-r1-2".into());
+        assert!(images.create("cephplan-val-r1-2", 1024).is_err());
+        assert_eq!(read(&path).images.len(), 2);
+        assert!(images.remove_all().is_empty());
+        // Every image removed: no record left, the foreign one untouched.
+        assert!(!path.exists());
+        assert_eq!(*cluster.images.borrow(), ["cephplan-val-r1-2"]);
+    }
+
+    #[test]
+    fn an_image_that_cannot_be_removed_stays_in_the_record() {
+        let d = tempfile::tempdir().unwrap();
+        let cluster = FakeCluster {
+            stuck: vec!["cephplan-val-r1-1".into()],
+            ..FakeCluster::default()
+        };
+        let mut images = Images::new(&cluster, d.path(), "r1", "rbd", Path::new("ceph.conf"));
+        images.create("cephplan-val-r1-0", 64).unwrap();
+        images.create("cephplan-val-r1-1", 64).unwrap();
+        assert_eq!(images.remove_all(), ["cephplan-val-r1-1"]);
+        assert_eq!(
+            read(&record_path(d.path(), "r1")).images,
+            ["cephplan-val-r1-1"]
+        );
+        std::mem::forget(images);
+    }
+
+    /// What a `kill -9` leaves (the record, the images), then `--cleanup`: exactly the
+    /// recorded images of this run's name are removed; an edited record naming a foreign
+    /// image, another run's image or a name with extra text is refused.
+    #[test]
+    fn cleanup_removes_exactly_the_recorded_images_that_carry_the_runs_name() {
+        let d = tempfile::tempdir().unwrap();
+        let cluster = FakeCluster::default();
+        let mut images = Images::new(&cluster, d.path(), "r1", "rbd", Path::new("ceph.conf"));
+        images.create("cephplan-val-r1-0", 64).unwrap();
+        images.create("cephplan-val-r1-1", 64).unwrap();
+        std::mem::forget(images); // killed: no Drop, no removal
+        let path = record_path(d.path(), "r1");
+        let mut rec = read(&path);
+        // Edited by hand (or by someone else): names that must never be removed.
+        for foreign in [
+            "precious",
+            "cephplan-val-r2-0",
+            "cephplan-val-r1-0-mine",
+            "cephplan-val-r1-",
+        ] {
+            cluster.images.borrow_mut().push(foreign.into());
+            rec.images.push(foreign.into());
+        }
+        rec.images.push("cephplan-val-r1-7".into()); // recorded, never created
+        std::fs::write(&path, serde_json::to_string_pretty(&rec).unwrap()).unwrap();
+        let found = records(d.path()).unwrap();
+        assert_eq!(found.len(), 1);
+        let report = cleanup(&found[0].0, &found[0].1, &cluster).unwrap();
+        assert_eq!(report.removed, ["cephplan-val-r1-0", "cephplan-val-r1-1"]);
+        assert_eq!(report.absent, ["cephplan-val-r1-7"]);
+        assert_eq!(
+            report.refused,
+            [
+                "precious",
+                "cephplan-val-r2-0",
+                "cephplan-val-r1-0-mine",
+                "cephplan-val-r1-"
+            ]
+        );
+        assert!(report.failed.is_empty());
+        let rm: Vec<String> = cluster
+            .calls
+            .borrow()
+            .iter()
+            .filter(|c| c.starts_with("rm"))
+            .cloned()
+            .collect();
+        assert_eq!(rm, ["rm rbd/cephplan-val-r1-0", "rm rbd/cephplan-val-r1-1"]);
+        assert!(!path.exists());
+        assert_eq!(cluster.images.borrow().len(), 4);
+    }
+
+    #[test]
+    fn cleanup_with_an_osd_down_touches_nothing() {
+        let d = tempfile::tempdir().unwrap();
+        let up = FakeCluster::default();
+        let mut images = Images::new(&up, d.path(), "r1", "rbd", Path::new("ceph.conf"));
+        images.create("cephplan-val-r1-0", 64).unwrap();
+        std::mem::forget(images);
+        let down = FakeCluster {
+            images: RefCell::new(vec!["cephplan-val-r1-0".into()]),
+            osds_down: vec!["osd.1".into()],
+            ..FakeCluster::default()
+        };
+        let (p, r) = records(d.path()).unwrap().remove(0);
+        let e = cleanup(&p, &r, &down).unwrap_err();
+        assert!(e.to_string().contains("osd.1 down"), "{e}");
+        assert!(down.calls.borrow().is_empty());
+        assert!(p.exists());
+    }
+
+    #[test]
+    fn a_record_cephplan_did_not_write_is_refused() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("images-x.json");
+        std::fs::write(&p, r#"{"schema_version":1,"run_id":"x","pool":"rbd","ceph_conf":"c","images":["a"],"generator":"me"}"#).unwrap();
+        let e = records(d.path()).unwrap_err();
+        assert!(e.to_string().contains("images-x.json"), "{e}");
+        assert!(e.to_string().contains("not written by cephplan"), "{e}");
+    }
+}
