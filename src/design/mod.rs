@@ -548,10 +548,13 @@ pub fn design(
                         recent_failures.pop_front();
                     }
                 }
-                if closest
-                    .as_ref()
-                    .is_none_or(|b| f.miss.headroom > b.miss.headroom)
-                {
+                // A workload target missed outranks capacity and constraints: it says what
+                // the hardware cannot do.
+                let rank = |x: &Failure| (!x.workload.is_empty(), x.miss.headroom);
+                if closest.as_ref().is_none_or(|b| {
+                    let (a, b) = (rank(&f), rank(b));
+                    a.0 > b.0 || (a.0 == b.0 && a.1 > b.1)
+                }) {
                     closest = Some(f);
                 }
             }
