@@ -373,3 +373,30 @@ fn price_list_errors() {
         "{e}"
     );
 }
+
+#[test]
+fn without_prices_power_ranks_and_a_budget_binds() {
+    // Test-only power figures (not datasheet values): generic drive 10 W, 25GbE NIC 5 W,
+    // chassis base 80 W (1u-4) and 150 W (2u-12); the Gold 6430's 270 W TDP is the
+    // catalogue's. Node power = base + 270·sockets + 10·drives + 5.
+    //   3 × 2u-12 × 10 drives: 3 × (150 + 270 + 100 + 5) = 1,575 W, 6 RU;
+    //   8 × 1u-4 × 4 drives:   8 × (80 + 270 + 40 + 5)   = 3,160 W, 8 RU.
+    let mut cat = Catalogue::builtin();
+    cat.drive.get_mut("generic-nvme-gen3").unwrap().power_watts = Some(10.0);
+    cat.nic.get_mut("25gbe").unwrap().power_watts = Some(5.0);
+    let mut spec = hand_spec();
+    spec.constraints.chassis[0].base_power_watts = Some(80.0);
+    spec.constraints.chassis[1].base_power_watts = Some(150.0);
+    let model = ModelParams::shipped_default();
+    let req = spec.validate(&cat).unwrap();
+    let r = design(&req, None, &model, &DesignOptions::default(), &NoProgress).unwrap();
+    assert_eq!(r.objectives, vec!["power", "rack units"]);
+    assert_eq!(r.designs.len(), 1);
+    assert_eq!(r.designs[0].power_watts, Some(1575.0));
+    assert_eq!(r.designs[0].chassis, "2u-12");
+    spec.constraints.max_power_watts = Some(1500.0);
+    let req = spec.validate(&cat).unwrap();
+    let r = design(&req, None, &model, &DesignOptions::default(), &NoProgress).unwrap();
+    assert!(r.designs.is_empty());
+    assert!(r.no_design.unwrap().starts_with("no design meets"));
+}
