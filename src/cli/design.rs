@@ -401,7 +401,7 @@ fn text_report(r: &DesignReport, md: bool) -> String {
     }
     let s = &r.stats;
     o.push_str(&format!(
-        "\nsearch: {} candidates — {} rejected by constraints, {} by capacity, {} skipped as dominated, {} pruned by the asymptotic bounds, {} predicted exactly ({} solves, {} simulations), {} meet every target{}\n",
+        "\nsearch: {} candidates — {} rejected by constraints, {} by capacity, {} skipped as dominated, {} pruned by the asymptotic bounds, {} predicted exactly ({} solves, {} simulations, {} left unsimulated), {} meet every target{}\n",
         s.candidates,
         s.rejected_by_constraints,
         s.rejected_by_capacity,
@@ -410,6 +410,7 @@ fn text_report(r: &DesignReport, md: bool) -> String {
         s.predicted,
         s.predictions,
         s.simulations,
+        s.unchecked_p99,
         s.feasible,
         if s.complete { "" } else { " (cancelled: best found so far)" }
     ));

@@ -164,6 +164,9 @@ pub struct DesignOptions {
     pub tails: TailOptions,
     /// How many of the next cheaper failing candidates to explain.
     pub explain: usize,
+    /// Most simulations (p99 targets) one search may run; candidates that would need more
+    /// are left unchecked and the report says so.
+    pub max_simulations: u64,
 }
 
 impl Default for DesignOptions {
@@ -171,7 +174,11 @@ impl Default for DesignOptions {
         let mut tails = TailOptions::default();
         tails.sim.relative_precision = 0.05;
         tails.sim.threads = 1;
-        Self { tails, explain: 5 }
+        Self {
+            tails,
+            explain: 5,
+            max_simulations: 200,
+        }
     }
 }
 
@@ -286,6 +293,9 @@ pub struct SearchStats {
     /// Exact predictions (solves) made.
     pub predictions: u64,
     pub simulations: u64,
+    /// Candidates that met every mean target but whose p99 was not simulated because the
+    /// simulation budget (`DesignOptions::max_simulations`) was spent.
+    pub unchecked_p99: u64,
     pub feasible: u64,
     /// False when cancelled: the designs are the best found so far.
     pub complete: bool,
@@ -362,6 +372,8 @@ fn node_cost_power(
 enum Outcome {
     Meets,
     Fails(Failure),
+    /// Met the mean targets; the p99 was not simulated (budget spent).
+    Unchecked,
 }
 
 /// The search. See the module doc.
@@ -537,6 +549,7 @@ pub fn design(
         }
         let outcome = evaluate(req, model, &pred_opts, opts, c, &mut stats, progress)?;
         match outcome {
+            Outcome::Unchecked => {}
             Outcome::Meets => {
                 stats.feasible += 1;
                 found.push(*c);
@@ -553,7 +566,7 @@ pub fn design(
                 let rank = |x: &Failure| (!x.workload.is_empty(), x.miss.headroom);
                 if closest.as_ref().is_none_or(|b| {
                     let (a, b) = (rank(&f), rank(b));
-                    a.0 > b.0 || (a.0 == b.0 && a.1 > b.1)
+                    (a.0 && !b.0) || (a.0 == b.0 && a.1 > b.1)
                 }) {
                     closest = Some(f);
                 }
@@ -562,6 +575,12 @@ pub fn design(
     }
     progress.advance(pending);
     progress.finish();
+    if stats.unchecked_p99 > 0 {
+        notes.push(format!(
+            "{} candidates met every mean target but were not simulated for their p99: the budget of {} simulations was spent (cheaper candidates were simulated first); a cheaper design among them is possible",
+            stats.unchecked_p99, opts.max_simulations
+        ));
+    }
 
     // The Pareto front over the objectives, and the cheapest per protection.
     let objective = |c: &Cand| -> Vec<f64> {
@@ -913,6 +932,14 @@ fn evaluate(
         return Ok(fail(&req.workloads[wi].name, state_or_up(&state), m, false));
     }
     // p99 by simulation, only now.
+    let needs = scenarios
+        .iter()
+        .filter(|(wi, _, _)| req.workloads[*wi].target.latency_p99_max_secs.is_some())
+        .count() as u64;
+    if needs > 0 && stats.simulations + needs > opts.max_simulations {
+        stats.unchecked_p99 += 1;
+        return Ok(Outcome::Unchecked);
+    }
     for (wi, state, s) in &scenarios {
         let w = &req.workloads[*wi];
         if let Some(max) = w.target.latency_p99_max_secs {

@@ -400,3 +400,57 @@ fn without_prices_power_ranks_and_a_budget_binds() {
     assert!(r.designs.is_empty());
     assert!(r.no_design.unwrap().starts_with("no design meets"));
 }
+
+#[test]
+fn a_p99_target_is_checked_by_simulation() {
+    let mut spec = hand_spec();
+    spec.workloads[0].target.latency_p99_max = Some(crate::units::Secs(0.05));
+    let r = run(&spec, None);
+    assert!(r.stats.simulations >= 1);
+    let d = &r.designs[0];
+    let p99 = d.results[0].prediction.latency_p99_secs.unwrap();
+    assert!(p99 <= 0.05, "{p99}");
+    assert!(d.results[0]
+        .headroom
+        .iter()
+        .any(|h| h.target == "p99 latency ≤"));
+    // 1 µs is below any I/O's service time: no design, and the miss names the p99.
+    spec.workloads[0].target.latency_p99_max = Some(crate::units::Secs(1e-6));
+    let req = spec.validate(&Catalogue::builtin()).unwrap();
+    let opts = DesignOptions {
+        max_simulations: 3,
+        ..DesignOptions::default()
+    };
+    let r = design(
+        &req,
+        None,
+        &ModelParams::shipped_default(),
+        &opts,
+        &NoProgress,
+    )
+    .unwrap();
+    assert!(r.designs.is_empty());
+    assert_eq!(r.stats.simulations, 3);
+    assert!(r.stats.unchecked_p99 > 0);
+    assert!(r
+        .notes
+        .iter()
+        .any(|n| n.contains("budget of 3 simulations")));
+    assert!(r.no_design.unwrap().contains("p99 latency ≤"));
+}
+
+#[test]
+fn a_cancelled_search_says_it_is_incomplete() {
+    let req = oltp_spec().validate(&Catalogue::builtin()).unwrap();
+    let cancel = crate::progress::CancelToken::new();
+    cancel.cancel();
+    let r = design(
+        &req,
+        None,
+        &ModelParams::shipped_default(),
+        &DesignOptions::default(),
+        &cancel,
+    )
+    .unwrap();
+    assert!(!r.stats.complete);
+}
