@@ -621,20 +621,10 @@ pub fn design(
         d.id = format!("d{}", i + 1);
     }
     let no_design = if found.is_empty() {
-        Some(match &closest {
-            Some(f) => format!(
-                "no design meets {}{}{}; the closest ({}) reaches {} against {} and misses by {:.1} %{}",
-                f.miss.target,
-                if f.workload.is_empty() { String::new() } else { format!(" for workload \"{}\"", f.workload) },
-                if f.state.is_empty() { String::new() } else { format!(" ({})", f.state) },
-                f.candidate,
-                format_value(&f.miss.target, f.miss.predicted),
-                format_value(&f.miss.target, f.miss.required),
-                -f.miss.headroom * 100.0,
-                if f.by_bound { " (by the asymptotic bound: at least that)" } else { "" }
-            ),
-            None => "no candidate was evaluated: the search was cancelled before the first".into(),
-        })
+        Some(closest.as_ref().map_or_else(
+            || "no candidate was evaluated: the search was cancelled before the first".into(),
+            no_design_message,
+        ))
     } else {
         None
     };
@@ -655,6 +645,33 @@ pub fn design(
         stats,
         model: ModelInfo::of(model),
     })
+}
+
+/// "no design meets X; the closest misses by Y".
+fn no_design_message(f: &Failure) -> String {
+    let workload = if f.workload.is_empty() {
+        String::new()
+    } else {
+        format!(" for workload \"{}\"", f.workload)
+    };
+    let state = if f.state.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", f.state)
+    };
+    let bound = if f.by_bound {
+        " (by the asymptotic bound: at least that)"
+    } else {
+        ""
+    };
+    format!(
+        "no design meets {}{workload}{state}; the closest ({}) reaches {} against {} and misses by {:.1} %{bound}",
+        f.miss.target,
+        f.candidate,
+        format_value(&f.miss.target, f.miss.predicted),
+        format_value(&f.miss.target, f.miss.required),
+        -f.miss.headroom * 100.0,
+    )
 }
 
 /// A figure with its unit, for messages.
