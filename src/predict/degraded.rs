@@ -83,8 +83,16 @@ pub fn degraded_scenario(s: &Scenario, d: &DegradedSpec) -> Result<Scenario, Pre
         problem,
         fix: fix.to_string(),
     };
-    d.check("degraded")
-        .map_err(|(field, kind)| bad(format!("{field}: {kind:?}"), "correct the value"))?;
+    d.check("degraded").map_err(|(field, kind)| {
+        let e = crate::spec::SpecError {
+            origin: "degraded".into(),
+            line: None,
+            column: None,
+            field,
+            kind: Box::new(kind),
+        };
+        bad(e.to_string(), "see the message")
+    })?;
     if d.nodes_down >= s.nodes {
         return Err(bad(
             format!("{} of {} nodes down", d.nodes_down, s.nodes),
@@ -243,6 +251,23 @@ mod tests {
         assert!((ds.public_bits_per_sec - 20e9).abs() < 1.0);
         // Non-co-located clients keep their own 40 Gb/s NIC.
         assert!((ds.client_nic_bits_per_sec - 40e9).abs() < 1.0);
+    }
+
+    #[test]
+    fn a_bad_share_names_the_field() {
+        let mut sp = scenario().spec.clone();
+        sp.cluster.nodes = 6;
+        let s = sp.validate(&Catalogue::builtin()).unwrap();
+        let d = DegradedSpec {
+            nodes_down: 1,
+            recovery_share: 1.5,
+            fill: 0.5,
+        };
+        let e = degraded_scenario(&s, &d).unwrap_err().to_string();
+        assert!(
+            e.contains("degraded.recovery_share") && e.contains("0 ≤ share < 1"),
+            "{e}"
+        );
     }
 
     #[test]
