@@ -166,6 +166,20 @@ fn predict_down_reports_recovery() {
             predicate::str::contains("with 1 node(s) down (5 surviving)")
                 .and(predicate::str::contains("recovery")),
         );
+    // A built-in mClock profile gives the share (balanced: 50 %).
+    cephplan()
+        .args([
+            "predict",
+            "--down",
+            "nodes=1",
+            "--recovery-share",
+            "balanced",
+            "--scenario",
+        ])
+        .arg(&s)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("at a 50 % share"));
     cephplan()
         .args(["predict", "--down", "nodes=1", "--scenario"])
         .arg(&s)

@@ -159,10 +159,11 @@ pub struct PredictArgs {
     /// scenario's `[degraded]` nodes_down).
     #[arg(long, value_name = "nodes=N")]
     pub down: Option<String>,
-    /// Share of the OSDs' resources recovery takes, 0 ≤ s < 1 (with --down; default the
-    /// scenario's `[degraded]` recovery_share).
+    /// Share of the OSDs' resources recovery takes, 0 ≤ s < 1, or a built-in mClock
+    /// profile (balanced 0.5, high_client_ops 0.4, high_recovery_ops 0.7) (with --down;
+    /// default the scenario's `[degraded]` recovery_share).
     #[arg(long)]
-    pub recovery_share: Option<f64>,
+    pub recovery_share: Option<String>,
     /// Used share of raw capacity when the nodes fail (default the scenario's, else 0.85).
     #[arg(long)]
     pub fill: Option<f64>,
@@ -235,7 +236,21 @@ pub fn run(a: PredictArgs) -> anyhow::Result<()> {
         let t = predict_tails(&scn, &model, &a.sim.options()?, &progress).with_context(what)?;
         r = r.with_tails(t);
     }
-    if let Some(d) = degraded_args(&scn, a.down.as_deref(), a.recovery_share, a.fill)? {
+    let share = a
+        .recovery_share
+        .as_deref()
+        .map(|v| {
+            v.parse::<f64>()
+                .ok()
+                .or_else(|| cephplan::predict::mclock_recovery_share(v))
+                .ok_or_else(|| {
+                    anyhow::anyhow!(
+                        "--recovery-share {v:?}: give a share 0 ≤ s < 1 or an mClock profile (balanced, high_client_ops, high_recovery_ops)"
+                    )
+                })
+        })
+        .transpose()?;
+    if let Some(d) = degraded_args(&scn, a.down.as_deref(), share, a.fill)? {
         let dr = cephplan::predict::predict_degraded(&scn, &model, &d, &PredictOptions::default())
             .with_context(what)?;
         r.degraded = Some(Box::new(dr));

@@ -149,8 +149,14 @@ pub struct ResilienceSpec {
     #[serde(default = "one")]
     pub nodes_down: u32,
     /// Share of every OSD-side resource recovery takes (0 ≤ s < 1): your mClock profile's
-    /// recovery reservation, or what `osd_max_backfills` lets recovery take.
-    pub recovery_share: f64,
+    /// recovery reservation, or what `osd_max_backfills` lets recovery take. Give this or
+    /// `mclock_profile`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recovery_share: Option<f64>,
+    /// A built-in mClock profile (`balanced`, `high_client_ops`, `high_recovery_ops`): its
+    /// recovery reservation is the share (`predict::MCLOCK_RECOVERY_SHARES`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mclock_profile: Option<String>,
     /// Longest acceptable time to rebuild the lost copies, hours.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_recovery_hours: Option<f64>,
@@ -615,10 +621,35 @@ impl RequirementsSpec {
                         "give at least 1, or remove [resilience]",
                     );
                 }
-                if !(r.recovery_share.is_finite() && (0.0..1.0).contains(&r.recovery_share)) {
+                let profiles = crate::predict::MCLOCK_RECOVERY_SHARES
+                    .iter()
+                    .map(|(p, _)| format!("\"{p}\""))
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                let share = match (r.recovery_share, &r.mclock_profile) {
+                    (Some(s), None) => s,
+                    (None, Some(p)) => match crate::predict::mclock_recovery_share(p) {
+                        Some(s) => s,
+                        None => {
+                            return inv(
+                                "resilience.mclock_profile",
+                                format!("unknown mClock profile \"{p}\""),
+                                format!("use one of {profiles}, or give recovery_share"),
+                            )
+                        }
+                    },
+                    _ => {
+                        return inv(
+                            "resilience",
+                            "give the recovery share once".into(),
+                            format!("set exactly one of `recovery_share = 0.3` or `mclock_profile` ({profiles})"),
+                        )
+                    }
+                };
+                if !(share.is_finite() && (0.0..1.0).contains(&share)) {
                     return inv(
                         "resilience.recovery_share",
-                        format!("recovery_share = {}", r.recovery_share),
+                        format!("recovery_share = {share}"),
                         "give 0 ≤ share < 1, e.g. 0.3",
                     );
                 }
@@ -640,7 +671,7 @@ impl RequirementsSpec {
                 }
                 Some(Resilience {
                     nodes_down: r.nodes_down,
-                    recovery_share: r.recovery_share,
+                    recovery_share: share,
                     max_recovery_secs: r.max_recovery_hours.map(|h| h * 3600.0),
                 })
             }

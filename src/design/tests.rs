@@ -454,3 +454,23 @@ fn a_cancelled_search_says_it_is_incomplete() {
     .unwrap();
     assert!(!r.stats.complete);
 }
+
+#[test]
+fn the_recovery_share_may_come_from_an_mclock_profile() {
+    let mut s = oltp_spec();
+    let r = s.resilience.as_mut().unwrap();
+    r.recovery_share = None;
+    r.mclock_profile = Some("balanced".into());
+    let req = s.validate(&Catalogue::builtin()).unwrap();
+    // mClockScheduler.cc: balanced reserves 50 % for background recovery.
+    assert_eq!(req.resilience.unwrap().recovery_share, 0.5);
+    s.resilience.as_mut().unwrap().mclock_profile = Some("fast".into());
+    let e = err_of(&s).to_string();
+    assert!(
+        e.contains("resilience.mclock_profile") && e.contains("\"high_recovery_ops\""),
+        "{e}"
+    );
+    s.resilience.as_mut().unwrap().recovery_share = Some(0.3);
+    let e = err_of(&s).to_string();
+    assert!(e.contains("exactly one of"), "{e}");
+}

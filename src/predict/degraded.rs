@@ -34,6 +34,27 @@ use crate::model::ModelParams;
 use crate::spec::{DegradedSpec, DriveEntry, FailureDomain, Protection, Scenario};
 use crate::units::{BitsPerSec, Secs};
 
+/// The background-recovery reservation of Ceph's built-in mClock profiles, as a share of
+/// an OSD's capacity: with client and recovery work both backlogged each gets its
+/// reservation (the two sum to 100 %), so this is the recovery share. From
+/// `set_config_defaults_from_profile()` in ceph/ceph `src/osd/scheduler/mClockScheduler.cc`
+/// (client / recovery reservations: `high_client_ops` 60 / 40 %, `balanced` 50 / 50 %,
+/// `high_recovery_ops` 30 / 70 %); earlier mClock releases (Quincy's first point releases)
+/// used other allocations, so state the share yourself for those.
+pub const MCLOCK_RECOVERY_SHARES: [(&str, f64); 3] = [
+    ("balanced", 0.5),
+    ("high_client_ops", 0.4),
+    ("high_recovery_ops", 0.7),
+];
+
+/// The recovery share of a built-in mClock profile (`osd_mclock_profile`), if it is one.
+pub fn mclock_recovery_share(profile: &str) -> Option<f64> {
+    MCLOCK_RECOVERY_SHARES
+        .iter()
+        .find(|(p, _)| *p == profile)
+        .map(|(_, s)| *s)
+}
+
 /// How long rebuilding the lost copies takes at the recovery share.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RecoveryEstimate {

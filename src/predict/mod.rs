@@ -30,8 +30,8 @@ mod sweep;
 mod tails;
 
 pub use degraded::{
-    degraded_scenario, predict_degraded, recovery_estimate, DegradedReport, RecoveryEstimate,
-    DEGRADED_NOTE,
+    degraded_scenario, mclock_recovery_share, predict_degraded, recovery_estimate, DegradedReport,
+    RecoveryEstimate, DEGRADED_NOTE, MCLOCK_RECOVERY_SHARES,
 };
 pub use sizing::{size, SizingReport, SizingSpec, SizingStep};
 pub use sweep::{sweep, KneeReport, SweepAxis, SweepPoint, SweepReport, SweepSpec, SweepTails};
