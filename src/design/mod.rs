@@ -48,7 +48,7 @@ mod requirements;
 
 pub use prices::{PriceList, PriceListSpec, PriceSpec, PRICES_SCHEMA_VERSION};
 pub use requirements::{
-    load_requirements, parse_requirements, width, CapacitySpec, Chassis, ChassisSpec,
+    load_requirements, parse_requirements, width, CapacitySpec, Chassis, ChassisSpec, CheckAt,
     ConstraintsSpec, ErasureOption, ProtectionSpec, RangeSpec, Requirements, RequirementsSpec,
     Resilience, ResilienceSpec, Target, TargetSpec, WorkloadRequirement, WorkloadRequirementSpec,
     FULL_RATIO, REQUIREMENTS_SCHEMA_VERSION,
@@ -518,10 +518,22 @@ pub fn design(
         ..SearchStats::default()
     };
     progress.start(stats.candidates, "design search");
+    // Intervals only when the targets are checked against them.
     let pred_opts = PredictOptions {
-        interval: false,
+        interval: req.check_at != CheckAt::Point,
         ..PredictOptions::default()
     };
+    if req.check_at != CheckAt::Point && model.covariance.is_none() && model.transfer.is_none() {
+        notes.push(
+            "the model states no uncertainty: targets are checked against the point prediction"
+                .into(),
+        );
+    }
+    notes.push(match req.check_at {
+        CheckAt::Point => "targets are checked against the point prediction (the 95 % range shows how far a system the model was not calibrated on may land)".to_string(),
+        CheckAt::Interval80 => "targets are checked against the pessimistic end of the 80 % range (low IOPS and bandwidth, high mean latency)".to_string(),
+        CheckAt::Interval95 => "targets are checked against the pessimistic end of the 95 % range (low IOPS and bandwidth, high mean latency)".to_string(),
+    });
     let mut found: Vec<Cand> = Vec::new();
     let mut recent_failures: std::collections::VecDeque<Failure> = Default::default();
     let mut closest: Option<Failure> = None;
@@ -735,6 +747,24 @@ fn down_label(d: &DegradedSpec) -> String {
     format!("{} node(s) down, recovering", d.nodes_down)
 }
 
+/// The (IOPS, bandwidth, mean latency) a prediction is checked with: the point
+/// prediction, or the pessimistic end of its interval (low IOPS and bandwidth, high mean).
+pub fn checked(r: &PredictionReport, at: CheckAt) -> (f64, f64, f64) {
+    let interval = match at {
+        CheckAt::Point => None,
+        CheckAt::Interval80 => r.interval_80.as_ref(),
+        CheckAt::Interval95 => r.interval.as_ref(),
+    };
+    match interval {
+        Some(i) if r.iops > 0.0 => (
+            i.iops_low,
+            r.bandwidth_bytes_per_sec * i.iops_low / r.iops,
+            i.latency_mean_high_secs,
+        ),
+        _ => (r.iops, r.bandwidth_bytes_per_sec, r.latency_mean_secs),
+    }
+}
+
 /// Headroom of a prediction against a workload's targets (p99 only when simulated).
 fn headrooms(t: &Target, iops: f64, bw: f64, mean: f64, p99: Option<f64>) -> Vec<Headroom> {
     let mut h = Vec::new();
@@ -923,19 +953,12 @@ fn evaluate(
     // 4. Exact prediction, every workload and state, worst miss.
     stats.predicted += 1;
     let mut worst_fail: Option<(usize, String, Headroom)> = None;
-    let mut means_ok: Vec<bool> = Vec::new();
     for (wi, state, s) in &scenarios {
         let w = &req.workloads[*wi];
         let r = predict(s, model, pred_opts)?;
         stats.predictions += 1;
-        let m = worst(headrooms(
-            &w.target,
-            r.iops,
-            r.bandwidth_bytes_per_sec,
-            r.latency_mean_secs,
-            None,
-        ));
-        means_ok.push(m.is_none());
+        let (iops, bw, mean) = checked(&r, req.check_at);
+        let m = worst(headrooms(&w.target, iops, bw, mean, None));
         if let Some(m) = m {
             if worst_fail
                 .as_ref()
@@ -1055,13 +1078,8 @@ fn full_design(
                     &crate::progress::NoProgress,
                 )?);
             }
-            let headroom = headrooms(
-                &w.target,
-                r.iops,
-                r.bandwidth_bytes_per_sec,
-                r.latency_mean_secs,
-                r.latency_p99_secs,
-            );
+            let (iops, bw, mean) = checked(&r, req.check_at);
+            let headroom = headrooms(&w.target, iops, bw, mean, r.latency_p99_secs);
             results.push(WorkloadResult {
                 workload: w.name.clone(),
                 state,

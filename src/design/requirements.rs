@@ -46,6 +46,10 @@ pub struct RequirementsSpec {
     pub ceph_release: String,
     #[serde(default = "one")]
     pub osds_per_device: u32,
+    /// What a target is checked against: `"point"` (default), `"interval-80"` or
+    /// `"interval-95"` (the pessimistic end of the prediction's range).
+    #[serde(default)]
+    pub check_at: CheckAt,
     pub capacity: CapacitySpec,
     /// One or more `[[workload]]` tables; each must meet its targets on its own.
     #[serde(rename = "workload")]
@@ -54,6 +58,21 @@ pub struct RequirementsSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resilience: Option<ResilienceSpec>,
     pub constraints: ConstraintsSpec,
+}
+
+/// What the targets are checked against.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub enum CheckAt {
+    /// The point prediction.
+    #[default]
+    #[serde(rename = "point")]
+    Point,
+    /// The pessimistic end of the 80 % range.
+    #[serde(rename = "interval-80")]
+    Interval80,
+    /// The pessimistic end of the 95 % range.
+    #[serde(rename = "interval-95")]
+    Interval95,
 }
 
 /// Usable capacity: give exactly one of `usable_tb` (10¹² B) and `usable_tib` (2⁴⁰ B).
@@ -257,6 +276,7 @@ pub struct Requirements {
     pub name: String,
     pub ceph_release: String,
     pub osds_per_device: u32,
+    pub check_at: CheckAt,
     /// Usable bytes to hold, growth included.
     pub usable_needed_bytes: f64,
     pub fill_limit: f64,
@@ -890,6 +910,7 @@ impl RequirementsSpec {
             name: self.name.clone(),
             ceph_release: self.ceph_release.clone(),
             osds_per_device: self.osds_per_device,
+            check_at: self.check_at,
             usable_needed_bytes,
             fill_limit: c.fill_limit,
             workloads,

@@ -474,3 +474,31 @@ fn the_recovery_share_may_come_from_an_mclock_profile() {
     let e = err_of(&s).to_string();
     assert!(e.contains("exactly one of"), "{e}");
 }
+
+#[test]
+fn checking_at_the_pessimistic_end_is_never_cheaper_and_holds_there() {
+    let p = prices();
+    let mut spec = oltp_spec();
+    spec.resilience = None;
+    let point = cheapest_cost(&run(&spec, Some(&p)));
+    spec.check_at = CheckAt::Interval80;
+    let r = run(&spec, Some(&p));
+    assert!(r.notes.iter().any(|n| n.contains("80 % range")));
+    assert!(
+        cheapest_cost(&r) >= point,
+        "{} < {point}",
+        cheapest_cost(&r)
+    );
+    for d in &r.designs {
+        for w in &d.results {
+            let i = w.prediction.interval_80.as_ref().unwrap();
+            assert!(i.iops_low >= 150_000.0, "{}: {}", d.id, i.iops_low);
+            assert!(
+                i.latency_mean_high_secs <= 3e-3,
+                "{}: {}",
+                d.id,
+                i.latency_mean_high_secs
+            );
+        }
+    }
+}
