@@ -49,9 +49,9 @@ mod requirements;
 pub use prices::{PriceList, PriceListSpec, PriceSpec, PRICES_SCHEMA_VERSION};
 pub use requirements::{
     load_requirements, parse_requirements, width, CapacitySpec, Chassis, ChassisSpec, CheckAt,
-    ConstraintsSpec, ErasureOption, ProtectionSpec, RangeSpec, Requirements, RequirementsSpec,
-    Resilience, ResilienceSpec, Target, TargetSpec, WorkloadRequirement, WorkloadRequirementSpec,
-    FULL_RATIO, REQUIREMENTS_SCHEMA_VERSION,
+    ConstraintsSpec, ErasureOption, PartsSpec, ProtectionSpec, RangeSpec, Requirements,
+    RequirementsSpec, Resilience, ResilienceSpec, Target, TargetSpec, WorkloadRequirement,
+    WorkloadRequirementSpec, FULL_RATIO, REQUIREMENTS_SCHEMA_VERSION,
 };
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -1112,19 +1112,35 @@ fn full_design(
 /// them reproduces the design's figures.
 pub fn design_scenarios(req: &Requirements, d: &Design) -> Vec<(String, ScenarioSpec)> {
     let degraded = degraded_of(req);
+    let inline = |mut sp: ScenarioSpec| {
+        // Inline parts are not in any catalogue file: describe them in the scenario.
+        let n = &mut sp.cluster.node;
+        if let Some(c) = req.inline_parts.cpu.get(&d.parts.cpu) {
+            n.cpu = HwRef::Inline(c.clone());
+        }
+        if let Some(x) = req.inline_parts.drive.get(&d.parts.drive) {
+            n.data_devices.model = HwRef::Inline(x.clone());
+        }
+        if let Some(HwRef::Name(c)) = &sp.clients.cpu {
+            if let Some(e) = req.inline_parts.cpu.get(c) {
+                sp.clients.cpu = Some(HwRef::Inline(e.clone()));
+            }
+        }
+        sp
+    };
     req.workloads
         .iter()
         .map(|w| {
             (
                 w.name.clone(),
-                scenario_spec_of(
+                inline(scenario_spec_of(
                     &req.name,
                     &req.ceph_release,
                     req.osds_per_device,
                     &d.parts,
                     w,
                     degraded,
-                ),
+                )),
             )
         })
         .collect()

@@ -58,6 +58,28 @@ pub struct RequirementsSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resilience: Option<ResilienceSpec>,
     pub constraints: ConstraintsSpec,
+    /// Parts described inline (`[parts.drive.my-drive]`, the catalogue's fields), usable
+    /// by name in the constraints alongside the catalogue's.
+    #[serde(default, skip_serializing_if = "PartsSpec::is_empty")]
+    pub parts: PartsSpec,
+}
+
+/// Inline parts, in the catalogue's format.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PartsSpec {
+    #[serde(default)]
+    pub cpu: std::collections::BTreeMap<String, CpuEntry>,
+    #[serde(default)]
+    pub drive: std::collections::BTreeMap<String, DriveEntry>,
+    #[serde(default)]
+    pub nic: std::collections::BTreeMap<String, NicEntry>,
+}
+
+impl PartsSpec {
+    pub fn is_empty(&self) -> bool {
+        self.cpu.is_empty() && self.drive.is_empty() && self.nic.is_empty()
+    }
 }
 
 /// What the targets are checked against.
@@ -293,8 +315,11 @@ pub struct Requirements {
     pub max_rack_units: Option<u32>,
     pub max_power_watts: Option<f64>,
     pub chassis: Vec<Chassis>,
-    /// The catalogue the parts came from (scenarios are validated against it).
+    /// The catalogue the parts came from, with the inline parts added (scenarios are
+    /// validated against it).
     pub catalogue: Catalogue,
+    /// The inline parts (`[parts]`): written scenarios describe these inline.
+    pub inline_parts: PartsSpec,
 }
 
 /// The width of a protection scheme in failure domains.
@@ -442,6 +467,40 @@ impl RequirementsSpec {
         }
         let usable_needed_bytes = usable * (1.0 + c.growth_headroom);
 
+        // Parts: the catalogue plus the inline ones.
+        let mut merged = cat.clone();
+        let clash = |kind: &str, n: &str| {
+            inv::<()>(
+                format!("parts.{kind}.{n}"),
+                format!("\"{n}\" is also a catalogue {kind}"),
+                "give the inline part a name of its own",
+            )
+        };
+        for (n, c) in &self.parts.cpu {
+            c.check(&format!("parts.cpu.{n}"))?;
+            if merged.cpu.insert(n.clone(), c.clone()).is_some() {
+                clash("cpu", n)?;
+            }
+        }
+        for (n, d) in &self.parts.drive {
+            d.check(&format!("parts.drive.{n}"))?;
+            if merged.drive.insert(n.clone(), d.clone()).is_some() {
+                clash("drive", n)?;
+            }
+        }
+        for (n, x) in &self.parts.nic {
+            if x.ports == 0 || !(x.speed.0.is_finite() && x.speed.0 > 0.0) {
+                return inv(
+                    format!("parts.nic.{n}"),
+                    format!("ports = {}, speed = {} b/s", x.ports, x.speed.0),
+                    "give at least one port and a positive speed",
+                );
+            }
+            if merged.nic.insert(n.clone(), x.clone()).is_some() {
+                clash("nic", n)?;
+            }
+        }
+        let cat = &merged;
         // Parts.
         let cn = &self.constraints;
         let cpus = resolve(&cn.cpus, &cat.cpu, "constraints.cpus", "cpu")?;
@@ -927,6 +986,7 @@ impl RequirementsSpec {
             max_power_watts: cn.max_power_watts,
             chassis: cn.chassis.clone(),
             catalogue: cat.clone(),
+            inline_parts: self.parts.clone(),
         })
     }
 }

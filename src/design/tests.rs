@@ -35,7 +35,11 @@ fn cheapest_cost(r: &DesignReport) -> f64 {
 
 /// A capacity-bound case small enough to solve by hand.
 fn hand_spec() -> RequirementsSpec {
-    let text = r#"
+    RequirementsSpec::parse(&hand_spec_text(), "hand").unwrap()
+}
+
+fn hand_spec_text() -> String {
+    r#"
 schema_version = 1
 name = "hand"
 ceph_release = "19.2.0"
@@ -70,8 +74,8 @@ name = "2u-12"
 rack_units = 2
 drive_slots = 12
 max_sockets = 2
-"#;
-    RequirementsSpec::parse(text, "hand").unwrap()
+"#
+    .to_string()
 }
 
 #[test]
@@ -501,4 +505,48 @@ fn checking_at_the_pessimistic_end_is_never_cheaper_and_holds_there() {
             );
         }
     }
+}
+
+#[test]
+fn inline_parts_are_searched_and_written_inline() {
+    // A test drive described inline: the generic Gen3 NVMe's figures at twice the capacity.
+    let text = hand_spec_text().replace(
+        "drives = [\"generic-nvme-gen3\"]",
+        "drives = [\"my-nvme-4tb\"]",
+    ) + r#"
+[parts.drive.my-nvme-4tb]
+kind = "nvme"
+capacity = 4_000_000_000_000
+read_4k_iops = 490_000
+write_4k_iops = 38_000
+read_bytes_per_sec = 3_200_000_000
+write_bytes_per_sec = 1_050_000_000
+read_latency = "85us"
+write_latency = "20us"
+source = "test part"
+"#;
+    let spec = RequirementsSpec::parse(&text, "inline").unwrap();
+    let req = spec.validate(&Catalogue::builtin()).unwrap();
+    let model = ModelParams::shipped_default();
+    let r = design(&req, None, &model, &DesignOptions::default(), &NoProgress).unwrap();
+    // 60 TB raw in 4 TB drives = 15 drives. Ranked by rack units (no prices, no power):
+    // 1u-4 needs ⌈15 / 4⌉ = 4 nodes × 4 drives = 4 RU; 2u-12 needs 3 nodes (the replica
+    // count) = 6 RU.
+    let d = &r.designs[0];
+    assert_eq!(d.chassis, "1u-4");
+    assert_eq!(
+        (d.parts.nodes, d.parts.drives_per_node, d.rack_units),
+        (4, 4, 4)
+    );
+    let (_, sp) = design_scenarios(&req, d).remove(0);
+    let s = parse_scenario(&sp.to_toml(), "written", &Catalogue::builtin()).unwrap();
+    let p = predict(&s, &model, &PredictOptions::default()).unwrap();
+    assert_eq!(p.iops, d.results[0].prediction.iops);
+    // A name that is also a catalogue drive is refused.
+    let clash = text.replace("my-nvme-4tb", "generic-nvme-gen3");
+    let e = RequirementsSpec::parse(&clash, "inline")
+        .unwrap()
+        .validate(&Catalogue::builtin())
+        .unwrap_err();
+    assert_eq!(e.field, "parts.drive.generic-nvme-gen3");
 }
