@@ -29,6 +29,7 @@
 
 pub mod calibrate;
 pub mod data;
+pub mod design;
 pub mod evaluate;
 pub mod fio;
 #[cfg(feature = "gui")]

@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 pub mod calibrate;
+pub mod design;
 pub mod evaluate;
 pub mod import;
 pub mod lab;
@@ -41,6 +42,9 @@ pub enum Command {
     Sweep(sweep::SweepArgs),
     /// Smallest node count meeting an IOPS target within a latency target (exit 1 if none).
     Size(size::SizeArgs),
+    /// Design a bill of materials from requirements: the Pareto front over cost, power and
+    /// rack units, the cheapest design per protection (exit 1 if none meets every target).
+    Design(design::DesignArgs),
     /// Solve a generic queueing network file (MVA, approximate MVA, bounds).
     Solve(solve::SolveArgs),
     /// Fit the model to measured runs (calibration-data/*.csv) and write the fitted model.
@@ -67,6 +71,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Predict(a) => predict::run(a).map(|_| ExitCode::SUCCESS),
         Command::Sweep(a) => sweep::run(a).map(|_| ExitCode::SUCCESS),
         Command::Size(a) => size::run(a).map(|ok| ExitCode::from(if ok { 0 } else { 1 })),
+        Command::Design(a) => design::run(a).map(|ok| ExitCode::from(if ok { 0 } else { 1 })),
         Command::Solve(args) => solve::run(args),
         Command::Calibrate(args) => calibrate::run(args),
         Command::Evaluate(args) => evaluate::run(args),

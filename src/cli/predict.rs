@@ -174,9 +174,73 @@ pub struct PredictArgs {
     pub tails: bool,
     #[command(flatten)]
     pub sim: TailArgs,
+    /// Also predict with nodes down during recovery, e.g. `nodes=1` (overrides the
+    /// scenario's `[degraded]` nodes_down).
+    #[arg(long, value_name = "nodes=N")]
+    pub down: Option<String>,
+    /// Share of the OSDs' resources recovery takes, 0 ≤ s < 1, or a built-in mClock
+    /// profile (balanced 0.5, high_client_ops 0.4, high_recovery_ops 0.7) (with --down;
+    /// default the scenario's `[degraded]` recovery_share).
+    #[arg(long)]
+    pub recovery_share: Option<String>,
+    /// Used share of raw capacity when the nodes fail (default the scenario's, else 0.85).
+    #[arg(long)]
+    pub fill: Option<f64>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
+}
+
+/// The degraded state asked for by `--down` / `--recovery-share` / `--fill` on top of the
+/// scenario's `[degraded]` table; None when neither asks.
+pub fn degraded_args(
+    scn: &Scenario,
+    down: Option<&str>,
+    share: Option<f64>,
+    fill: Option<f64>,
+) -> anyhow::Result<Option<cephplan::spec::DegradedSpec>> {
+    let from_file = scn.spec.degraded;
+    let nodes_down = match down {
+        Some(d) => {
+            let n = d
+                .strip_prefix("nodes=")
+                .and_then(|v| v.trim().parse::<u32>().ok())
+                .ok_or_else(|| {
+                    anyhow::anyhow!("--down {d:?}: expected nodes=N, e.g. --down nodes=1")
+                })?;
+            Some(n)
+        }
+        None => from_file.map(|f| f.nodes_down),
+    };
+    let Some(nodes_down) = nodes_down else {
+        if share.is_some() || fill.is_some() {
+            anyhow::bail!("--recovery-share and --fill describe a degraded state: add --down nodes=N (or a [degraded] table to the scenario)");
+        }
+        return Ok(None);
+    };
+    let recovery_share = share.or(from_file.map(|f| f.recovery_share)).ok_or_else(|| {
+        anyhow::anyhow!("--down needs the share of the OSDs' resources recovery takes: add --recovery-share 0.3 (your mClock profile's recovery reservation), or recovery_share in the scenario's [degraded] table")
+    })?;
+    let d = cephplan::spec::DegradedSpec {
+        nodes_down,
+        recovery_share,
+        fill: fill
+            .or(from_file.map(|f| f.fill))
+            .unwrap_or(cephplan::spec::NEARFULL_RATIO),
+    };
+    d.check("--down").map_err(|(field, kind)| {
+        anyhow::anyhow!(
+            "{}",
+            cephplan::spec::SpecError {
+                origin: "command line".into(),
+                line: None,
+                column: None,
+                field,
+                kind: Box::new(kind),
+            }
+        )
+    })?;
+    Ok(Some(d))
 }
 
 pub fn run(a: PredictArgs) -> anyhow::Result<()> {
@@ -190,6 +254,25 @@ pub fn run(a: PredictArgs) -> anyhow::Result<()> {
         let progress = super::progress::BarProgress::with_ctrl_c();
         let t = predict_tails(&scn, &model, &a.sim.options()?, &progress).with_context(what)?;
         r = r.with_tails(t);
+    }
+    let share = a
+        .recovery_share
+        .as_deref()
+        .map(|v| {
+            v.parse::<f64>()
+                .ok()
+                .or_else(|| cephplan::predict::mclock_recovery_share(v))
+                .ok_or_else(|| {
+                    anyhow::anyhow!(
+                        "--recovery-share {v:?}: give a share 0 ≤ s < 1 or an mClock profile (balanced, high_client_ops, high_recovery_ops)"
+                    )
+                })
+        })
+        .transpose()?;
+    if let Some(d) = degraded_args(&scn, a.down.as_deref(), share, a.fill)? {
+        let dr = cephplan::predict::predict_degraded(&scn, &model, &d, &PredictOptions::default())
+            .with_context(what)?;
+        r.degraded = Some(Box::new(dr));
     }
     match a.format {
         Format::Json => println!("{}", serde_json::to_string_pretty(&r)?),
@@ -325,6 +408,10 @@ fn table_report(s: &Scenario, r: &PredictionReport) -> String {
         o.push('\n');
         o.push_str(&tails_table(t));
     }
+    if let Some(d) = &r.degraded {
+        o.push('\n');
+        o.push_str(&degraded_table(d));
+    }
     o.push('\n');
     let mut rows: Vec<(String, f64)> = r.utilization.iter().map(|(k, v)| (k.clone(), *v)).collect();
     rows.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
@@ -340,6 +427,60 @@ fn table_report(s: &Scenario, r: &PredictionReport) -> String {
     {
         o.push_str(&format!("warning: {w}\n"));
     }
+    o
+}
+
+/// The degraded prediction: client figures during recovery and the recovery time.
+pub fn degraded_table(d: &cephplan::predict::DegradedReport) -> String {
+    let p = &d.prediction;
+    let mut o = format!(
+        "with {} node(s) down ({} surviving), during recovery at a {:.0} % share:\n",
+        d.nodes_down,
+        d.surviving_nodes,
+        d.recovery_share * 100.0
+    );
+    let line = |o: &mut String, k: &str, v: String| o.push_str(&format!("  {k:<12}{v}\n"));
+    line(&mut o, "IOPS", thousands(p.iops));
+    line(&mut o, "bandwidth", rate(p.bandwidth_bytes_per_sec));
+    line(
+        &mut o,
+        "latency",
+        format!("mean {}", ms(p.latency_mean_secs)),
+    );
+    if let Some(i) = &p.interval {
+        line(
+            &mut o,
+            "95% range",
+            format!(
+                "IOPS {} – {}, mean latency {} – {}",
+                thousands(i.iops_low),
+                thousands(i.iops_high),
+                ms(i.latency_mean_low_secs),
+                ms(i.latency_mean_high_secs)
+            ),
+        );
+    }
+    line(
+        &mut o,
+        "bottleneck",
+        format!(
+            "{} at {:.1}% utilisation",
+            p.bottleneck.resource,
+            p.bottleneck.utilization * 100.0
+        ),
+    );
+    line(
+        &mut o,
+        "recovery",
+        format!(
+            "{} to move at {} ({}): at least {:.2} h",
+            size(d.recovery.bytes_to_move),
+            rate(d.recovery.rate_bytes_per_sec),
+            d.recovery.limited_by,
+            d.recovery.time_secs / 3600.0
+        ),
+    );
+    line(&mut o, "note", d.note.clone());
     o
 }
 

@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 use super::pages::calibration::CalibrationPage;
 use super::pages::compare::{ComparePage, Variant};
 use super::pages::prediction::PredictionPage;
+use super::pages::sizing::SizingPage;
 use super::pages::validation::ValidationPage;
 use super::pages::{designer::DesignerPage, network::NetworkPage};
 
@@ -24,16 +25,18 @@ pub enum Page {
     Designer,
     Prediction,
     Compare,
+    Sizing,
     Calibration,
     Validation,
     Network,
 }
 
 impl Page {
-    pub const ALL: [Page; 6] = [
+    pub const ALL: [Page; 7] = [
         Page::Designer,
         Page::Prediction,
         Page::Compare,
+        Page::Sizing,
         Page::Calibration,
         Page::Validation,
         Page::Network,
@@ -44,6 +47,7 @@ impl Page {
             Page::Designer => "Cluster designer",
             Page::Prediction => "Prediction",
             Page::Compare => "Compare",
+            Page::Sizing => "Sizing",
             Page::Calibration => "Calibration",
             Page::Validation => "Validation",
             Page::Network => "Network",
@@ -56,6 +60,7 @@ impl Page {
             Page::Designer => "designer",
             Page::Prediction => "prediction",
             Page::Compare => "compare",
+            Page::Sizing => "sizing",
             Page::Calibration => "calibration",
             Page::Validation => "validation",
             Page::Network => "network",
@@ -81,6 +86,7 @@ pub struct State {
     pub network: NetworkPage,
     pub compare: ComparePage,
     pub prediction: PredictionPage,
+    pub sizing: SizingPage,
     pub calibration: CalibrationPage,
     pub validation: ValidationPage,
 }
@@ -199,6 +205,7 @@ impl App {
                 Page::Network => self.state.network.ui(ui, cmds),
                 Page::Prediction => self.state.prediction.ui(ui, cmds),
                 Page::Compare => self.state.compare.ui(ui),
+                Page::Sizing => self.state.sizing.ui(ui, cmds),
                 Page::Calibration => self.state.calibration.ui(ui),
                 Page::Validation => self.state.validation.ui(ui),
             }

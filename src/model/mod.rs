@@ -27,10 +27,9 @@ pub const MODEL_SCHEMA_VERSION: u32 = 1;
 const DEFAULT_TOML: &str = include_str!("../../models/default.toml");
 const PRIOR_TOML: &str = include_str!("../../models/prior.toml");
 
-/// Parameter names the Ceph builder reads.
 /// The parameters the Ceph model builder cannot do without (`qn::ceph` requires them);
 /// a model file without one is refused when it is read, naming the file.
-pub const REQUIRED: [&str; 11] = [
+pub const REQUIRED: [&str; 10] = [
     names::OSD_CPU_READ,
     names::OSD_CPU_WRITE,
     names::CPU_PER_BYTE,
@@ -38,7 +37,6 @@ pub const REQUIRED: [&str; 11] = [
     names::SMT_GAIN,
     names::WRITE_AMP,
     names::WAL_SHARE,
-    names::SHARD_THREADS,
     names::NET_EFF,
     names::FIXED_READ,
     names::FIXED_WRITE,

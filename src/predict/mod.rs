@@ -23,13 +23,19 @@ use crate::qn::StationKind;
 use crate::solve::{self, Convergence, Method, SolveError, SolveOptions};
 use crate::spec::{CapacityReport, Scenario};
 
+mod degraded;
 pub mod format;
 mod sizing;
 mod sweep;
 mod tails;
 
+pub use degraded::{
+    degraded_scenario, mclock_recovery_share, predict_degraded, recovery_estimate, DegradedReport,
+    RecoveryEstimate, DEGRADED_NOTE, MCLOCK_RECOVERY_SHARES,
+};
 pub use sizing::{size, SizingReport, SizingSpec, SizingStep};
 pub use sweep::{sweep, KneeReport, SweepAxis, SweepPoint, SweepReport, SweepSpec, SweepTails};
+pub(crate) use tails::CancelOnly;
 pub use tails::{predict_tails, TailFigures, TailOptions, TailReport};
 
 /// Version of the report formats.
@@ -49,6 +55,8 @@ pub enum PredictError {
     },
     #[error("sizing: {problem}; fix: {fix}")]
     BadSizing { problem: String, fix: String },
+    #[error("degraded: {problem}; fix: {fix}")]
+    BadDegraded { problem: String, fix: String },
     #[error("simulation: {0}")]
     Sim(#[from] crate::sim::SimError),
     #[error("no simulated tails: {reason}; raise --max-events (or run without --tails)")]
@@ -180,6 +188,10 @@ pub struct PredictionReport {
     /// the scenario was simulated (`predict --tails`).
     #[serde(default)]
     pub tails: Option<TailReport>,
+    /// The same workload with nodes down during recovery; absent unless asked for
+    /// (`predict --down`, or the scenario's `[degraded]` table).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub degraded: Option<Box<DegradedReport>>,
 }
 
 /// The performance figures of one solved population (shared by predict and sweeps).
@@ -605,6 +617,7 @@ pub fn predict(
         model: ModelInfo::of(p),
         solver,
         tails: None,
+        degraded: None,
     })
 }
 

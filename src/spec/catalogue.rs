@@ -136,6 +136,10 @@ pub struct DriveEntry {
     pub write_latency: Secs,
     #[serde(default)]
     pub sync_write_4k_iops: Option<f64>,
+    /// Active power from the datasheet (typical or maximum, as the source says), watts;
+    /// absent = no figure was read, and `design` refuses power objectives for the drive.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub power_watts: Option<f64>,
     #[serde(default)]
     pub source: String,
 }
@@ -151,6 +155,10 @@ pub struct NicEntry {
     pub speed: BitsPerSec,
     #[serde(default = "one")]
     pub ports: u32,
+    /// Typical power of the card from its datasheet, watts; absent = no figure was read
+    /// (`design` then refuses power objectives for it). The IEEE rate entries name no card.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub power_watts: Option<f64>,
     #[serde(default)]
     pub source: String,
 }
@@ -219,6 +227,10 @@ impl Catalogue {
                 .map_err(|(f, k)| at(f, k))?;
         }
         for (name, n) in &cat.nic {
+            if let Some(w) = n.power_watts {
+                positive(format!("nic.{name}.power_watts"), w, "power_watts")
+                    .map_err(|(f, k)| at(f, k))?;
+            }
             if n.ports == 0 {
                 return Err(at(
                     format!("nic.{name}.ports"),
@@ -328,6 +340,9 @@ impl DriveEntry {
         positive(format!("{at}.capacity"), self.capacity.0 as f64, "capacity")?;
         if let Some(s) = self.sync_write_4k_iops {
             positive(format!("{at}.sync_write_4k_iops"), s, "sync_write_4k_iops")?;
+        }
+        if let Some(w) = self.power_watts {
+            positive(format!("{at}.power_watts"), w, "power_watts")?;
         }
         Ok(())
     }

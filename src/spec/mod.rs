@@ -342,6 +342,71 @@ pub struct ScenarioSpec {
     pub pool: PoolSpec,
     pub clients: ClientsSpec,
     pub workload: WorkloadSpec,
+    /// Also predict the cluster with nodes down, during recovery (`predict` prints both).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub degraded: Option<DegradedSpec>,
+}
+
+/// The `[degraded]` table: nodes down and the share of the survivors' resources recovery
+/// takes while it rebuilds the lost copies (`predict::degraded` says how this is modelled).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DegradedSpec {
+    /// OSD nodes down (≥ 1, fewer than `cluster.nodes`).
+    #[serde(default = "one")]
+    pub nodes_down: u32,
+    /// Share of every OSD-side resource (CPU, devices, OSD links) recovery holds, 0 ≤ s < 1:
+    /// the recovery reservation of your mClock profile (`osd_mclock_profile`), or what your
+    /// `osd_max_backfills` / `osd_recovery_max_active` let recovery take.
+    pub recovery_share: f64,
+    /// How full the cluster is when the nodes fail (raw used / raw), for the data to move;
+    /// default 0.85, Ceph's `mon_osd_nearfull_ratio` (the fullest a healthy plan runs).
+    #[serde(default = "nearfull")]
+    pub fill: f64,
+}
+
+/// Ceph's default `mon_osd_nearfull_ratio`.
+pub const NEARFULL_RATIO: f64 = 0.85;
+
+fn nearfull() -> f64 {
+    NEARFULL_RATIO
+}
+
+impl DegradedSpec {
+    /// Checks the figures (not against a cluster: `predict::degraded_scenario` does that).
+    pub fn check(&self, at: &str) -> Result<(), (String, SpecErrorKind)> {
+        let inv = |f: &str, problem: String, fix: &str| {
+            Err((
+                format!("{at}.{f}"),
+                SpecErrorKind::Invalid {
+                    problem,
+                    fix: fix.to_string(),
+                },
+            ))
+        };
+        if self.nodes_down == 0 {
+            return inv(
+                "nodes_down",
+                "nodes_down = 0".into(),
+                "give at least 1 node down, or remove the degraded table",
+            );
+        }
+        if !(self.recovery_share.is_finite() && (0.0..1.0).contains(&self.recovery_share)) {
+            return inv(
+                "recovery_share",
+                format!("recovery_share = {}", self.recovery_share),
+                "give the share of the OSDs' resources recovery takes, 0 ≤ share < 1 (e.g. 0.3)",
+            );
+        }
+        if !(self.fill.is_finite() && self.fill > 0.0 && self.fill <= 1.0) {
+            return inv(
+                "fill",
+                format!("fill = {}", self.fill),
+                "give the used share of raw capacity, 0 < fill ≤ 1 (default 0.85)",
+            );
+        }
+        Ok(())
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -808,6 +873,17 @@ impl ScenarioSpec {
                     "workload.image_size",
                     format!("image_size {sz} is smaller than the block size"),
                     "give an image size larger than block_size, or leave it out",
+                );
+            }
+        }
+
+        if let Some(d) = &self.degraded {
+            d.check("degraded")?;
+            if d.nodes_down >= c.nodes {
+                return inv(
+                    "degraded.nodes_down",
+                    format!("nodes_down = {} of {} nodes", d.nodes_down, c.nodes),
+                    "leave at least one node up: lower nodes_down",
                 );
             }
         }

@@ -6,4 +6,5 @@ pub mod compare;
 pub mod designer;
 pub mod network;
 pub mod prediction;
+pub mod sizing;
 pub mod validation;

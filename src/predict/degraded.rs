@@ -1,0 +1,346 @@
+//! Degraded and recovery prediction: the cluster with nodes down while recovery rebuilds
+//! the lost copies (`predict --down nodes=1`, a scenario's `[degraded]` table, and the
+//! resilience targets of `design`).
+//!
+//! This is a transformation of the scenario, not a second class in the queueing network,
+//! and it is an approximation:
+//! - **Survivors carry the load.** The scenario is predicted with `nodes − down` OSD nodes
+//!   and the same client load (co-located clients: at most one per surviving node).
+//! - **Recovery as a background load.** Recovery holds `recovery_share` `s` of every
+//!   OSD-side resource — OSD CPU, data and WAL devices, OSD links — as an mClock
+//!   reservation does while recovery is backlogged. The client class sees what is left: CPU
+//!   clock, device IOPS and bandwidth and OSD link rates × (1 − s), device latencies ÷
+//!   (1 − s) (a processor-sharing resource busy a share `s` with other work stretches each
+//!   visit by 1/(1 − s)). The client's own NIC and CPU (when not co-located) are untouched.
+//! - **Time to recover** = data to move ÷ recovery rate. The data to move is what the down
+//!   nodes held, `down × drives per node × drive capacity × fill`. Rebuilding a byte reads
+//!   `r` bytes on the survivors (`r` = 1 for replicas, `k` for EC k+m), sends `r` bytes
+//!   over the cluster network (the public one when there is none) and writes one byte, so
+//!   the rate is `s × min(Σ device write bw, Σ device read bw / r, Σ link bw / r)` over the
+//!   survivors. Per-object CPU work and the concurrency limits of `osd_max_backfills` /
+//!   `osd_recovery_max_active` are not modelled: the time is a lower bound.
+//!
+//! Recovery needs somewhere to put the rebuilt copies: with `failure_domain = "host"`, the
+//! survivors must be at least the pool's width (replicas, or k + m). Fewer survivors leave
+//! PGs undersized forever, which this model does not predict; [`degraded_scenario`] says
+//! so.
+//!
+//! Not here: the queueing model (`qn::ceph`, unchanged), the scenario format (`spec`).
+
+use serde::{Deserialize, Serialize};
+
+use super::{predict, PredictError, PredictOptions, PredictionReport};
+use crate::model::ModelParams;
+use crate::spec::{DegradedSpec, DriveEntry, FailureDomain, Protection, Scenario};
+use crate::units::{BitsPerSec, Secs};
+
+/// The background-recovery reservation of Ceph's built-in mClock profiles, as a share of
+/// an OSD's capacity: with client and recovery work both backlogged each gets its
+/// reservation (the two sum to 100 %), so this is the recovery share. From
+/// `set_config_defaults_from_profile()` in ceph/ceph `src/osd/scheduler/mClockScheduler.cc`
+/// (client / recovery reservations: `high_client_ops` 60 / 40 %, `balanced` 50 / 50 %,
+/// `high_recovery_ops` 30 / 70 %); earlier mClock releases (Quincy's first point releases)
+/// used other allocations, so state the share yourself for those.
+pub const MCLOCK_RECOVERY_SHARES: [(&str, f64); 3] = [
+    ("balanced", 0.5),
+    ("high_client_ops", 0.4),
+    ("high_recovery_ops", 0.7),
+];
+
+/// The recovery share of a built-in mClock profile (`osd_mclock_profile`), if it is one.
+pub fn mclock_recovery_share(profile: &str) -> Option<f64> {
+    MCLOCK_RECOVERY_SHARES
+        .iter()
+        .find(|(p, _)| *p == profile)
+        .map(|(_, s)| *s)
+}
+
+/// How long rebuilding the lost copies takes at the recovery share.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RecoveryEstimate {
+    /// Raw bytes the down nodes held (their drives × fill).
+    pub bytes_to_move: f64,
+    /// Rebuilt raw bytes per second at the recovery share.
+    pub rate_bytes_per_sec: f64,
+    /// `bytes_to_move / rate_bytes_per_sec`: a lower bound (see the module doc).
+    pub time_secs: f64,
+    /// What limits the rate: `device writes`, `device reads` or `network`.
+    pub limited_by: String,
+}
+
+/// A prediction with nodes down, during recovery.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DegradedReport {
+    pub nodes_down: u32,
+    pub surviving_nodes: u32,
+    pub recovery_share: f64,
+    pub fill: f64,
+    /// The client workload on the survivors with recovery running.
+    pub prediction: PredictionReport,
+    pub recovery: RecoveryEstimate,
+    /// The approximation this rests on, in one sentence.
+    pub note: String,
+}
+
+/// One sentence on what the degraded figures mean.
+pub const DEGRADED_NOTE: &str = "survivors carry the whole client load while recovery holds the recovery share of every OSD CPU, device and OSD link (the client sees the rest: an approximation by scaling, not a second class); the recovery time is a lower bound (no per-object CPU cost, no backfill concurrency limit)";
+
+fn scale_drive(d: &mut DriveEntry, keep: f64) {
+    d.read_4k_iops *= keep;
+    d.write_4k_iops *= keep;
+    d.read_bytes_per_sec *= keep;
+    d.write_bytes_per_sec *= keep;
+    d.read_latency = Secs(d.read_latency.0 / keep);
+    d.write_latency = Secs(d.write_latency.0 / keep);
+    if let Some(s) = &mut d.sync_write_4k_iops {
+        *s *= keep;
+    }
+}
+
+/// The scenario the clients see with `d.nodes_down` nodes down during recovery (module
+/// doc). Fails when the survivors cannot hold the pool's width, naming the fix.
+pub fn degraded_scenario(s: &Scenario, d: &DegradedSpec) -> Result<Scenario, PredictError> {
+    let bad = |problem: String, fix: &str| PredictError::BadDegraded {
+        problem,
+        fix: fix.to_string(),
+    };
+    d.check("degraded").map_err(|(field, kind)| {
+        let e = crate::spec::SpecError {
+            origin: "degraded".into(),
+            line: None,
+            column: None,
+            field,
+            kind: Box::new(kind),
+        };
+        bad(e.to_string(), "see the message")
+    })?;
+    if d.nodes_down >= s.nodes {
+        return Err(bad(
+            format!("{} of {} nodes down", d.nodes_down, s.nodes),
+            "leave at least one node up",
+        ));
+    }
+    let survivors = s.nodes - d.nodes_down;
+    let width = match s.protection {
+        Protection::Replicated { size } => size,
+        Protection::Erasure { k, m } => k + m,
+    };
+    let domains = match s.failure_domain {
+        FailureDomain::Host => survivors,
+        FailureDomain::Osd => survivors * s.osds_per_node(),
+    };
+    if domains < width {
+        return Err(bad(
+            format!(
+                "with {} of {} nodes down, {domains} failure domains survive for a pool {width} wide: recovery cannot re-home the lost copies and the PGs stay undersized, which cephplan does not model",
+                d.nodes_down, s.nodes
+            ),
+            "add nodes (survivors ≥ replicas or k + m), or plan for fewer nodes down",
+        ));
+    }
+    let keep = 1.0 - d.recovery_share;
+    let mut sp = s.inline_spec();
+    sp.degraded = None;
+    sp.cluster.nodes = survivors;
+    if sp.clients.colocated {
+        sp.clients.nodes = sp.clients.nodes.min(survivors);
+    }
+    let mut cpu = s.node_cpu.clone();
+    cpu.ghz *= keep;
+    sp.cluster.node.cpu = crate::spec::HwRef::Inline(cpu);
+    let mut data = s.data.drive.clone();
+    scale_drive(&mut data, keep);
+    sp.cluster.node.data_devices.model = crate::spec::HwRef::Inline(data);
+    if let (Some(w), Some(g)) = (&mut sp.cluster.node.wal_device, &s.wal) {
+        let mut wal = g.drive.clone();
+        scale_drive(&mut wal, keep);
+        w.model = crate::spec::HwRef::Inline(wal);
+    }
+    // A non-co-located client keeps its own NIC; a co-located one without a NIC of its
+    // own takes the (shared, reduced) public link.
+    if !sp.clients.colocated || sp.clients.nic.is_some() {
+        sp.clients.nic = Some(BitsPerSec(s.client_nic_bits_per_sec));
+    }
+    sp.cluster.node.network.public = BitsPerSec(s.public_bits_per_sec * keep);
+    sp.cluster.node.network.cluster = s.cluster_bits_per_sec.map(|b| BitsPerSec(b * keep));
+    let mut out = sp
+        .validate(&crate::spec::Catalogue::default())
+        .map_err(|e| {
+            bad(
+                e.to_string(),
+                "the degraded cluster is not a valid scenario; see the message",
+            )
+        })?;
+    out.name = format!("{} ({} node(s) down, recovering)", s.name, d.nodes_down);
+    out.node_cpu_name = s.node_cpu_name.clone();
+    out.client_cpu_name = s.client_cpu_name.clone();
+    out.data.name = s.data.name.clone();
+    Ok(out)
+}
+
+/// Time to rebuild what `d.nodes_down` nodes held (module doc).
+pub fn recovery_estimate(s: &Scenario, d: &DegradedSpec) -> RecoveryEstimate {
+    let survivors = f64::from(s.nodes.saturating_sub(d.nodes_down));
+    let drives = f64::from(s.data.count_per_node);
+    let bytes_to_move = f64::from(d.nodes_down) * drives * s.data.drive.capacity.0 as f64 * d.fill;
+    let r = match s.protection {
+        Protection::Replicated { .. } => 1.0,
+        Protection::Erasure { k, .. } => f64::from(k),
+    };
+    let link_bytes = s.cluster_bits_per_sec.unwrap_or(s.public_bits_per_sec) / 8.0;
+    let limits = [
+        (
+            "device writes",
+            survivors * drives * s.data.drive.write_bytes_per_sec,
+        ),
+        (
+            "device reads",
+            survivors * drives * s.data.drive.read_bytes_per_sec / r,
+        ),
+        ("network", survivors * link_bytes / r),
+    ];
+    let (limited_by, full) = limits
+        .iter()
+        .copied()
+        .min_by(|a, b| a.1.total_cmp(&b.1))
+        .expect("three limits");
+    let rate_bytes_per_sec = d.recovery_share * full;
+    RecoveryEstimate {
+        bytes_to_move,
+        rate_bytes_per_sec,
+        time_secs: if rate_bytes_per_sec > 0.0 {
+            bytes_to_move / rate_bytes_per_sec
+        } else {
+            f64::INFINITY
+        },
+        limited_by: limited_by.to_string(),
+    }
+}
+
+/// Predicts the client workload with nodes down during recovery, and the recovery time.
+pub fn predict_degraded(
+    s: &Scenario,
+    p: &ModelParams,
+    d: &DegradedSpec,
+    opts: &PredictOptions,
+) -> Result<DegradedReport, PredictError> {
+    let ds = degraded_scenario(s, d)?;
+    let prediction = predict(&ds, p, opts)?;
+    Ok(DegradedReport {
+        nodes_down: d.nodes_down,
+        surviving_nodes: ds.nodes,
+        recovery_share: d.recovery_share,
+        fill: d.fill,
+        prediction,
+        recovery: recovery_estimate(s, d),
+        note: DEGRADED_NOTE.to_string(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::{parse_scenario, Catalogue};
+
+    fn scenario() -> Scenario {
+        let text = std::fs::read_to_string("models/examples/seed-002-epyc-7402.toml").unwrap();
+        parse_scenario(&text, "seed-002", &Catalogue::builtin()).unwrap()
+    }
+
+    #[test]
+    fn survivors_and_scaled_hardware() {
+        let mut s = scenario();
+        // 3 nodes, 3 replicas: one down leaves 2 hosts for a 3-wide pool.
+        let d = DegradedSpec {
+            nodes_down: 1,
+            recovery_share: 0.5,
+            fill: 0.5,
+        };
+        let e = degraded_scenario(&s, &d).unwrap_err().to_string();
+        assert!(
+            e.contains("cannot re-home") && e.contains("add nodes"),
+            "{e}"
+        );
+        let mut sp = s.spec.clone();
+        sp.cluster.nodes = 6;
+        s = sp.validate(&Catalogue::builtin()).unwrap();
+        let ds = degraded_scenario(&s, &d).unwrap();
+        assert_eq!(ds.nodes, 5);
+        assert!((ds.node_cpu.ghz - s.node_cpu.ghz * 0.5).abs() < 1e-12);
+        assert!((ds.data.drive.read_4k_iops - s.data.drive.read_4k_iops * 0.5).abs() < 1e-9);
+        assert!((ds.data.drive.read_latency.0 - s.data.drive.read_latency.0 * 2.0).abs() < 1e-12);
+        assert!((ds.public_bits_per_sec - 20e9).abs() < 1.0);
+        // Non-co-located clients keep their own 40 Gb/s NIC.
+        assert!((ds.client_nic_bits_per_sec - 40e9).abs() < 1.0);
+    }
+
+    #[test]
+    fn a_bad_share_names_the_field() {
+        let mut sp = scenario().spec.clone();
+        sp.cluster.nodes = 6;
+        let s = sp.validate(&Catalogue::builtin()).unwrap();
+        let d = DegradedSpec {
+            nodes_down: 1,
+            recovery_share: 1.5,
+            fill: 0.5,
+        };
+        let e = degraded_scenario(&s, &d).unwrap_err().to_string();
+        assert!(
+            e.contains("degraded.recovery_share") && e.contains("0 ≤ share < 1"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn recovery_time_by_hand() {
+        let mut sp = scenario().spec.clone();
+        sp.cluster.nodes = 6;
+        let s = sp.validate(&Catalogue::builtin()).unwrap();
+        let d = DegradedSpec {
+            nodes_down: 1,
+            recovery_share: 0.5,
+            fill: 0.5,
+        };
+        let r = recovery_estimate(&s, &d);
+        // generic-nvme-gen3: 2 TB, 1.05 GB/s write, 3.2 GB/s read, 24 per node, 40 Gb/s.
+        // Data: 1 × 24 × 2e12 × 0.5 = 2.4e13 B. Limits over 5 survivors: writes
+        // 5 × 24 × 1.05e9 = 1.26e11, reads 3.84e11, network 5 × 5e9 = 2.5e10 B/s.
+        // Rate 0.5 × 2.5e10 = 1.25e10 B/s; time 2.4e13 / 1.25e10 = 1920 s.
+        assert_eq!(r.limited_by, "network");
+        assert!((r.bytes_to_move - 2.4e13).abs() < 1.0);
+        assert!((r.rate_bytes_per_sec - 1.25e10).abs() < 1.0);
+        assert!((r.time_secs - 1920.0).abs() < 1e-6);
+    }
+
+    #[test]
+    fn recovery_slows_clients() {
+        let mut sp = scenario().spec.clone();
+        sp.cluster.nodes = 6;
+        let s = sp.validate(&Catalogue::builtin()).unwrap();
+        let p = ModelParams::shipped_default();
+        let opts = PredictOptions {
+            interval: false,
+            ..PredictOptions::default()
+        };
+        let up = predict(&s, &p, &opts).unwrap();
+        let d = DegradedSpec {
+            nodes_down: 1,
+            recovery_share: 0.3,
+            fill: 0.85,
+        };
+        let down = predict_degraded(&s, &p, &d, &opts).unwrap();
+        assert!(
+            down.prediction.iops < up.iops,
+            "{} vs {}",
+            down.prediction.iops,
+            up.iops
+        );
+        let none = DegradedSpec {
+            recovery_share: 0.0,
+            ..d
+        };
+        let only_down = predict_degraded(&s, &p, &none, &opts).unwrap();
+        assert!(down.prediction.iops < only_down.prediction.iops);
+        assert!(only_down.prediction.iops <= up.iops * (1.0 + 1e-9));
+    }
+}
