@@ -89,8 +89,11 @@ pub struct State {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Command {
     SetPage(Page),
-    /// Load a scenario file into the designer.
+    /// Load a scenario file into the designer (asks first when the designer has unsaved
+    /// edits).
     OpenScenario(PathBuf),
+    /// Load a scenario file into the designer, dropping its unsaved edits.
+    DiscardAndOpen(PathBuf),
     /// Remember a file in the recent list.
     RememberFile(PathBuf),
     /// File a network variant on the Compare page.
@@ -99,10 +102,22 @@ pub enum Command {
     Status(String),
 }
 
+/// What waits for the user's answer about unsaved designer edits.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Confirm {
+    /// Opening this file would replace the edits.
+    Open(PathBuf),
+    /// The window was asked to close.
+    Quit,
+}
+
 pub struct App {
     pub state: State,
     commands: Vec<Command>,
     status: String,
+    confirm: Option<Confirm>,
+    /// The user chose to quit: let the next close request through.
+    quitting: bool,
 }
 
 impl App {
@@ -111,7 +126,14 @@ impl App {
             state,
             commands: Vec::new(),
             status: String::new(),
+            confirm: None,
+            quitting: false,
         }
+    }
+
+    /// The question about unsaved edits on screen, if any.
+    pub fn confirming(&self) -> Option<&Confirm> {
+        self.confirm.as_ref()
     }
 
     /// Queues a command for the end of the frame.
@@ -127,13 +149,23 @@ impl App {
     pub fn apply(&mut self, cmd: Command) {
         match cmd {
             Command::SetPage(p) => self.state.page = p,
-            Command::OpenScenario(path) => match self.state.designer.open(&path) {
-                Ok(()) => {
-                    self.status = format!("opened {}", path.display());
-                    self.apply(Command::RememberFile(path));
+            Command::OpenScenario(path) if self.state.designer.is_modified() => {
+                self.status = format!(
+                    "{} has unsaved edits: keep editing, or discard them to open {}",
+                    self.state.designer.origin(),
+                    path.display()
+                );
+                self.confirm = Some(Confirm::Open(path));
+            }
+            Command::OpenScenario(path) | Command::DiscardAndOpen(path) => {
+                match self.state.designer.open(&path) {
+                    Ok(()) => {
+                        self.status = format!("opened {}", path.display());
+                        self.apply(Command::RememberFile(path));
+                    }
+                    Err(e) => self.status = e,
                 }
-                Err(e) => self.status = e,
-            },
+            }
             Command::RememberFile(path) => {
                 self.state.recent_files.retain(|p| p != &path);
                 self.state.recent_files.insert(0, path);
@@ -156,8 +188,75 @@ impl App {
         }
     }
 
+    /// Holds a close request while the designer has unsaved edits and asks instead.
+    fn intercept_close(&mut self, ctx: &egui::Context) {
+        if ctx.input(|i| i.viewport().close_requested())
+            && !self.quitting
+            && self.state.designer.is_modified()
+        {
+            ctx.send_viewport_cmd(egui::ViewportCommand::CancelClose);
+            self.confirm = Some(Confirm::Quit);
+        }
+    }
+
+    /// The modal question about unsaved edits (open another file, or quit).
+    fn confirm_ui(&mut self, ctx: &egui::Context) {
+        let Some(confirm) = self.confirm.clone() else {
+            return;
+        };
+        let origin = self.state.designer.origin();
+        let mut answer = None;
+        egui::Modal::new(egui::Id::unique("unsaved-edits")).show(ctx, |ui| {
+            ui.set_max_width(460.0);
+            ui.heading("Unsaved edits");
+            let what = match &confirm {
+                Confirm::Open(p) => format!("Opening {} replaces them.", p.display()),
+                Confirm::Quit => "The app keeps them in its autosave and shows them again \
+                                  at the next start, but they are in no scenario file."
+                    .to_owned(),
+            };
+            ui.add(
+                egui::Label::new(format!(
+                    "The scenario from {origin} has edits that are not saved to a file. {what} \
+                     To keep them in a file, press Keep editing and Save under a new name."
+                ))
+                .wrap(),
+            );
+            ui.horizontal(|ui| {
+                if ui.button("Keep editing").clicked() {
+                    answer = Some(false);
+                }
+                let discard = match confirm {
+                    Confirm::Open(_) => "Discard the edits and open",
+                    Confirm::Quit => "Quit (edits stay in the autosave)",
+                };
+                if ui.button(discard).clicked() {
+                    answer = Some(true);
+                }
+            });
+        });
+        match answer {
+            Some(false) => {
+                self.confirm = None;
+                self.status = "kept the unsaved edits".into();
+            }
+            Some(true) => {
+                self.confirm = None;
+                match confirm {
+                    Confirm::Open(p) => self.commands.push(Command::DiscardAndOpen(p)),
+                    Confirm::Quit => {
+                        self.quitting = true;
+                        ctx.send_viewport_cmd(egui::ViewportCommand::Close);
+                    }
+                }
+            }
+            None => {}
+        }
+    }
+
     /// Draws the whole app into `ui` (the eframe root or a test harness).
     pub fn ui_root(&mut self, ui: &mut egui::Ui) {
+        self.intercept_close(ui.ctx());
         egui::Panel::top("nav").show(ui, |ui| {
             ui.horizontal_wrapped(|ui| {
                 ui.strong("cephplan");
@@ -183,12 +282,7 @@ impl App {
         });
         // The prediction follows the designer's text on every page, so it is ready when
         // the user looks.
-        let origin = self
-            .state
-            .designer
-            .path
-            .as_ref()
-            .map_or_else(|| "scenario editor".to_owned(), |p| p.display().to_string());
+        let origin = self.state.designer.origin();
         self.state
             .prediction
             .follow(ui.ctx(), &self.state.designer.text, &origin);
@@ -203,6 +297,7 @@ impl App {
                 Page::Validation => self.state.validation.ui(ui),
             }
         });
+        self.confirm_ui(ui.ctx());
         self.apply_queued();
     }
 }

@@ -72,7 +72,7 @@ pub struct JobGate(Arc<(Mutex<bool>, Condvar)>);
 
 impl JobGate {
     fn id() -> egui::Id {
-        egui::Id::new("cephplan-job-gate")
+        egui::Id::unique("cephplan-job-gate")
     }
 
     /// A closed gate (install it with [`JobGate::install`]).
