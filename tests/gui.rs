@@ -817,3 +817,41 @@ fn a_bad_block_size_is_flagged_at_its_field_and_the_rest_of_the_form_stays_edita
         .is_none());
     assert!(h.state().state.designer.capacity().is_some());
 }
+
+#[test]
+fn a_second_variant_of_the_same_name_is_numbered_not_replaced_and_can_be_renamed() {
+    let mut h = harness(network_state());
+    h.run();
+    retype(&mut h, "variant name", "disk test");
+    h.get_by_label("Add to Compare").click();
+    h.run();
+    assert!(h
+        .state()
+        .status()
+        .contains("\"disk test\" added to Compare"));
+    // The same name again, with one more station: filed beside the first.
+    h.get_by_label("add station").click();
+    h.run_steps(4);
+    retype(&mut h, "variant name", "disk test");
+    h.get_by_label("Add to Compare").click();
+    h.run();
+    assert!(
+        h.state()
+            .status()
+            .contains("added to Compare as \"disk test (2)\""),
+        "{}",
+        h.state().status()
+    );
+    let v = &h.state().state.compare.variants;
+    assert_eq!(v.len(), 2);
+    assert_eq!(
+        (v[0].inputs.stations.len(), v[1].inputs.stations.len()),
+        (2, 3)
+    );
+    // Rename the second on the Compare page.
+    h.get_by_label("Compare").click();
+    h.run();
+    retype(&mut h, "variant 2", "three stations");
+    assert_eq!(h.state().state.compare.variants[1].name, "three stations");
+    h.get_by_label("remove three stations");
+}

@@ -172,9 +172,13 @@ impl App {
                 self.state.recent_files.truncate(MAX_RECENT);
             }
             Command::AddToCompare(v) => {
-                let name = v.name.clone();
+                let asked = v.name.trim().to_owned();
                 self.status = match self.state.compare.add(v) {
-                    Ok(()) => format!("\"{name}\" added to Compare"),
+                    Ok(name) if name == asked => format!("\"{name}\" added to Compare"),
+                    Ok(name) => format!(
+                        "added to Compare as \"{name}\" (\"{asked}\" is taken; rename either \
+                         on the Compare page)"
+                    ),
                     Err(e) => e,
                 };
             }

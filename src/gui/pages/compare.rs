@@ -113,19 +113,33 @@ pub fn solve_all(variants: Vec<Variant>, progress: &dyn Progress) -> CompareResu
 }
 
 impl ComparePage {
-    /// Adds a variant, replacing one of the same name. Refuses a fifth.
-    pub fn add(&mut self, v: Variant) -> Result<(), String> {
-        if let Some(old) = self.variants.iter_mut().find(|o| o.name == v.name) {
-            *old = v;
-        } else if self.variants.len() >= MAX_VARIANTS {
+    /// Adds a variant; a name already taken gets a number ("seed-000 (2)") so that no
+    /// variant is replaced. Refuses a fifth. Returns the name the variant was filed under.
+    pub fn add(&mut self, mut v: Variant) -> Result<String, String> {
+        if self.variants.len() >= MAX_VARIANTS {
             return Err(format!(
-                "Compare holds at most {MAX_VARIANTS} variants; remove one first"
+                "Compare holds at most {MAX_VARIANTS} variants; remove one on the Compare \
+                 page first"
             ));
-        } else {
-            self.variants.push(v);
         }
+        v.name = self.free_name(v.name.trim());
+        let name = v.name.clone();
+        self.variants.push(v);
         self.rt.recompute.request_now();
-        Ok(())
+        Ok(name)
+    }
+
+    /// `name`, or `name (2)`, `name (3)`, … whichever no variant has.
+    fn free_name(&self, name: &str) -> String {
+        let base = if name.is_empty() { "variant" } else { name };
+        let taken = |n: &str| self.variants.iter().any(|v| v.name == n);
+        if !taken(base) {
+            return base.to_owned();
+        }
+        (2..)
+            .map(|i| format!("{base} ({i})"))
+            .find(|n| !taken(n))
+            .expect("an unbounded range has a free name")
     }
 
     pub fn results(&self) -> &[NetworkSweep] {
@@ -176,10 +190,11 @@ impl ComparePage {
         let stale = self.rt.results.len() != self.variants.len();
         egui::Grid::new("compare-table")
             .striped(true)
-            .num_columns(9)
+            .num_columns(10)
             .show(ui, |ui| {
                 for h in [
-                    "variant",
+                    "",
+                    "name",
                     "stations",
                     "population",
                     "throughput (/s)",
@@ -192,8 +207,16 @@ impl ComparePage {
                     ui.strong(h);
                 }
                 ui.end_row();
-                for (i, v) in self.variants.iter().enumerate() {
-                    ui.label(&v.name);
+                for (i, v) in self.variants.iter_mut().enumerate() {
+                    let l = ui.label(format!("variant {}", i + 1));
+                    ui.add(
+                        egui::TextEdit::singleline(&mut v.name)
+                            .id_salt(("variant-name", i))
+                            .desired_width(140.0)
+                            .hint_text("variant name"),
+                    )
+                    .on_hover_text("the variant's name (type to rename it)")
+                    .labelled_by(l.id);
                     let (stations, population) = v.size();
                     ui.label(stations.to_string());
                     ui.label(population.to_string());
@@ -308,15 +331,15 @@ mod tests {
     }
 
     #[test]
-    fn at_most_four_variants_and_same_name_replaces() {
+    fn at_most_four_variants_and_a_taken_name_gets_a_number() {
         let mut page = ComparePage::default();
-        for i in 0..MAX_VARIANTS {
-            page.add(variant(&format!("v{i}"), 0.2)).unwrap();
-        }
-        assert!(page.add(variant("v9", 0.2)).is_err());
-        page.add(variant("v0", 0.5)).unwrap();
+        assert_eq!(page.add(variant("v", 0.2)).unwrap(), "v");
+        assert_eq!(page.add(variant("v", 0.5)).unwrap(), "v (2)");
+        assert_eq!(page.add(variant(" v ", 0.7)).unwrap(), "v (3)");
+        assert_eq!(page.variants[0].inputs.stations[1].demand_ms, 0.2);
+        assert_eq!(page.add(variant("", 0.2)).unwrap(), "variant");
+        assert!(page.add(variant("w", 0.2)).is_err());
         assert_eq!(page.variants.len(), MAX_VARIANTS);
-        assert_eq!(page.variants[0].inputs.stations[1].demand_ms, 0.5);
     }
 
     /// A slower bottleneck lowers the throughput ceiling 1 / D_max (asymptotic bound,
