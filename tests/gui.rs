@@ -526,6 +526,7 @@ fn simulate_tails_shows_the_clis_p99_above_the_mean_and_the_curve_can_be_cancell
     h.get_by_label("simulated");
     assert!(h.query_by_label("simulated writes").is_none());
     h.get_by_label_contains("seed 7");
+    assert_no_debug_names(&h);
 
     // The simulated curve starts next; Cancel stops it with the points done, and the
     // page offers to simulate again.
@@ -854,4 +855,154 @@ fn a_second_variant_of_the_same_name_is_numbered_not_replaced_and_can_be_renamed
     retype(&mut h, "variant 2", "three stations");
     assert_eq!(h.state().state.compare.variants[1].name, "three stations");
     h.get_by_label("remove three stations");
+}
+
+/// Enum names that must never reach the screen (issue 16, defect 9).
+const DEBUG_NAMES: [&str; 8] = [
+    "ExactSingleClass",
+    "SelfComplementSingleClass",
+    "SeidmannMultiClass",
+    "PrecisionReached",
+    "MeanField",
+    "MaxEvents",
+    "Exponential",
+    "TwoMoment",
+];
+
+fn assert_no_debug_names(h: &Harness<'static, App>) {
+    for n in DEBUG_NAMES {
+        assert!(
+            h.query_by_label_contains(n).is_none(),
+            "\"{n}\" is on screen"
+        );
+    }
+}
+
+fn small_prediction_harness(tails: bool) -> Harness<'static, App> {
+    let mut h = harness(prediction_state(small_fixture(), tails));
+    run_until_within(&mut h, "MVA prediction", 120, |a| {
+        a.state.prediction.result_is_current()
+    });
+    h
+}
+
+/// What `cephplan predict --scenario tests/fixtures/small-3x2.toml [--model F]` computes.
+fn cli_predict(model: &cephplan::model::ModelParams) -> cephplan::predict::PredictionReport {
+    let s = cephplan::spec::parse_scenario(
+        &small_fixture(),
+        "small-3x2",
+        &cephplan::spec::Catalogue::builtin(),
+    )
+    .unwrap();
+    cephplan::predict::predict(&s, model, &Default::default()).unwrap()
+}
+
+#[test]
+fn one_model_selector_drives_prediction_and_compare_and_every_result_names_it() {
+    let mut h = small_prediction_harness(false);
+    let shipped = cephplan::model::ModelParams::shipped_default();
+    let x = |a: &App| {
+        a.state
+            .prediction
+            .result()
+            .unwrap()
+            .sweep
+            .at_population
+            .classes[0]
+            .throughput_per_sec
+    };
+    let want = cli_predict(&shipped).iops;
+    assert!((x(h.state()) - want).abs() / want < 1e-9);
+    h.get_by_label_contains("model: shipped default model");
+
+    // A fitted model file, typed into the selector (models/prior.toml is a valid model
+    // file with other values than the shipped fit).
+    let file = format!("{}/models/prior.toml", env!("CARGO_MANIFEST_DIR"));
+    retype(&mut h, "model file", &file);
+    h.get_by_label("Use model file").click();
+    run_until_within(&mut h, "prediction with the fitted model", 120, |a| {
+        a.state.prediction.result_is_current()
+            && a.state
+                .prediction
+                .result()
+                .unwrap()
+                .model
+                .contains("prior.toml")
+    });
+    let prior = cephplan::model::ModelParams::load(std::path::Path::new(&file)).unwrap();
+    let want_prior = cli_predict(&prior).iops;
+    assert!(
+        (want_prior - want).abs() / want > 1e-3,
+        "the two models must differ here"
+    );
+    let got = x(h.state());
+    assert!(
+        (got - want_prior).abs() / want_prior < 1e-9,
+        "{got} vs {want_prior}"
+    );
+    h.get_by_label_contains(&format!("model: fitted model {file}"));
+    // Compare files the variant with its model and shows it.
+    h.get_by_label("Add to Compare").click();
+    h.run();
+    let v = &h.state().state.compare.variants[0];
+    assert_eq!(
+        v.model,
+        Some(cephplan::gui::app::ModelChoice::Fitted(file.clone().into()))
+    );
+    h.get_by_label("Compare").click();
+    h.run();
+    h.get_by_label("fitted: prior.toml");
+    // Back to the shipped model.
+    h.get_by_label("Use the shipped model").click();
+    run_until_within(&mut h, "prediction with the shipped model", 120, |a| {
+        a.state.prediction.result_is_current()
+            && a.state
+                .prediction
+                .result()
+                .unwrap()
+                .model
+                .starts_with("shipped")
+    });
+    assert!((x(h.state()) - want).abs() / want < 1e-9);
+}
+
+#[test]
+fn the_prediction_shows_the_clis_caveats_the_solver_in_words_and_the_held_load() {
+    let h = small_prediction_harness(false);
+    let cli = cli_predict(&cephplan::model::ModelParams::shipped_default());
+    // The fixture's 8 I/Os in flight batch writes below the calibrated range: the CLI warns.
+    assert!(!cli.warnings.is_empty());
+    for w in &cli.warnings {
+        h.get_by_label(&format!("warning: {w}"));
+    }
+    h.get_by_label_contains(cephplan::predict::format::method_label(cli.solver.method));
+    if !cli.solver.method.is_exact() {
+        assert!(h.query_by_label_contains("Exact MVA").is_none());
+    }
+    // 4 images × 1 job × iodepth 2 (tests/fixtures/small-3x2.toml).
+    h.get_by_label_contains("the load held at the same 8 I/Os in flight");
+    assert_no_debug_names(&h);
+}
+
+#[test]
+fn an_invalid_scenario_shows_no_pending_p99_and_files_nothing_on_compare() {
+    let mut h = small_prediction_harness(true);
+    // Break the scenario in the designer, by typing.
+    h.get_by_label("Cluster designer").click();
+    h.run();
+    retype(&mut h, "block size", "4q");
+    h.get_by_label("Prediction").click();
+    run_until_within(&mut h, "the prediction error", 60, |a| {
+        a.state.prediction.error().is_some() && !a.state.prediction.is_busy()
+    });
+    h.run_steps(5);
+    assert!(h.query_by_label("p99: simulating…").is_none());
+    h.get_by_label_contains("the current text does not validate");
+    assert!(!h.state().state.prediction.is_simulating());
+    assert!(!h.state().state.prediction.result_is_current());
+    h.get_by_label("Add to Compare").click();
+    h.run();
+    assert!(h.state().state.compare.variants.is_empty());
+    h.state_mut().state.prediction.tails.enabled = false;
+    h.step();
 }

@@ -91,9 +91,13 @@ pub fn hockey_stick_ui(
     if let Some(top) = top {
         plot = plot.default_y_bounds(0.0, top);
     }
-    plot.legend(Legend::default().position(Corner::LeftTop))
+    // Bottom right is the empty corner of a hockey stick (no throughput is reached at
+    // less than the curve's latency), so the legend covers no curve there.
+    plot.legend(Legend::default().position(Corner::RightBottom))
         .x_axis_label("throughput (IOPS)")
         .y_axis_label(y_label)
+        .x_axis_formatter(eng_tick)
+        .y_axis_min_width(40.0)
         .height(height)
         .include_y(0.0)
         .include_x(0.0)
@@ -143,6 +147,9 @@ pub fn curves_ui(
         .legend(Legend::default().position(Corner::LeftTop))
         .x_axis_label(x_label)
         .y_axis_label(y_label)
+        .x_axis_formatter(count_tick)
+        .y_axis_formatter(eng_tick)
+        .y_axis_min_width(48.0)
         .height(height)
         .include_y(0.0)
         .show(ui, |p| {
@@ -358,6 +365,27 @@ pub fn utilisation_bars_ui(ui: &mut egui::Ui, rows: &[(String, f64)], bottleneck
                 ui.end_row();
             }
         });
+}
+
+/// Height of a page's plots: about half of the visible area, so that at 1024×640 a plot
+/// and its heading fit without the page clipping them (the page scrolls for the rest).
+pub fn plot_height(ui: &egui::Ui) -> f32 {
+    (ui.clip_rect().height() * 0.5).clamp(200.0, 460.0)
+}
+
+/// Tick label in engineering notation (`250 k`, `1.5 M`), for axes whose values span
+/// thousands to millions (IOPS, bytes per second).
+pub fn eng_tick(m: egui_plot::GridMark, _range: &std::ops::RangeInclusive<f64>) -> String {
+    crate::predict::format::eng(m.value, crate::predict::format::Quantity::Plain)
+}
+
+/// Tick label of a count axis (nodes, populations): whole numbers only.
+pub fn count_tick(m: egui_plot::GridMark, _range: &std::ops::RangeInclusive<f64>) -> String {
+    if (m.value - m.value.round()).abs() < 1e-9 && m.value >= 0.0 {
+        format!("{}", m.value.round() as i64)
+    } else {
+        String::new()
+    }
 }
 
 /// Formats a rate with a thousands suffix: 1_234_567 → "1.23 M".

@@ -46,7 +46,14 @@ pub fn eng(v: f64, q: Quantity) -> String {
         }
     };
     if !v.is_finite() {
-        return join(if v.is_nan() { "NaN".into() } else { "∞".into() }, "");
+        return join(
+            if v.is_nan() {
+                "NaN".into()
+            } else {
+                "∞".into()
+            },
+            "",
+        );
     }
     if v == 0.0 {
         return join("0".into(), "");

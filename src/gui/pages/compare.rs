@@ -31,6 +31,12 @@ pub struct Variant {
     pub nodes: Option<u32>,
     /// CPU cores of those OSD nodes in total (nodes × sockets × cores per socket).
     pub cores: Option<u32>,
+    /// The scenario text of a Ceph variant (what the comparison report predicts again).
+    pub scenario_text: Option<String>,
+    /// Where that text came from (a file, or the scenario editor).
+    pub origin: String,
+    /// The model the variant's network was built with.
+    pub model: Option<crate::gui::app::ModelChoice>,
 }
 
 impl Variant {
@@ -190,7 +196,7 @@ impl ComparePage {
         let stale = self.rt.results.len() != self.variants.len();
         egui::Grid::new("compare-table")
             .striped(true)
-            .num_columns(10)
+            .num_columns(11)
             .show(ui, |ui| {
                 for h in [
                     "",
@@ -202,6 +208,7 @@ impl ComparePage {
                     "IOPS per core",
                     "mean response (ms)",
                     "bottleneck",
+                    "model",
                     "",
                 ] {
                     ui.strong(h);
@@ -248,6 +255,10 @@ impl ComparePage {
                             }
                         }
                     }
+                    match &v.model {
+                        Some(m) => ui.label(m.short_label()).on_hover_text(m.label()),
+                        None => ui.label("–").on_hover_text("a network built by hand"),
+                    };
                     if ui.button(format!("remove {}", v.name)).clicked() {
                         remove = Some(i);
                     }
@@ -272,7 +283,7 @@ impl ComparePage {
             .zip(&self.rt.results)
             .map(|(n, r)| Series::new(n, r.curve.iter().map(|c| [f64::from(c.0), c.1]).collect()))
             .collect();
-        let h = (ui.available_height() - 10.0).max(200.0);
+        let h = plot::plot_height(ui);
         ui.columns(2, |cols| {
             let target = (self.latency_target_ms > 0.0).then_some(self.latency_target_ms);
             plot::hockey_stick_ui(

@@ -512,7 +512,7 @@ impl ValidationPage {
                 ])
             })
             .collect();
-        let h = (ui.available_height() - 10.0).max(200.0);
+        let h = plot::plot_height(ui);
         ui.columns(2, |cols| {
             plot::measured_vs_predicted_ui(
                 &mut cols[0],
