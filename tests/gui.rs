@@ -274,6 +274,21 @@ fn calibration_page_fits_one_system_and_saves_the_model() {
     // The page shows the parameter table and the termination reason.
     h.get_by_label("parameter");
     h.get_by_label_contains("fit: ");
+    // One plot per metric, and figures in engineering notation with units: seed 000
+    // measured 230k write IOPS at 3.5 ms (calibration-data/seed-000-ampere-altra-max.csv).
+    h.get_by_label_contains("IOPS: predicted against measured, 2 runs");
+    h.get_by_label_contains("mean latency: predicted against measured, 2 runs");
+    assert!(h.query_all_by_label("230 k IOPS").count() >= 1);
+    assert!(h.query_all_by_label("3.50 ms").count() >= 1);
+    // A digit then an exponent ("6.9630e4", "3.5000e-3"); run ids such as
+    // "s000-randwrite-4k" contain "e-4" after a letter.
+    for raw in (0..10).flat_map(|d| ["e4", "e5", "e6", "e-3", "e-4"].map(|e| format!("{d}{e}"))) {
+        let shown: Vec<String> = h
+            .query_all_by_label_contains(&raw)
+            .map(|n| format!("{n:?}"))
+            .collect();
+        assert!(shown.is_empty(), "raw floats on screen: {shown:?}");
+    }
 
     // Save refuses the shipped prior (not written by cephplan), then saves elsewhere.
     let prior = format!("{}/models/prior.toml", env!("CARGO_MANIFEST_DIR"));
@@ -286,10 +301,17 @@ fn calibration_page_fits_one_system_and_saves_the_model() {
     assert_eq!(std::fs::read_to_string(&prior).unwrap(), original);
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("fitted.toml");
-    h.state_mut().state.calibration.save_path = out.display().to_string();
+    retype(&mut h, "save fitted model as", &out.display().to_string());
     h.get_by_label("Save model").click();
     h.run();
     assert!(h.state().state.calibration.saved().unwrap().is_ok());
+    // The saved model becomes the app's model for every page.
+    h.get_by_label("Use this model").click();
+    h.run();
+    assert_eq!(
+        h.state().model().choice,
+        cephplan::gui::app::ModelChoice::Fitted(out.clone())
+    );
     let model = cephplan::model::ModelParams::load(&out).unwrap();
     let first = &h
         .state()

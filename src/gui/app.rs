@@ -459,7 +459,7 @@ impl App {
                 Page::Network => s.network.ui(ui, cmds),
                 Page::Prediction => scrolled(ui, &mut |ui| s.prediction.ui(ui, cmds)),
                 Page::Compare => scrolled(ui, &mut |ui| s.compare.ui(ui)),
-                Page::Calibration => scrolled(ui, &mut |ui| s.calibration.ui(ui)),
+                Page::Calibration => scrolled(ui, &mut |ui| s.calibration.ui(ui, cmds)),
                 Page::Validation => scrolled(ui, &mut |ui| s.validation.ui(ui)),
             }
         });
