@@ -460,7 +460,9 @@ impl App {
                 Page::Prediction => scrolled(ui, &mut |ui| s.prediction.ui(ui, cmds)),
                 Page::Compare => scrolled(ui, &mut |ui| s.compare.ui(ui)),
                 Page::Calibration => scrolled(ui, &mut |ui| s.calibration.ui(ui, cmds)),
-                Page::Validation => scrolled(ui, &mut |ui| s.validation.ui(ui)),
+                Page::Validation => scrolled(ui, &mut |ui| {
+                    s.validation.ui(ui, &s.designer, &self.model, cmds)
+                }),
             }
         });
         self.confirm_ui(ui.ctx());

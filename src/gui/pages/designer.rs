@@ -429,7 +429,9 @@ pub fn suggested_save_path(path: &Path) -> PathBuf {
     path.with_file_name(format!("{stem}-edited.toml"))
 }
 
-fn with_marker(text: &str) -> String {
+/// `text` with the cephplan marker on top (unless it has one), so that cephplan may replace
+/// the file it is written to.
+pub(crate) fn with_marker(text: &str) -> String {
     let head: String = text.chars().take(4096).collect();
     if head.contains(GENERATED_MARKER) {
         text.to_owned()
