@@ -997,7 +997,10 @@ fn the_prediction_shows_the_clis_caveats_the_solver_in_words_and_the_held_load()
     for w in &cli.warnings {
         h.get_by_label(&format!("warning: {w}"));
     }
-    h.get_by_label_contains(cephplan::predict::format::method_label(cli.solver.method));
+    h.get_by_label_contains(&cephplan::predict::format::solver_label(
+        cli.solver.method,
+        cli.warnings.len(),
+    ));
     if !cli.solver.method.is_exact() {
         assert!(h.query_by_label_contains("Exact MVA").is_none());
     }
@@ -1096,4 +1099,74 @@ fn validation_opens_earlier_results_refits_them_and_takes_the_designers_scenario
     );
     // The top bar and the page name it.
     assert!(h.query_all_by_label_contains("validation refit").count() >= 2);
+}
+
+/// Widgets (buttons, labels, fields) that reach past `width`: cut off at the window edge.
+fn cut_off_at(h: &Harness<'static, App>, width: f32) -> Vec<String> {
+    use egui_kittest::kittest::{By, NodeT};
+    h.query_all(By::new().include_labels().predicate(|_| true))
+        .filter(|n| {
+            matches!(
+                n.accesskit_node().role(),
+                egui::Role::Button
+                    | egui::Role::Label
+                    | egui::Role::TextInput
+                    | egui::Role::SpinButton
+                    | egui::Role::CheckBox
+            )
+        })
+        .filter(|n| n.rect().max.x > width + 0.5)
+        .map(|n| {
+            format!(
+                "{:?} {:?} at {:?}",
+                n.accesskit_node().role(),
+                n.accesskit_node().label().or(n.accesskit_node().value()),
+                n.rect()
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn at_1024_by_640_no_page_cuts_off_a_widget() {
+    let mut state = prediction_state(small_fixture(), false);
+    state.page = Page::Network;
+    let mut h = Harness::builder()
+        .with_size(egui::vec2(1024.0, 640.0))
+        .with_max_steps(200)
+        .build_ui_state(|ui, app: &mut App| app.ui_root(ui), App::new(state));
+    h.run();
+    // A network variant and the Ceph scenario on Compare, added through the UI.
+    h.get_by_label("Add to Compare").click();
+    h.run();
+    assert_eq!(
+        h.state().state.compare.variants.len(),
+        1,
+        "{}",
+        h.state().status()
+    );
+    h.get_by_label("Prediction").click();
+    run_until_within(&mut h, "prediction", 120, |a| {
+        a.state.prediction.result_is_current()
+    });
+    h.run();
+    h.get_by_label("Add to Compare").click();
+    h.run();
+    assert_eq!(
+        h.state().state.compare.variants.len(),
+        2,
+        "{}",
+        h.state().status()
+    );
+    for page in Page::ALL {
+        h.get_by_label(page.title()).click();
+        run_until_within(&mut h, "page settled", 120, |a| match page {
+            Page::Compare => !a.state.compare.is_busy() && a.state.compare.results().len() == 2,
+            Page::Network => !a.state.network.is_busy(),
+            _ => true,
+        });
+        h.run();
+        let cut = cut_off_at(&h, 1024.0);
+        assert!(cut.is_empty(), "{}: {cut:#?}", page.title());
+    }
 }

@@ -107,6 +107,21 @@ pub fn method_label(m: Method) -> &'static str {
     }
 }
 
+/// [`method_label`], qualified when the solution carries caveats: a method that is exact
+/// for the network it solved may have solved an approximated one (Seidmann's decomposition
+/// of forked multi-server stations, the batching rule), which the caveats name.
+pub fn solver_label(m: Method, caveats: usize) -> String {
+    if m.is_exact() && caveats > 0 {
+        format!(
+            "{}, exact except where the {caveats} caveat{} below say otherwise",
+            method_label(m),
+            if caveats == 1 { "" } else { "s" }
+        )
+    } else {
+        method_label(m).to_owned()
+    }
+}
+
 /// Why a simulation stopped, in words.
 pub fn stop_reason_label(r: StopReason) -> &'static str {
     match r {

@@ -35,7 +35,7 @@ use crate::gui::job::{Job, JobOutcome, Recompute};
 use crate::gui::plot::{self, Series};
 use crate::model::ModelParams;
 use crate::predict::format::{
-    batching_label, count_ci, eng, method_label, ms, ms_ci, service_shape_label, stop_reason_label,
+    batching_label, count_ci, eng, ms, ms_ci, service_shape_label, solver_label, stop_reason_label,
     thousands, Quantity,
 };
 use crate::predict::{
@@ -713,7 +713,7 @@ impl PredictionPage {
             egui::Label::new(format!(
                 "solver: {}; model: {}; the 95 % range is parameter uncertainty only. Tail \
                  latencies come from simulating the same scenario (\"Simulate tails\").",
-                method_label(p.method),
+                solver_label(p.method, p.caveats.len()),
                 p.model
             ))
             .wrap(),
