@@ -1023,7 +1023,15 @@ fn an_invalid_scenario_shows_no_pending_p99_and_files_nothing_on_compare() {
     h.run_steps(5);
     assert!(h.query_by_label("p99: simulating…").is_none());
     h.get_by_label_contains("the current text does not validate");
+    // Nothing is simulated for the invalid text (a run of the earlier text may still wind
+    // down after its cancel, then stops).
+    assert_eq!(h.state().state.prediction.running_simulation(), None);
+    run_until_within(&mut h, "earlier runs wound down", 60, |a| {
+        !a.state.prediction.is_simulating()
+    });
+    h.run_steps(3);
     assert!(!h.state().state.prediction.is_simulating());
+    assert!(h.query_by_label("p99: simulating…").is_none());
     assert!(!h.state().state.prediction.result_is_current());
     h.get_by_label("Add to Compare").click();
     h.run();
@@ -1169,4 +1177,83 @@ fn at_1024_by_640_no_page_cuts_off_a_widget() {
         let cut = cut_off_at(&h, 1024.0);
         assert!(cut.is_empty(), "{}: {cut:#?}", page.title());
     }
+}
+
+#[test]
+fn compare_shows_the_report_table_and_exports_the_report_cephplan_compare_writes() {
+    let mut h = small_prediction_harness(false);
+    h.run();
+    h.get_by_label("Add to Compare").click();
+    h.run();
+    // A second variant: the same cluster at iodepth 8, typed in the designer.
+    h.get_by_label("Cluster designer").click();
+    h.run();
+    h.get_by_role_and_label(egui::Role::SpinButton, "iodepth")
+        .focus();
+    h.run();
+    h.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::A);
+    h.get_by_role_and_label(egui::Role::SpinButton, "iodepth")
+        .type_text("8");
+    h.key_press(egui::Key::Enter);
+    h.run();
+    h.get_by_label("Prediction").click();
+    run_until_within(&mut h, "prediction at iodepth 8", 120, |a| {
+        a.state.prediction.result_is_current() && a.state.prediction.result().unwrap().iodepth == 8
+    });
+    h.run();
+    h.get_by_label("Add to Compare").click();
+    h.run();
+    h.get_by_label("Compare").click();
+    run_until_within(&mut h, "comparison report", 120, |a| {
+        a.state.compare.report().is_some()
+    });
+    let variants = h.state().state.compare.variants.clone();
+    assert_eq!(variants.len(), 2);
+    assert_eq!(variants[1].name, "small 3 x 2, 4k randwrite (2)");
+    // The oracle: the library's report of the same texts, model and target, which
+    // `cephplan compare` writes for the same files.
+    let cat = cephplan::spec::Catalogue::builtin();
+    let inputs: Vec<cephplan::report::VariantInput> = variants
+        .iter()
+        .map(|v| {
+            let text = v.scenario_text.clone().unwrap();
+            cephplan::report::VariantInput {
+                name: v.name.clone(),
+                origin: v.origin.clone(),
+                scenario: cephplan::spec::parse_scenario(&text, &v.origin, &cat).unwrap(),
+                text,
+            }
+        })
+        .collect();
+    let want = cephplan::report::compare(
+        &inputs,
+        &cephplan::model::ModelParams::shipped_default(),
+        &cephplan::report::CompareOptions {
+            latency_target_secs: 0.004,
+            tails: None,
+            model_label: h.state().model().label(),
+        },
+        &cephplan::progress::NoProgress,
+    )
+    .unwrap();
+    assert_eq!(h.state().state.compare.report(), Some(&want));
+    // The table on the page is the report's.
+    for v in &want.variants {
+        h.get_by_label(&cephplan::predict::format::eng(
+            v.iops,
+            cephplan::predict::format::Quantity::Iops,
+        ));
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("cmp.html");
+    retype(&mut h, "report file", &out.display().to_string());
+    h.get_by_label("Export report").click();
+    h.run();
+    assert!(
+        h.state().status().starts_with("wrote "),
+        "{}",
+        h.state().status()
+    );
+    let page = std::fs::read_to_string(&out).unwrap();
+    assert_eq!(page, cephplan::report::render::html(&want).unwrap().text);
 }

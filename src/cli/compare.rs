@@ -3,7 +3,7 @@
 //! report (Markdown with its plots as PNG files beside it, or one self-contained HTML
 //! page), each file atomically and never over a file cephplan did not write.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use anyhow::Context;
 use clap::Args;
@@ -12,7 +12,7 @@ use super::output::{table, Format};
 use super::predict::TailArgs;
 use super::progress::BarProgress;
 use cephplan::model::ModelParams;
-use cephplan::report::render::{csv, html, markdown, table_rows};
+use cephplan::report::render::{csv, files, table_rows, ReportError};
 use cephplan::report::{compare, CompareOptions, ComparisonReport, VariantInput};
 use cephplan::spec::{parse_scenario, Catalogue};
 use cephplan::units::parse_duration_secs;
@@ -45,24 +45,6 @@ pub struct CompareArgs {
     pub format: Format,
 }
 
-/// The report's kind, from the file name.
-enum Kind {
-    Markdown,
-    Html,
-}
-
-fn kind(path: &Path) -> anyhow::Result<Kind> {
-    match path.extension().and_then(|e| e.to_str()) {
-        Some("md") => Ok(Kind::Markdown),
-        Some("html" | "htm") => Ok(Kind::Html),
-        _ => anyhow::bail!(
-            "--report {}: name the file .md (Markdown with PNG plots beside it) or .html (one \
-             self-contained page)",
-            path.display()
-        ),
-    }
-}
-
 /// Unique column names: the scenario's name, numbered when two files share one.
 fn names(inputs: &[(String, PathBuf)]) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
@@ -81,7 +63,6 @@ fn names(inputs: &[(String, PathBuf)]) -> Vec<String> {
 pub fn run(a: CompareArgs) -> anyhow::Result<()> {
     let target = parse_duration_secs(&a.latency_target)
         .map_err(|e| anyhow::anyhow!("--latency-target: {e}"))?;
-    let kind = a.report.as_deref().map(kind).transpose()?;
     if a.no_tails && a.sim.given() {
         anyhow::bail!("--seed, --precision, --max-events and --device-service set up the p99 simulation; drop --no-tails or them");
     }
@@ -117,8 +98,14 @@ pub fn run(a: CompareArgs) -> anyhow::Result<()> {
             scenario,
         })
         .collect();
-    // Refuse a foreign report file before minutes of simulation, not after.
+    // Refuse a wrong name or a foreign report file before minutes of simulation.
     if let Some(path) = &a.report {
+        if !matches!(
+            path.extension().and_then(|e| e.to_str()),
+            Some("md" | "html" | "htm")
+        ) {
+            return Err(ReportError::Kind { path: path.clone() }.into());
+        }
         cephplan::io::check_writable_owned(path)?;
     }
     let opts = CompareOptions {
@@ -131,35 +118,17 @@ pub fn run(a: CompareArgs) -> anyhow::Result<()> {
         model_label,
     };
     let r = compare(&inputs, &params, &opts, &BarProgress::with_ctrl_c())?;
-    if let (Some(path), Some(kind)) = (&a.report, kind) {
-        write_report(&r, path, kind)?;
+    if let Some(path) = &a.report {
+        for (p, bytes) in files(&r, path)? {
+            cephplan::io::write_atomic_owned(&p, &bytes)?;
+            eprintln!("wrote {}", p.display());
+        }
     }
     match a.format {
         Format::Json => println!("{}", serde_json::to_string_pretty(&r)?),
         Format::Csv => print!("{}", csv(&r)?),
         Format::Table => print!("{}", table_text(&r)),
     }
-    Ok(())
-}
-
-fn write_report(r: &ComparisonReport, path: &Path, kind: Kind) -> anyhow::Result<()> {
-    let rendered = match kind {
-        Kind::Markdown => {
-            let stem = path
-                .file_stem()
-                .map_or_else(|| "report".into(), |s| s.to_string_lossy().into_owned());
-            markdown(r, &stem)?
-        }
-        Kind::Html => html(r)?,
-    };
-    let dir = path.parent().unwrap_or(Path::new(""));
-    for (name, bytes) in &rendered.attachments {
-        let p = dir.join(name);
-        cephplan::io::write_atomic_owned(&p, bytes)?;
-        eprintln!("wrote {}", p.display());
-    }
-    cephplan::io::write_atomic_owned(path, rendered.text.as_bytes())?;
-    eprintln!("wrote {}", path.display());
     Ok(())
 }
 

@@ -458,7 +458,7 @@ impl App {
                 Page::Designer => s.designer.ui(ui, &s.recent_files, cmds),
                 Page::Network => s.network.ui(ui, cmds),
                 Page::Prediction => scrolled(ui, &mut |ui| s.prediction.ui(ui, cmds)),
-                Page::Compare => scrolled(ui, &mut |ui| s.compare.ui(ui)),
+                Page::Compare => scrolled(ui, &mut |ui| s.compare.ui(ui, &self.model, cmds)),
                 Page::Calibration => scrolled(ui, &mut |ui| s.calibration.ui(ui, cmds)),
                 Page::Validation => scrolled(ui, &mut |ui| {
                     s.validation.ui(ui, &s.designer, &self.model, cmds)

@@ -11,6 +11,46 @@ use super::{ComparisonReport, VariantReport};
 use crate::io::GENERATED_MARKER;
 use crate::predict::format::{eng, Quantity};
 
+/// Why a report cannot be rendered for a path.
+#[derive(Debug, thiserror::Error)]
+pub enum ReportError {
+    #[error("{path}: name the report file .md (Markdown with PNG plots beside it) or .html (one self-contained page)")]
+    Kind { path: std::path::PathBuf },
+    #[error(transparent)]
+    Plot(#[from] PlotError),
+}
+
+/// Every file of the report for `path` (`.md`: the text and its two PNG plots beside it;
+/// `.html`: one page), as `(path, bytes)` with the main file last, for the caller to write
+/// (atomically, never over a foreign file: `io::write_atomic_owned`).
+pub fn files(
+    r: &ComparisonReport,
+    path: &std::path::Path,
+) -> Result<Vec<(std::path::PathBuf, Vec<u8>)>, ReportError> {
+    let rendered = match path.extension().and_then(|e| e.to_str()) {
+        Some("md") => {
+            let stem = path
+                .file_stem()
+                .map_or_else(|| "report".into(), |s| s.to_string_lossy().into_owned());
+            markdown(r, &stem)?
+        }
+        Some("html" | "htm") => html(r)?,
+        _ => {
+            return Err(ReportError::Kind {
+                path: path.to_path_buf(),
+            })
+        }
+    };
+    let dir = path.parent().unwrap_or(std::path::Path::new(""));
+    let mut out: Vec<(std::path::PathBuf, Vec<u8>)> = rendered
+        .attachments
+        .into_iter()
+        .map(|(name, bytes)| (dir.join(name), bytes))
+        .collect();
+    out.push((path.to_path_buf(), rendered.text.into_bytes()));
+    Ok(out)
+}
+
 /// A rendered report: the main text and the files it refers to.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Rendered {

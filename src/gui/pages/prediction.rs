@@ -112,7 +112,7 @@ pub fn predict_text(
     let cat = Catalogue::builtin();
     let params: &ModelParams = &model.params;
     let scenario = load(text, origin)?;
-    let ceph = build(&scenario, &params).map_err(|e| e.to_string())?;
+    let ceph = build(&scenario, params).map_err(|e| e.to_string())?;
     let base = scenario.images * scenario.jobs_per_image;
     let depths = swept_iodepths(scenario.iodepth);
     let pops: Vec<u32> = depths.iter().map(|d| d * base).collect();
