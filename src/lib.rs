@@ -40,6 +40,7 @@ pub mod model;
 pub mod predict;
 pub mod progress;
 pub mod qn;
+pub mod report;
 pub mod sim;
 pub mod solve;
 pub mod spec;

@@ -385,3 +385,89 @@ fn a_defaulted_model_parameter_is_reported() {
     let v = json(&["predict", "--scenario", FIXTURE, "--format", "json"]);
     assert!(v["model"].get("defaulted_params").is_none());
 }
+
+/// `cephplan compare`: the report's figures are `cephplan predict`'s for each file (same
+/// model; JSON floats round-trip exactly), the HTML page embeds its two plots, and a
+/// foreign file is never overwritten.
+#[test]
+fn compare_reports_predicts_figures_for_each_variant_and_writes_a_self_contained_page() {
+    let dir = tempfile::tempdir().unwrap();
+    let small = "tests/fixtures/small-3x2.toml";
+    let html = dir.path().join("out.html");
+    let html_s = html.display().to_string();
+    let r = json(&[
+        "compare",
+        FIXTURE,
+        small,
+        "--latency-target",
+        "3ms",
+        "--precision",
+        "0.05",
+        "--report",
+        &html_s,
+        "--format",
+        "json",
+    ]);
+    let variants = r["variants"].as_array().unwrap();
+    assert_eq!(variants.len(), 2);
+    for (v, file) in variants.iter().zip([FIXTURE, small]) {
+        let p = json(&["predict", "--scenario", file, "--format", "json"]);
+        for key in [
+            "iops",
+            "bandwidth_bytes_per_sec",
+            "latency_mean_secs",
+            "interval",
+            "warnings",
+        ] {
+            assert_eq!(v[key], p[key], "{file}: {key}");
+        }
+        assert_eq!(v["raw_bytes"], p["capacity"]["raw_bytes"], "{file}");
+        assert_eq!(v["usable_bytes"], p["capacity"]["usable_bytes"], "{file}");
+        let t = json(&[
+            "predict",
+            "--scenario",
+            file,
+            "--tails",
+            "--precision",
+            "0.05",
+            "--format",
+            "json",
+        ]);
+        assert_eq!(
+            v["latency_p99_secs"]["mean"], t["latency_p99_secs"],
+            "{file}"
+        );
+    }
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.starts_with("<!DOCTYPE html>"));
+    assert_eq!(page.matches("data:image/png;base64,").count(), 2);
+
+    // Markdown: the plots are written beside it.
+    let md = dir.path().join("cmp.md");
+    cephplan()
+        .args(["compare", FIXTURE, small, "--no-tails", "--report"])
+        .arg(&md)
+        .assert()
+        .success();
+    for f in ["cmp.md", "cmp-latency.png", "cmp-utilisation.png"] {
+        assert!(dir.path().join(f).is_file(), "{f}");
+    }
+    // Run again: our own files are replaced; a foreign one is refused before any work.
+    cephplan()
+        .args(["compare", FIXTURE, small, "--no-tails", "--report"])
+        .arg(&md)
+        .assert()
+        .success();
+    let foreign = dir.path().join("mine.html");
+    std::fs::write(&foreign, "<p>my notes</p>").unwrap();
+    cephplan()
+        .args(["compare", FIXTURE, small, "--no-tails", "--report"])
+        .arg(&foreign)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("refusing to overwrite"));
+    assert_eq!(
+        std::fs::read_to_string(&foreign).unwrap(),
+        "<p>my notes</p>"
+    );
+}

@@ -4,13 +4,24 @@
 
 use std::time::{Duration, Instant};
 
+use cephplan::gui::job::JobGate;
 use cephplan::gui::{App, Page, State};
 use egui_kittest::kittest::Queryable;
 use egui_kittest::Harness;
 use predicates::prelude::*;
 
 fn harness(state: State) -> Harness<'static, App> {
+    harness_with(state, |_| {})
+}
+
+/// [`harness`] with `setup` run on the egui context before the first frame (to install a
+/// [`JobGate`]).
+fn harness_with(
+    state: State,
+    setup: impl FnOnce(&egui::Context) + 'static,
+) -> Harness<'static, App> {
     Harness::builder()
+        .with_context_setup(setup)
         .with_size(egui::vec2(1280.0, 800.0))
         // Background jobs wake the UI from their threads, so settling can take a few
         // more frames than kittest's default of 4.
@@ -106,21 +117,27 @@ fn invalid_edit_is_flagged_inline() {
 
 #[test]
 fn a_long_solve_can_be_cancelled_and_the_window_stays_live() {
-    let mut state = network_state();
-    // Large population and a many-server station make the exact multi-server recursion
-    // slow enough (seconds) to press Cancel while it runs.
-    state.network.inputs.population = 4096;
-    state.network.inputs.stations[0].servers = 4096;
-    let mut h = harness(state);
+    // A closed job gate holds the solve before its work starts (however fast the machine),
+    // so Cancel is certainly pressed on a running job: no timing in the test.
+    let gate = JobGate::closed();
+    let held = gate.clone();
+    let mut h = harness_with(network_state(), move |ctx| held.install(ctx));
     run_until(&mut h, "job running", |a| {
         a.state.network.is_busy() && a.state.network.result().is_none()
     });
-    h.step();
-    // The UI keeps answering while the worker runs.
+    // The UI keeps answering while the worker is held: steps return, widgets respond.
+    h.run_steps(5);
+    assert!(h.state().state.network.is_busy());
     h.get_by_label("Cancel").click();
     run_until(&mut h, "job cancelled", |a| !a.state.network.is_busy());
     assert_eq!(h.state().state.network.error(), Some("cancelled"));
     assert!(h.state().state.network.result().is_none());
+    // Opening the gate lets later jobs run: an edit solves as usual.
+    gate.open();
+    h.get_by_label("add station").click();
+    run_until(&mut h, "solution after the cancel", |a| {
+        a.state.network.result().is_some() && !a.state.network.is_busy()
+    });
 }
 
 #[test]
@@ -257,6 +274,21 @@ fn calibration_page_fits_one_system_and_saves_the_model() {
     // The page shows the parameter table and the termination reason.
     h.get_by_label("parameter");
     h.get_by_label_contains("fit: ");
+    // One plot per metric, and figures in engineering notation with units: seed 000
+    // measured 230k write IOPS at 3.5 ms (calibration-data/seed-000-ampere-altra-max.csv).
+    h.get_by_label_contains("IOPS: predicted against measured, 2 runs");
+    h.get_by_label_contains("mean latency: predicted against measured, 2 runs");
+    assert!(h.query_all_by_label("230 k IOPS").count() >= 1);
+    assert!(h.query_all_by_label("3.50 ms").count() >= 1);
+    // A digit then an exponent ("6.9630e4", "3.5000e-3"); run ids such as
+    // "s000-randwrite-4k" contain "e-4" after a letter.
+    for raw in (0..10).flat_map(|d| ["e4", "e5", "e6", "e-3", "e-4"].map(|e| format!("{d}{e}"))) {
+        let shown: Vec<String> = h
+            .query_all_by_label_contains(&raw)
+            .map(|n| format!("{n:?}"))
+            .collect();
+        assert!(shown.is_empty(), "raw floats on screen: {shown:?}");
+    }
 
     // Save refuses the shipped prior (not written by cephplan), then saves elsewhere.
     let prior = format!("{}/models/prior.toml", env!("CARGO_MANIFEST_DIR"));
@@ -269,10 +301,17 @@ fn calibration_page_fits_one_system_and_saves_the_model() {
     assert_eq!(std::fs::read_to_string(&prior).unwrap(), original);
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("fitted.toml");
-    h.state_mut().state.calibration.save_path = out.display().to_string();
+    retype(&mut h, "save fitted model as", &out.display().to_string());
     h.get_by_label("Save model").click();
     h.run();
     assert!(h.state().state.calibration.saved().unwrap().is_ok());
+    // The saved model becomes the app's model for every page.
+    h.get_by_label("Use this model").click();
+    h.run();
+    assert_eq!(
+        h.state().model().choice,
+        cephplan::gui::app::ModelChoice::Fitted(out.clone())
+    );
     let model = cephplan::model::ModelParams::load(&out).unwrap();
     let first = &h
         .state()
@@ -509,6 +548,7 @@ fn simulate_tails_shows_the_clis_p99_above_the_mean_and_the_curve_can_be_cancell
     h.get_by_label("simulated");
     assert!(h.query_by_label("simulated writes").is_none());
     h.get_by_label_contains("seed 7");
+    assert_no_debug_names(&h);
 
     // The simulated curve starts next; Cancel stops it with the points done, and the
     // page offers to simulate again.
@@ -627,4 +667,593 @@ fn calibration_page_profiles_a_parameter_and_flags_a_bad_grid() {
     assert_eq!(r.points.len(), 2);
     assert!(r.points.iter().all(|p| p.mape_in_sample.is_some()));
     h.get_by_label_contains("profile of wal_share");
+}
+
+/// Replaces the text of the text field labelled `label` the way a user does: click into
+/// it, select all, type.
+fn retype(h: &mut Harness<'static, App>, label: &str, text: &str) {
+    h.get_by_role_and_label(egui::Role::TextInput, label)
+        .click();
+    h.run();
+    h.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::A);
+    h.run();
+    h.get_by_role_and_label(egui::Role::TextInput, label)
+        .type_text(text);
+    h.run();
+}
+
+/// Opens `path` in the designer by typing it into the "scenario file" field and pressing
+/// Open.
+fn open_in_designer(h: &mut Harness<'static, App>, path: &str) {
+    retype(h, "scenario file", path);
+    h.get_by_label("Open").click();
+    h.run();
+}
+
+fn small_fixture_path() -> String {
+    format!(
+        "{}/tests/fixtures/small-3x2.toml",
+        env!("CARGO_MANIFEST_DIR")
+    )
+}
+
+/// An in-memory eframe storage: what the app saves on exit (and every 30 s) and loads at
+/// the next start.
+#[derive(Default)]
+struct MemoryStorage(std::collections::BTreeMap<String, String>);
+
+impl eframe::Storage for MemoryStorage {
+    fn get_string(&self, key: &str) -> Option<String> {
+        self.0.get(key).cloned()
+    }
+    fn set_string(&mut self, key: &str, value: String) {
+        self.0.insert(key.to_owned(), value);
+    }
+    fn remove_string(&mut self, key: &str) {
+        self.0.remove(key);
+    }
+    fn flush(&mut self) {}
+}
+
+#[test]
+fn edits_survive_a_restart_and_opening_another_file_asks_first() {
+    let mut h = harness(State::default());
+    open_in_designer(&mut h, &example_path());
+    retype(&mut h, "Ceph release", "18.2.4");
+    assert!(h
+        .state()
+        .state
+        .designer
+        .text
+        .contains("ceph_release = \"18.2.4\""));
+    assert!(h.state().state.designer.is_modified());
+    h.get_by_label_contains("unsaved edits");
+
+    // Opening another file asks; "Keep editing" keeps the edit.
+    open_in_designer(&mut h, &small_fixture_path());
+    assert!(h.state().confirming().is_some());
+    h.get_by_label("Keep editing").click();
+    h.run();
+    assert!(h.state().confirming().is_none());
+    assert!(h.state().state.designer.text.contains("\"18.2.4\""));
+
+    // Restart: the app saves its state, a new app starts from it (with the default
+    // scenario on offer, as the binary passes it) and shows the edited text again.
+    let mut storage = MemoryStorage::default();
+    eframe::App::save(h.state_mut(), &mut storage);
+    let opts = cephplan::gui::LaunchOptions {
+        default_scenario: Some(small_fixture_path().into()),
+        ..Default::default()
+    };
+    let ctx = egui::Context::default();
+    let restored =
+        cephplan::gui::launch(cephplan::gui::app::load_state(Some(&storage)), &opts, &ctx);
+    let d = &restored.state.designer;
+    assert!(d.text.contains("ceph_release = \"18.2.4\""));
+    assert_eq!(
+        d.path.as_deref(),
+        Some(std::path::Path::new(&example_path()))
+    );
+    assert!(d.is_modified());
+    assert!(restored.status().contains("with its unsaved edits"));
+
+    // Discarding opens the other file.
+    open_in_designer(&mut h, &small_fixture_path());
+    h.get_by_label("Discard the edits and open").click();
+    h.run();
+    let d = &h.state().state.designer;
+    assert_eq!(
+        d.text,
+        std::fs::read_to_string(small_fixture_path()).unwrap()
+    );
+    assert!(!d.is_modified());
+}
+
+#[test]
+fn the_first_start_opens_the_default_scenario() {
+    let opts = cephplan::gui::LaunchOptions {
+        default_scenario: Some(small_fixture_path().into()),
+        ..Default::default()
+    };
+    let app = cephplan::gui::launch(State::default(), &opts, &egui::Context::default());
+    assert!(app.state.designer.text.contains("[cluster]"));
+    assert!(!app.state.designer.is_modified());
+}
+
+#[test]
+fn closing_the_window_with_unsaved_edits_asks_first() {
+    let mut h = harness(State::default());
+    open_in_designer(&mut h, &example_path());
+    retype(&mut h, "Ceph release", "18.2.4");
+    h.input_mut()
+        .viewports
+        .entry(egui::ViewportId::ROOT)
+        .or_default()
+        .events
+        .push(egui::ViewportEvent::Close);
+    h.run();
+    assert_eq!(
+        h.state().confirming(),
+        Some(&cephplan::gui::app::Confirm::Quit)
+    );
+    h.get_by_label_contains("Quit (edits stay in the autosave)");
+    h.get_by_label("Keep editing").click();
+    h.run();
+    assert!(h.state().confirming().is_none());
+    assert!(h.state().state.designer.text.contains("\"18.2.4\""));
+}
+
+#[test]
+fn a_bad_block_size_is_flagged_at_its_field_and_the_rest_of_the_form_stays_editable() {
+    let mut h = harness(State::default());
+    open_in_designer(&mut h, &example_path());
+    retype(&mut h, "block size", "4q");
+    let d = &h.state().state.designer;
+    assert!(d.text.contains("block_size = \"4q\""));
+    let e = d
+        .field_error("workload.block_size")
+        .expect("the error names block_size");
+    // The whole reason is on screen, not cut at the column edge.
+    h.get_by_label(&e);
+    // Every other field still shows its value and takes edits: set the iodepth by typing.
+    assert!(h.query_by_label_contains("not in the text").is_none());
+    let iodepth = h.get_by_role_and_label(egui::Role::SpinButton, "iodepth");
+    iodepth.focus();
+    h.run();
+    h.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::A);
+    h.get_by_role_and_label(egui::Role::SpinButton, "iodepth")
+        .type_text("12");
+    h.key_press(egui::Key::Enter);
+    h.run();
+    assert!(
+        h.state().state.designer.text.contains("iodepth = 12"),
+        "{}",
+        h.state().state.designer.text
+    );
+    // Fixing the block size clears the error.
+    retype(&mut h, "block size", "4k");
+    assert!(h
+        .state()
+        .state
+        .designer
+        .field_error("workload.block_size")
+        .is_none());
+    assert!(h.state().state.designer.capacity().is_some());
+}
+
+#[test]
+fn a_second_variant_of_the_same_name_is_numbered_not_replaced_and_can_be_renamed() {
+    let mut h = harness(network_state());
+    h.run();
+    retype(&mut h, "variant name", "disk test");
+    h.get_by_label("Add to Compare").click();
+    h.run();
+    assert!(h
+        .state()
+        .status()
+        .contains("\"disk test\" added to Compare"));
+    // The same name again, with one more station: filed beside the first.
+    h.get_by_label("add station").click();
+    h.run_steps(4);
+    retype(&mut h, "variant name", "disk test");
+    h.get_by_label("Add to Compare").click();
+    h.run();
+    assert!(
+        h.state()
+            .status()
+            .contains("added to Compare as \"disk test (2)\""),
+        "{}",
+        h.state().status()
+    );
+    let v = &h.state().state.compare.variants;
+    assert_eq!(v.len(), 2);
+    assert_eq!(
+        (v[0].inputs.stations.len(), v[1].inputs.stations.len()),
+        (2, 3)
+    );
+    // Rename the second on the Compare page.
+    h.get_by_label("Compare").click();
+    h.run();
+    retype(&mut h, "variant 2", "three stations");
+    assert_eq!(h.state().state.compare.variants[1].name, "three stations");
+    h.get_by_label("remove three stations");
+}
+
+/// Enum names that must never reach the screen (issue 16, defect 9).
+const DEBUG_NAMES: [&str; 8] = [
+    "ExactSingleClass",
+    "SelfComplementSingleClass",
+    "SeidmannMultiClass",
+    "PrecisionReached",
+    "MeanField",
+    "MaxEvents",
+    "Exponential",
+    "TwoMoment",
+];
+
+fn assert_no_debug_names(h: &Harness<'static, App>) {
+    for n in DEBUG_NAMES {
+        assert!(
+            h.query_by_label_contains(n).is_none(),
+            "\"{n}\" is on screen"
+        );
+    }
+}
+
+fn small_prediction_harness(tails: bool) -> Harness<'static, App> {
+    let mut h = harness(prediction_state(small_fixture(), tails));
+    run_until_within(&mut h, "MVA prediction", 120, |a| {
+        a.state.prediction.result_is_current()
+    });
+    h
+}
+
+/// What `cephplan predict --scenario tests/fixtures/small-3x2.toml [--model F]` computes.
+fn cli_predict(model: &cephplan::model::ModelParams) -> cephplan::predict::PredictionReport {
+    let s = cephplan::spec::parse_scenario(
+        &small_fixture(),
+        "small-3x2",
+        &cephplan::spec::Catalogue::builtin(),
+    )
+    .unwrap();
+    cephplan::predict::predict(&s, model, &Default::default()).unwrap()
+}
+
+#[test]
+fn one_model_selector_drives_prediction_and_compare_and_every_result_names_it() {
+    let mut h = small_prediction_harness(false);
+    let shipped = cephplan::model::ModelParams::shipped_default();
+    let x = |a: &App| {
+        a.state
+            .prediction
+            .result()
+            .unwrap()
+            .sweep
+            .at_population
+            .classes[0]
+            .throughput_per_sec
+    };
+    let want = cli_predict(&shipped).iops;
+    assert!((x(h.state()) - want).abs() / want < 1e-9);
+    h.get_by_label_contains("model: shipped default model");
+
+    // A fitted model file, typed into the selector (models/prior.toml is a valid model
+    // file with other values than the shipped fit).
+    let file = format!("{}/models/prior.toml", env!("CARGO_MANIFEST_DIR"));
+    retype(&mut h, "model file", &file);
+    h.get_by_label("Use model file").click();
+    run_until_within(&mut h, "prediction with the fitted model", 120, |a| {
+        a.state.prediction.result_is_current()
+            && a.state
+                .prediction
+                .result()
+                .unwrap()
+                .model
+                .contains("prior.toml")
+    });
+    let prior = cephplan::model::ModelParams::load(std::path::Path::new(&file)).unwrap();
+    let want_prior = cli_predict(&prior).iops;
+    assert!(
+        (want_prior - want).abs() / want > 1e-3,
+        "the two models must differ here"
+    );
+    let got = x(h.state());
+    assert!(
+        (got - want_prior).abs() / want_prior < 1e-9,
+        "{got} vs {want_prior}"
+    );
+    h.get_by_label_contains(&format!("model: fitted model {file}"));
+    // Compare files the variant with its model and shows it.
+    h.get_by_label("Add to Compare").click();
+    h.run();
+    let v = &h.state().state.compare.variants[0];
+    assert_eq!(
+        v.model,
+        Some(cephplan::gui::app::ModelChoice::Fitted(file.clone().into()))
+    );
+    h.get_by_label("Compare").click();
+    h.run();
+    h.get_by_label("fitted: prior.toml");
+    // Back to the shipped model.
+    h.get_by_label("Use the shipped model").click();
+    run_until_within(&mut h, "prediction with the shipped model", 120, |a| {
+        a.state.prediction.result_is_current()
+            && a.state
+                .prediction
+                .result()
+                .unwrap()
+                .model
+                .starts_with("shipped")
+    });
+    assert!((x(h.state()) - want).abs() / want < 1e-9);
+}
+
+#[test]
+fn the_prediction_shows_the_clis_caveats_the_solver_in_words_and_the_held_load() {
+    let h = small_prediction_harness(false);
+    let cli = cli_predict(&cephplan::model::ModelParams::shipped_default());
+    // The fixture's 8 I/Os in flight batch writes below the calibrated range: the CLI warns.
+    assert!(!cli.warnings.is_empty());
+    for w in &cli.warnings {
+        h.get_by_label(&format!("warning: {w}"));
+    }
+    h.get_by_label_contains(&cephplan::predict::format::solver_label(
+        cli.solver.method,
+        cli.warnings.len(),
+    ));
+    if !cli.solver.method.is_exact() {
+        assert!(h.query_by_label_contains("Exact MVA").is_none());
+    }
+    // 4 images × 1 job × iodepth 2 (tests/fixtures/small-3x2.toml).
+    h.get_by_label_contains("the load held at the same 8 I/Os in flight");
+    assert_no_debug_names(&h);
+}
+
+#[test]
+fn an_invalid_scenario_shows_no_pending_p99_and_files_nothing_on_compare() {
+    let mut h = small_prediction_harness(true);
+    // Break the scenario in the designer, by typing.
+    h.get_by_label("Cluster designer").click();
+    h.run();
+    retype(&mut h, "block size", "4q");
+    h.get_by_label("Prediction").click();
+    run_until_within(&mut h, "the prediction error", 60, |a| {
+        a.state.prediction.error().is_some() && !a.state.prediction.is_busy()
+    });
+    h.run_steps(5);
+    assert!(h.query_by_label("p99: simulating…").is_none());
+    h.get_by_label_contains("the current text does not validate");
+    // Nothing is simulated for the invalid text (a run of the earlier text may still wind
+    // down after its cancel, then stops).
+    assert_eq!(h.state().state.prediction.running_simulation(), None);
+    run_until_within(&mut h, "earlier runs wound down", 60, |a| {
+        !a.state.prediction.is_simulating()
+    });
+    h.run_steps(3);
+    assert!(!h.state().state.prediction.is_simulating());
+    assert!(h.query_by_label("p99: simulating…").is_none());
+    assert!(!h.state().state.prediction.result_is_current());
+    h.get_by_label("Add to Compare").click();
+    h.run();
+    assert!(h.state().state.compare.variants.is_empty());
+    h.state_mut().state.prediction.tails.enabled = false;
+    h.step();
+}
+
+/// A copy of the recorded lab sweeps (tests/fixtures/validation-lab/README.md), so that a
+/// refit writes its model into a temporary directory, not into the repository.
+fn validation_results_copy() -> tempfile::TempDir {
+    let src =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/validation-lab");
+    let dir = tempfile::tempdir().unwrap();
+    for e in std::fs::read_dir(&src).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_file() {
+            std::fs::copy(&p, dir.path().join(p.file_name().unwrap())).unwrap();
+        }
+    }
+    dir
+}
+
+#[test]
+fn validation_opens_earlier_results_refits_them_and_takes_the_designers_scenario() {
+    let results = validation_results_copy();
+    let out = results.path().display().to_string();
+    let mut h = harness(State::default());
+    open_in_designer(&mut h, &example_path());
+    retype(&mut h, "Ceph release", "18.2.4");
+    h.get_by_label("Validation").click();
+    h.run();
+    retype(&mut h, "output dir", &out);
+
+    // The edited designer text is written beside the results and becomes the scenario.
+    h.get_by_label("Use the designer's scenario").click();
+    h.run();
+    let written = results.path().join("designer-scenario.toml");
+    assert_eq!(
+        h.state().state.validation.scenario,
+        written.display().to_string()
+    );
+    let text = std::fs::read_to_string(&written).unwrap();
+    assert!(text.starts_with("# generated by cephplan") && text.contains("\"18.2.4\""));
+
+    // Open results: the newest report of the directory (validation-1796124302-19937.json).
+    h.get_by_label("Open results").click();
+    h.run();
+    let report: cephplan::validate::ValidationReport = serde_json::from_str(
+        &std::fs::read_to_string(results.path().join("validation-1796124302-19937.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        h.state().state.validation.points(),
+        report.points.as_slice()
+    );
+    h.get_by_label_contains("opened validation-1796124302-19937.json");
+
+    // Refit them (cephplan validate --refit-only) with the app's model as the base.
+    h.get_by_label("Refit").click();
+    run_until_within(&mut h, "refit", 300, |a| !a.state.validation.is_busy());
+    let v = &h.state().state.validation;
+    assert_eq!(v.error(), None);
+    let r = v.refitted().expect("a refit report");
+    assert_eq!(r.model_path, results.path().join("refitted-model.toml"));
+    assert!(cephplan::model::ModelParams::load(&r.model_path).is_ok());
+    h.get_by_label_contains("refit on ");
+    h.get_by_label("Use this refit").click();
+    h.run();
+    assert_eq!(
+        h.state().model().choice,
+        cephplan::gui::app::ModelChoice::Refit(results.path().join("refitted-model.toml"))
+    );
+    // The top bar and the page name it.
+    assert!(h.query_all_by_label_contains("validation refit").count() >= 2);
+}
+
+/// Widgets (buttons, labels, fields) that reach past `width`: cut off at the window edge.
+fn cut_off_at(h: &Harness<'static, App>, width: f32) -> Vec<String> {
+    use egui_kittest::kittest::{By, NodeT};
+    h.query_all(By::new().include_labels().predicate(|_| true))
+        .filter(|n| {
+            matches!(
+                n.accesskit_node().role(),
+                egui::Role::Button
+                    | egui::Role::Label
+                    | egui::Role::TextInput
+                    | egui::Role::SpinButton
+                    | egui::Role::CheckBox
+            )
+        })
+        .filter(|n| n.rect().max.x > width + 0.5)
+        .map(|n| {
+            format!(
+                "{:?} {:?} at {:?}",
+                n.accesskit_node().role(),
+                n.accesskit_node().label().or(n.accesskit_node().value()),
+                n.rect()
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn at_1024_by_640_no_page_cuts_off_a_widget() {
+    let mut state = prediction_state(small_fixture(), false);
+    state.page = Page::Network;
+    let mut h = Harness::builder()
+        .with_size(egui::vec2(1024.0, 640.0))
+        .with_max_steps(200)
+        .build_ui_state(|ui, app: &mut App| app.ui_root(ui), App::new(state));
+    h.run();
+    // A network variant and the Ceph scenario on Compare, added through the UI.
+    h.get_by_label("Add to Compare").click();
+    h.run();
+    assert_eq!(
+        h.state().state.compare.variants.len(),
+        1,
+        "{}",
+        h.state().status()
+    );
+    h.get_by_label("Prediction").click();
+    run_until_within(&mut h, "prediction", 120, |a| {
+        a.state.prediction.result_is_current()
+    });
+    h.run();
+    h.get_by_label("Add to Compare").click();
+    h.run();
+    assert_eq!(
+        h.state().state.compare.variants.len(),
+        2,
+        "{}",
+        h.state().status()
+    );
+    for page in Page::ALL {
+        h.get_by_label(page.title()).click();
+        run_until_within(&mut h, "page settled", 120, |a| match page {
+            Page::Compare => !a.state.compare.is_busy() && a.state.compare.results().len() == 2,
+            Page::Network => !a.state.network.is_busy(),
+            _ => true,
+        });
+        h.run();
+        let cut = cut_off_at(&h, 1024.0);
+        assert!(cut.is_empty(), "{}: {cut:#?}", page.title());
+    }
+}
+
+#[test]
+fn compare_shows_the_report_table_and_exports_the_report_cephplan_compare_writes() {
+    let mut h = small_prediction_harness(false);
+    h.run();
+    h.get_by_label("Add to Compare").click();
+    h.run();
+    // A second variant: the same cluster at iodepth 8, typed in the designer.
+    h.get_by_label("Cluster designer").click();
+    h.run();
+    h.get_by_role_and_label(egui::Role::SpinButton, "iodepth")
+        .focus();
+    h.run();
+    h.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::A);
+    h.get_by_role_and_label(egui::Role::SpinButton, "iodepth")
+        .type_text("8");
+    h.key_press(egui::Key::Enter);
+    h.run();
+    h.get_by_label("Prediction").click();
+    run_until_within(&mut h, "prediction at iodepth 8", 120, |a| {
+        a.state.prediction.result_is_current() && a.state.prediction.result().unwrap().iodepth == 8
+    });
+    h.run();
+    h.get_by_label("Add to Compare").click();
+    h.run();
+    h.get_by_label("Compare").click();
+    run_until_within(&mut h, "comparison report", 120, |a| {
+        a.state.compare.report().is_some()
+    });
+    let variants = h.state().state.compare.variants.clone();
+    assert_eq!(variants.len(), 2);
+    assert_eq!(variants[1].name, "small 3 x 2, 4k randwrite (2)");
+    // The oracle: the library's report of the same texts, model and target, which
+    // `cephplan compare` writes for the same files.
+    let cat = cephplan::spec::Catalogue::builtin();
+    let inputs: Vec<cephplan::report::VariantInput> = variants
+        .iter()
+        .map(|v| {
+            let text = v.scenario_text.clone().unwrap();
+            cephplan::report::VariantInput {
+                name: v.name.clone(),
+                origin: v.origin.clone(),
+                scenario: cephplan::spec::parse_scenario(&text, &v.origin, &cat).unwrap(),
+                text,
+            }
+        })
+        .collect();
+    let want = cephplan::report::compare(
+        &inputs,
+        &cephplan::model::ModelParams::shipped_default(),
+        &cephplan::report::CompareOptions {
+            latency_target_secs: 0.004,
+            tails: None,
+            model_label: h.state().model().label(),
+        },
+        &cephplan::progress::NoProgress,
+    )
+    .unwrap();
+    assert_eq!(h.state().state.compare.report(), Some(&want));
+    // The table on the page is the report's.
+    for v in &want.variants {
+        h.get_by_label(&cephplan::predict::format::eng(
+            v.iops,
+            cephplan::predict::format::Quantity::Iops,
+        ));
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("cmp.html");
+    retype(&mut h, "report file", &out.display().to_string());
+    h.get_by_label("Export report").click();
+    h.run();
+    assert!(
+        h.state().status().starts_with("wrote "),
+        "{}",
+        h.state().status()
+    );
+    let page = std::fs::read_to_string(&out).unwrap();
+    assert_eq!(page, cephplan::report::render::html(&want).unwrap().text);
 }

@@ -9,7 +9,7 @@ use std::process::ExitCode;
 
 use cephplan::gui::{self, LaunchOptions, Page};
 
-/// The example opened when no scenario is given and none was open before.
+/// The example opened at the first start (no scenario given, none autosaved).
 const DEFAULT_SCENARIO: &str = "models/examples/seed-000-ampere-altra-max.toml";
 
 const USAGE: &str =
@@ -44,8 +44,8 @@ fn parse_args() -> Result<LaunchOptions, String> {
             s => opts.scenario = Some(s.into()),
         }
     }
-    if opts.scenario.is_none() && std::path::Path::new(DEFAULT_SCENARIO).exists() {
-        opts.scenario = Some(DEFAULT_SCENARIO.into());
+    if std::path::Path::new(DEFAULT_SCENARIO).exists() {
+        opts.default_scenario = Some(DEFAULT_SCENARIO.into());
     }
     Ok(opts)
 }

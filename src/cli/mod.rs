@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 pub mod calibrate;
+pub mod compare;
 pub mod design;
 pub mod evaluate;
 pub mod import;
@@ -40,6 +41,8 @@ pub enum Command {
     Predict(predict::PredictArgs),
     /// Vary one axis (iodepth, nodes, block size, ...) and find the knee under a latency target.
     Sweep(sweep::SweepArgs),
+    /// Compare scenarios side by side with one model; --report writes a Markdown or HTML report with plots.
+    Compare(compare::CompareArgs),
     /// Smallest node count meeting an IOPS target within a latency target (exit 1 if none).
     Size(size::SizeArgs),
     /// Design a bill of materials from requirements: the Pareto front over cost, power and
@@ -70,6 +73,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Predict(a) => predict::run(a).map(|_| ExitCode::SUCCESS),
         Command::Sweep(a) => sweep::run(a).map(|_| ExitCode::SUCCESS),
+        Command::Compare(a) => compare::run(a).map(|_| ExitCode::SUCCESS),
         Command::Size(a) => size::run(a).map(|ok| ExitCode::from(if ok { 0 } else { 1 })),
         Command::Design(a) => design::run(a).map(|ok| ExitCode::from(if ok { 0 } else { 1 })),
         Command::Solve(args) => solve::run(args),

@@ -7,8 +7,11 @@
 //! `#[serde(skip)]`.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
+
+use crate::model::ModelParams;
 
 use super::pages::calibration::CalibrationPage;
 use super::pages::compare::{ComparePage, Variant};
@@ -72,6 +75,86 @@ impl Page {
     }
 }
 
+/// Which model parameters every page predicts with (one choice for the whole app).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ModelChoice {
+    /// `models/default.toml` as built into the binary (what the CLI uses without `--model`).
+    #[default]
+    Shipped,
+    /// A model file written by `cephplan calibrate` or the Calibration page.
+    Fitted(PathBuf),
+    /// A model refitted on validation runs (`cephplan validate --refit`).
+    Refit(PathBuf),
+}
+
+impl ModelChoice {
+    /// How results name the model ("model: fitted file runs/fitted.toml").
+    pub fn label(&self) -> String {
+        match self {
+            ModelChoice::Shipped => "shipped default model (fitted to calibration-data/, not \
+                                     to your hardware)"
+                .into(),
+            ModelChoice::Fitted(p) => format!("fitted model {}", p.display()),
+            ModelChoice::Refit(p) => format!("validation refit {}", p.display()),
+        }
+    }
+
+    /// A short name for tables ("shipped default", "fitted: fitted.toml").
+    pub fn short_label(&self) -> String {
+        let file = |p: &std::path::Path| {
+            p.file_name().map_or_else(
+                || p.display().to_string(),
+                |f| f.to_string_lossy().into_owned(),
+            )
+        };
+        match self {
+            ModelChoice::Shipped => "shipped default".into(),
+            ModelChoice::Fitted(p) => format!("fitted: {}", file(p)),
+            ModelChoice::Refit(p) => format!("refit: {}", file(p)),
+        }
+    }
+
+    /// The model file, None for the shipped one.
+    pub fn path(&self) -> Option<&std::path::Path> {
+        match self {
+            ModelChoice::Shipped => None,
+            ModelChoice::Fitted(p) | ModelChoice::Refit(p) => Some(p),
+        }
+    }
+
+    /// Loads the parameters (a file is read and validated now).
+    pub fn load(&self) -> Result<ModelParams, String> {
+        match self.path() {
+            None => Ok(ModelParams::shipped_default()),
+            Some(p) => ModelParams::load(p)
+                .map_err(|e| format!("{e} (the app keeps predicting with the model it had)")),
+        }
+    }
+}
+
+/// The loaded model every page predicts with, and what it is.
+#[derive(Debug, Clone)]
+pub struct ActiveModel {
+    pub choice: ModelChoice,
+    pub params: Arc<ModelParams>,
+}
+
+impl Default for ActiveModel {
+    fn default() -> Self {
+        Self {
+            choice: ModelChoice::Shipped,
+            params: Arc::new(ModelParams::shipped_default()),
+        }
+    }
+}
+
+impl ActiveModel {
+    pub fn label(&self) -> String {
+        self.choice.label()
+    }
+}
+
 /// How many recent files the app remembers.
 pub const MAX_RECENT: usize = 8;
 
@@ -80,6 +163,10 @@ pub const MAX_RECENT: usize = 8;
 #[serde(default)]
 pub struct State {
     pub page: Page,
+    /// The model all pages predict with.
+    pub model: ModelChoice,
+    /// The path typed into the model selector's file field.
+    pub model_path: String,
     /// Most recent first.
     pub recent_files: Vec<PathBuf>,
     pub designer: DesignerPage,
@@ -95,29 +182,67 @@ pub struct State {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Command {
     SetPage(Page),
-    /// Load a scenario file into the designer.
+    /// Load a scenario file into the designer (asks first when the designer has unsaved
+    /// edits).
     OpenScenario(PathBuf),
+    /// Load a scenario file into the designer, dropping its unsaved edits.
+    DiscardAndOpen(PathBuf),
     /// Remember a file in the recent list.
     RememberFile(PathBuf),
     /// File a network variant on the Compare page.
     AddToCompare(Variant),
+    /// Predict with this model on every page.
+    UseModel(ModelChoice),
     /// Show a line in the status bar.
     Status(String),
+}
+
+/// What waits for the user's answer about unsaved designer edits.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Confirm {
+    /// Opening this file would replace the edits.
+    Open(PathBuf),
+    /// The window was asked to close.
+    Quit,
 }
 
 pub struct App {
     pub state: State,
     commands: Vec<Command>,
     status: String,
+    confirm: Option<Confirm>,
+    /// The user chose to quit: let the next close request through.
+    quitting: bool,
+    model: ActiveModel,
 }
 
 impl App {
+    /// The app over a saved state; a saved model choice whose file no longer loads falls
+    /// back to the shipped model, and the status line says why.
     pub fn new(state: State) -> Self {
-        Self {
+        let mut app = Self {
             state,
             commands: Vec::new(),
             status: String::new(),
+            confirm: None,
+            quitting: false,
+            model: ActiveModel::default(),
+        };
+        let saved = std::mem::take(&mut app.state.model);
+        if saved != ModelChoice::Shipped {
+            app.apply(Command::UseModel(saved));
         }
+        app
+    }
+
+    /// The model every page predicts with.
+    pub fn model(&self) -> &ActiveModel {
+        &self.model
+    }
+
+    /// The question about unsaved edits on screen, if any.
+    pub fn confirming(&self) -> Option<&Confirm> {
+        self.confirm.as_ref()
     }
 
     /// Queues a command for the end of the frame.
@@ -133,25 +258,50 @@ impl App {
     pub fn apply(&mut self, cmd: Command) {
         match cmd {
             Command::SetPage(p) => self.state.page = p,
-            Command::OpenScenario(path) => match self.state.designer.open(&path) {
-                Ok(()) => {
-                    self.status = format!("opened {}", path.display());
-                    self.apply(Command::RememberFile(path));
+            Command::OpenScenario(path) if self.state.designer.is_modified() => {
+                self.status = format!(
+                    "{} has unsaved edits: keep editing, or discard them to open {}",
+                    self.state.designer.origin(),
+                    path.display()
+                );
+                self.confirm = Some(Confirm::Open(path));
+            }
+            Command::OpenScenario(path) | Command::DiscardAndOpen(path) => {
+                match self.state.designer.open(&path) {
+                    Ok(()) => {
+                        self.status = format!("opened {}", path.display());
+                        self.apply(Command::RememberFile(path));
+                    }
+                    Err(e) => self.status = e,
                 }
-                Err(e) => self.status = e,
-            },
+            }
             Command::RememberFile(path) => {
                 self.state.recent_files.retain(|p| p != &path);
                 self.state.recent_files.insert(0, path);
                 self.state.recent_files.truncate(MAX_RECENT);
             }
             Command::AddToCompare(v) => {
-                let name = v.name.clone();
+                let asked = v.name.trim().to_owned();
                 self.status = match self.state.compare.add(v) {
-                    Ok(()) => format!("\"{name}\" added to Compare"),
+                    Ok(name) if name == asked => format!("\"{name}\" added to Compare"),
+                    Ok(name) => format!(
+                        "added to Compare as \"{name}\" (\"{asked}\" is taken; rename either \
+                         on the Compare page)"
+                    ),
                     Err(e) => e,
                 };
             }
+            Command::UseModel(choice) => match choice.load() {
+                Ok(params) => {
+                    self.status = format!("predicting with the {}", choice.label());
+                    self.state.model = choice.clone();
+                    self.model = ActiveModel {
+                        choice,
+                        params: Arc::new(params),
+                    };
+                }
+                Err(e) => self.status = e,
+            },
             Command::Status(s) => self.status = s,
         }
     }
@@ -162,8 +312,112 @@ impl App {
         }
     }
 
+    /// The one model selector of the app: the model in use, the shipped default, or a
+    /// model file (fitted by Calibration or `cephplan calibrate`, or a validation refit).
+    fn model_selector_ui(&mut self, ui: &mut egui::Ui) {
+        ui.horizontal_wrapped(|ui| {
+            ui.label("model:");
+            ui.strong(self.model.label());
+            ui.separator();
+            if ui
+                .add_enabled(
+                    self.model.choice != ModelChoice::Shipped,
+                    egui::Button::new("Use the shipped model"),
+                )
+                .clicked()
+            {
+                self.commands.push(Command::UseModel(ModelChoice::Shipped));
+            }
+            let l = ui.label("model file");
+            ui.add(
+                egui::TextEdit::singleline(&mut self.state.model_path)
+                    .desired_width(240.0)
+                    .hint_text("fitted.toml"),
+            )
+            .labelled_by(l.id);
+            let path = PathBuf::from(self.state.model_path.trim());
+            if ui
+                .add_enabled(
+                    !path.as_os_str().is_empty(),
+                    egui::Button::new("Use model file"),
+                )
+                .clicked()
+            {
+                self.commands
+                    .push(Command::UseModel(ModelChoice::Fitted(path)));
+            }
+        });
+    }
+
+    /// Holds a close request while the designer has unsaved edits and asks instead.
+    fn intercept_close(&mut self, ctx: &egui::Context) {
+        if ctx.input(|i| i.viewport().close_requested())
+            && !self.quitting
+            && self.state.designer.is_modified()
+        {
+            ctx.send_viewport_cmd(egui::ViewportCommand::CancelClose);
+            self.confirm = Some(Confirm::Quit);
+        }
+    }
+
+    /// The modal question about unsaved edits (open another file, or quit).
+    fn confirm_ui(&mut self, ctx: &egui::Context) {
+        let Some(confirm) = self.confirm.clone() else {
+            return;
+        };
+        let origin = self.state.designer.origin();
+        let mut answer = None;
+        egui::Modal::new(egui::Id::unique("unsaved-edits")).show(ctx, |ui| {
+            ui.set_max_width(460.0);
+            ui.heading("Unsaved edits");
+            let what = match &confirm {
+                Confirm::Open(p) => format!("Opening {} replaces them.", p.display()),
+                Confirm::Quit => "The app keeps them in its autosave and shows them again \
+                                  at the next start, but they are in no scenario file."
+                    .to_owned(),
+            };
+            ui.add(
+                egui::Label::new(format!(
+                    "The scenario from {origin} has edits that are not saved to a file. {what} \
+                     To keep them in a file, press Keep editing and Save under a new name."
+                ))
+                .wrap(),
+            );
+            ui.horizontal(|ui| {
+                if ui.button("Keep editing").clicked() {
+                    answer = Some(false);
+                }
+                let discard = match confirm {
+                    Confirm::Open(_) => "Discard the edits and open",
+                    Confirm::Quit => "Quit (edits stay in the autosave)",
+                };
+                if ui.button(discard).clicked() {
+                    answer = Some(true);
+                }
+            });
+        });
+        match answer {
+            Some(false) => {
+                self.confirm = None;
+                self.status = "kept the unsaved edits".into();
+            }
+            Some(true) => {
+                self.confirm = None;
+                match confirm {
+                    Confirm::Open(p) => self.commands.push(Command::DiscardAndOpen(p)),
+                    Confirm::Quit => {
+                        self.quitting = true;
+                        ctx.send_viewport_cmd(egui::ViewportCommand::Close);
+                    }
+                }
+            }
+            None => {}
+        }
+    }
+
     /// Draws the whole app into `ui` (the eframe root or a test harness).
     pub fn ui_root(&mut self, ui: &mut egui::Ui) {
+        self.intercept_close(ui.ctx());
         egui::Panel::top("nav").show(ui, |ui| {
             ui.horizontal_wrapped(|ui| {
                 ui.strong("cephplan");
@@ -177,6 +431,7 @@ impl App {
                     }
                 }
             });
+            self.model_selector_ui(ui);
         });
         egui::Panel::bottom("status").show(ui, |ui| {
             ui.horizontal(|ui| {
@@ -189,27 +444,35 @@ impl App {
         });
         // The prediction follows the designer's text on every page, so it is ready when
         // the user looks.
-        let origin = self
-            .state
-            .designer
-            .path
-            .as_ref()
-            .map_or_else(|| "scenario editor".to_owned(), |p| p.display().to_string());
+        let origin = self.state.designer.origin();
         self.state
             .prediction
-            .follow(ui.ctx(), &self.state.designer.text, &origin);
+            .follow(ui.ctx(), &self.state.designer.text, &origin, &self.model);
         egui::CentralPanel::default().show(ui, |ui| {
             let cmds = &mut self.commands;
-            match self.state.page {
-                Page::Designer => self.state.designer.ui(ui, &self.state.recent_files, cmds),
-                Page::Network => self.state.network.ui(ui, cmds),
-                Page::Prediction => self.state.prediction.ui(ui, cmds),
-                Page::Compare => self.state.compare.ui(ui),
-                Page::Sizing => self.state.sizing.ui(ui, cmds),
-                Page::Calibration => self.state.calibration.ui(ui),
-                Page::Validation => self.state.validation.ui(ui),
+            let page = self.state.page;
+            // The designer and the network page lay out their own scrolling columns; the
+            // others scroll as a whole, so that nothing is cut off in a small window.
+            let scrolled = |ui: &mut egui::Ui, body: &mut dyn FnMut(&mut egui::Ui)| {
+                egui::ScrollArea::both()
+                    .id_salt(("page", page.slug()))
+                    .auto_shrink([false, false])
+                    .show(ui, |ui| body(ui));
+            };
+            let s = &mut self.state;
+            match page {
+                Page::Designer => s.designer.ui(ui, &s.recent_files, cmds),
+                Page::Network => s.network.ui(ui, cmds),
+                Page::Prediction => scrolled(ui, &mut |ui| s.prediction.ui(ui, cmds)),
+                Page::Compare => scrolled(ui, &mut |ui| s.compare.ui(ui, &self.model, cmds)),
+                Page::Sizing => scrolled(ui, &mut |ui| s.sizing.ui(ui, cmds)),
+                Page::Calibration => scrolled(ui, &mut |ui| s.calibration.ui(ui, cmds)),
+                Page::Validation => scrolled(ui, &mut |ui| {
+                    s.validation.ui(ui, &s.designer, &self.model, cmds)
+                }),
             }
         });
+        self.confirm_ui(ui.ctx());
         self.apply_queued();
     }
 }

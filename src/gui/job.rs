@@ -7,9 +7,16 @@
 //! and asks egui for a repaint, so progress bars move without user input. Not here:
 //! what the work is (pages decide) and drawing (see [`Job::progress_ui`]). Dropping a
 //! [`Job`] cancels it.
+//!
+//! [`JobGate`] is the test seam: a gate placed in the egui context holds every job started
+//! on that context before its work begins, until the gate opens or the job is cancelled, so
+//! an interaction test can press Cancel on a job that is certainly still running, however
+//! fast the work would be.
 
 use std::sync::mpsc::{channel, Receiver, Sender};
+use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
+use std::time::Duration;
 
 use crate::progress::{CancelToken, Progress};
 
@@ -55,6 +62,50 @@ impl Progress for ChannelProgress {
     }
     fn is_cancelled(&self) -> bool {
         self.cancel.is_cancelled()
+    }
+}
+
+/// Holds the jobs of one egui context before their work starts (see the module docs).
+/// Production code never installs one; a test does with [`JobGate::install`].
+#[derive(Clone, Default)]
+pub struct JobGate(Arc<(Mutex<bool>, Condvar)>);
+
+impl JobGate {
+    fn id() -> egui::Id {
+        egui::Id::unique("cephplan-job-gate")
+    }
+
+    /// A closed gate (install it with [`JobGate::install`]).
+    pub fn closed() -> Self {
+        Self::default()
+    }
+
+    /// Every job spawned on `ctx` from now on waits for this gate.
+    pub fn install(&self, ctx: &egui::Context) {
+        ctx.data_mut(|d| d.insert_temp(Self::id(), self.clone()));
+    }
+
+    fn of(ctx: &egui::Context) -> Option<Self> {
+        ctx.data(|d| d.get_temp::<Self>(Self::id()))
+    }
+
+    /// Lets the held jobs (and all later ones) run.
+    pub fn open(&self) {
+        let (open, cv) = &*self.0;
+        *open.lock().unwrap_or_else(|e| e.into_inner()) = true;
+        cv.notify_all();
+    }
+
+    /// Blocks until the gate opens or `cancel` is set.
+    fn wait(&self, cancel: &CancelToken) {
+        let (open, cv) = &*self.0;
+        let mut is_open = open.lock().unwrap_or_else(|e| e.into_inner());
+        while !*is_open && !cancel.is_cancelled() {
+            is_open = cv
+                .wait_timeout(is_open, Duration::from_millis(5))
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
     }
 }
 
@@ -120,9 +171,13 @@ impl<T: Send + 'static> Job<T> {
             cancel: cancel.clone(),
             ctx: ctx.clone(),
         };
+        let gate = JobGate::of(ctx);
         let handle = std::thread::Builder::new()
             .name(format!("cephplan-job: {name}"))
             .spawn(move || {
+                if let Some(g) = gate {
+                    g.wait(&progress.cancel);
+                }
                 let out = work(&progress);
                 // Wake the UI once more so that it collects the result.
                 progress.ctx.request_repaint();
@@ -385,6 +440,31 @@ mod tests {
             );
             std::thread::sleep(Duration::from_millis(2));
         }
+    }
+
+    #[test]
+    fn a_gate_holds_jobs_until_opened_or_cancelled() {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        let ctx = egui::Context::default();
+        let gate = JobGate::closed();
+        gate.install(&ctx);
+        let ran = Arc::new(AtomicBool::new(false));
+        let flag = ran.clone();
+        let mut held = Job::spawn("held", &ctx, move |_| flag.store(true, Ordering::SeqCst));
+        std::thread::sleep(Duration::from_millis(50));
+        assert!(job_pending(&mut held) && !ran.load(Ordering::SeqCst));
+        // Cancelling releases the worker into its work, which sees the cancellation.
+        let mut cancelled = Job::spawn("cancelled", &ctx, |p| p.is_cancelled());
+        cancelled.cancel();
+        assert!(matches!(wait(&mut cancelled), JobOutcome::Done(true)));
+        assert!(job_pending(&mut held));
+        gate.open();
+        assert!(matches!(wait(&mut held), JobOutcome::Done(())));
+        assert!(ran.load(Ordering::SeqCst));
+    }
+
+    fn job_pending<T>(job: &mut Job<T>) -> bool {
+        job.poll().is_none()
     }
 
     #[test]

@@ -20,6 +20,9 @@ pub struct LaunchOptions {
     pub page: Option<Page>,
     /// Scenario to open first (overrides the saved text).
     pub scenario: Option<std::path::PathBuf>,
+    /// Scenario to open when none is given and the saved state holds none (the first
+    /// start); the autosaved text and its edits win over it.
+    pub default_scenario: Option<std::path::PathBuf>,
     /// Dataset paths of the Calibration page (override the saved ones when not empty).
     pub calibration_data: Vec<std::path::PathBuf>,
     /// Leave-one-out on the Calibration page (overrides the saved choice).
@@ -50,31 +53,54 @@ pub fn run(opts: LaunchOptions) -> eframe::Result<()> {
         "cephplan",
         native,
         Box::new(move |cc| {
-            let mut app = App::new(app::load_state(cc.storage));
-            if let Some(p) = &opts.scenario {
-                app.apply(Command::OpenScenario(p.clone()));
-            }
-            if let Some(page) = opts.page {
-                app.apply(Command::SetPage(page));
-            }
-            let cal = &mut app.state.calibration;
-            if !opts.calibration_data.is_empty() {
-                cal.data_paths = opts
-                    .calibration_data
-                    .iter()
-                    .map(|p| p.display().to_string())
-                    .collect();
-            }
-            if let Some(loo) = opts.calibration_loo {
-                cal.leave_one_out = loo;
-            }
-            if opts.tails {
-                app.state.prediction.tails.enabled = true;
-            }
-            if opts.fit_on_start {
-                cal.start_fit(&cc.egui_ctx);
-            }
+            let app = launch(app::load_state(cc.storage), &opts, &cc.egui_ctx);
             Ok(Box::new(app))
         }),
     )
+}
+
+/// The app as it starts: the saved state (the autosaved scenario text with its edits, the
+/// page, the inputs of every page), then what the launch options override. A scenario named
+/// on the command line replaces the saved text (asking first if it had unsaved edits, as
+/// Open does); the default scenario is opened only when nothing was saved.
+pub fn launch(state: State, opts: &LaunchOptions, ctx: &egui::Context) -> App {
+    let mut app = App::new(state);
+    if let Some(p) = &opts.scenario {
+        app.apply(Command::OpenScenario(p.clone()));
+    } else if app.state.designer.text.trim().is_empty() {
+        if let Some(p) = &opts.default_scenario {
+            app.apply(Command::OpenScenario(p.clone()));
+        }
+    } else {
+        app.apply(Command::Status(format!(
+            "restored {}{}",
+            app.state.designer.origin(),
+            if app.state.designer.is_modified() {
+                " with its unsaved edits"
+            } else {
+                ""
+            }
+        )));
+    }
+    if let Some(page) = opts.page {
+        app.apply(Command::SetPage(page));
+    }
+    let cal = &mut app.state.calibration;
+    if !opts.calibration_data.is_empty() {
+        cal.data_paths = opts
+            .calibration_data
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect();
+    }
+    if let Some(loo) = opts.calibration_loo {
+        cal.leave_one_out = loo;
+    }
+    if opts.tails {
+        app.state.prediction.tails.enabled = true;
+    }
+    if opts.fit_on_start {
+        cal.start_fit(ctx);
+    }
+    app
 }

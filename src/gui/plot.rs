@@ -1,7 +1,7 @@
 //! Plot and chart helpers shared by the pages: the latency-vs-IOPS "hockey stick" with a
 //! latency-target line and the knee, scaling curves, measured-vs-predicted scatter with
-//! y = x (linear, or log-log with a ±band), bars per labelled value, and utilisation bars
-//! with the bottleneck highlighted.
+//! y = x (one metric per plot in its unit, with a ±band and the run id on hover), bars per
+//! labelled value, and utilisation bars with the bottleneck highlighted.
 //!
 //! These only draw what they are given: no model or solver is called from here. Axis
 //! units are fixed per helper (IOPS, milliseconds, percent) and written on the axes.
@@ -91,9 +91,13 @@ pub fn hockey_stick_ui(
     if let Some(top) = top {
         plot = plot.default_y_bounds(0.0, top);
     }
-    plot.legend(Legend::default().position(Corner::LeftTop))
+    // Bottom right is the empty corner of a hockey stick (no throughput is reached at
+    // less than the curve's latency), so the legend covers no curve there.
+    plot.legend(Legend::default().position(Corner::RightBottom))
         .x_axis_label("throughput (IOPS)")
         .y_axis_label(y_label)
+        .x_axis_formatter(eng_tick)
+        .y_axis_min_width(40.0)
         .height(height)
         .include_y(0.0)
         .include_x(0.0)
@@ -143,6 +147,9 @@ pub fn curves_ui(
         .legend(Legend::default().position(Corner::LeftTop))
         .x_axis_label(x_label)
         .y_axis_label(y_label)
+        .x_axis_formatter(count_tick)
+        .y_axis_formatter(eng_tick)
+        .y_axis_min_width(48.0)
         .height(height)
         .include_y(0.0)
         .show(ui, |p| {
@@ -195,97 +202,95 @@ pub fn measured_vs_predicted_ui(
         });
 }
 
-/// Measured (x) against predicted (y) on log-log axes, for figures spanning decades
-/// (IOPS, bytes per second and seconds in one chart): the y = x line and a shaded band of
-/// ±`band_rel` (0.15 = ±15 %) around it. Points are plotted as `log10` of their values;
-/// ticks are labelled with the values themselves. Non-positive values are left out.
-pub fn log_measured_vs_predicted_ui(
+/// One measured-vs-predicted point of a metric, with the run it belongs to.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunPoint {
+    pub run_id: String,
+    pub measured: f64,
+    pub predicted: f64,
+}
+
+/// Measured (x) against predicted (y) of one metric on linear axes in its unit
+/// (engineering notation: `250 k IOPS`, `3.50 ms`), with y = x and a shaded band of
+/// ±`band_rel` (0.15 = ±15 %) around it; hovering a point shows its run id and both values.
+pub fn metric_measured_vs_predicted_ui(
     ui: &mut egui::Ui,
     id: &str,
-    series: &[Series],
+    quantity: crate::predict::format::Quantity,
+    points: &[RunPoint],
     band_rel: f64,
     height: f32,
 ) {
-    let logs: Vec<Series> = series
+    use crate::predict::format::eng;
+    let max = points
         .iter()
-        .map(|s| {
-            let pts = s
-                .points
-                .iter()
-                .filter(|p| p[0] > 0.0 && p[1] > 0.0 && p[0].is_finite() && p[1].is_finite())
-                .map(|p| [p[0].log10(), p[1].log10()])
-                .collect();
-            Series::new(s.name.clone(), pts)
-        })
-        .collect();
-    let all = logs
-        .iter()
-        .flat_map(|s| s.points.iter())
-        .flat_map(|p| [p[0], p[1]]);
-    let (lo, hi) = all.fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), v| {
-        (l.min(v), h.max(v))
-    });
-    let (lo, hi) = if lo.is_finite() {
-        (lo.floor() - 0.25, hi.ceil() + 0.25)
-    } else {
-        (0.0, 1.0)
+        .flat_map(|p| [p.measured, p.predicted])
+        .filter(|v| v.is_finite())
+        .fold(0.0_f64, f64::max)
+        * 1.1;
+    let max = if max > 0.0 { max } else { 1.0 };
+    let name = "runs";
+    let tick = move |m: egui_plot::GridMark, _: &std::ops::RangeInclusive<f64>| {
+        if m.value < 0.0 {
+            String::new()
+        } else {
+            eng(m.value, quantity)
+        }
     };
-    let fmt = |m: egui_plot::GridMark, _: &std::ops::RangeInclusive<f64>| log_tick(m.value);
-    let up = (1.0 + band_rel).log10();
-    let down = (1.0 - band_rel).max(1e-9).log10();
+    let runs: Vec<RunPoint> = points.to_vec();
     Plot::new(id)
         .legend(Legend::default().position(Corner::LeftTop))
-        .x_axis_label("measured (log scale)")
-        .y_axis_label("predicted (log scale)")
-        .x_axis_formatter(fmt)
-        .y_axis_formatter(fmt)
+        .x_axis_label("measured")
+        .y_axis_label("predicted")
+        .x_axis_formatter(tick)
+        .y_axis_formatter(tick)
+        .y_axis_min_width(64.0)
+        .include_x(0.0)
+        .include_y(0.0)
+        .include_x(max)
+        .include_y(max)
         .height(height)
-        .data_aspect(1.0)
+        .label_formatter(move |pos| match pos {
+            egui_plot::HoverPosition::NearDataPoint {
+                plot_name, index, ..
+            } if *plot_name == name => runs.get(*index).map(|r| {
+                format!(
+                    "{}\nmeasured {}\npredicted {} ({:+.1} %)",
+                    r.run_id,
+                    eng(r.measured, quantity),
+                    eng(r.predicted, quantity),
+                    (r.predicted / r.measured - 1.0) * 100.0
+                )
+            }),
+            _ => None,
+        })
         .show(ui, |p| {
             p.add(
                 egui_plot::FilledArea::new(
                     format!("±{:.0} %", band_rel * 100.0),
-                    &[lo, hi],
-                    &[lo + down, hi + down],
-                    &[lo + up, hi + up],
+                    &[0.0, max],
+                    &[0.0, max * (1.0 - band_rel)],
+                    &[0.0, max * (1.0 + band_rel)],
                 )
                 .fill_color(Color32::from_gray(128).linear_multiply(0.25)),
             );
             p.line(
-                Line::new("y = x", vec![[lo, lo], [hi, hi]])
+                Line::new("y = x", vec![[0.0, 0.0], [max, max]])
                     .color(Color32::GRAY)
                     .style(egui_plot::LineStyle::dashed_dense()),
             );
-            for (i, s) in logs.iter().enumerate() {
-                p.points(
-                    Points::new(s.name.clone(), s.points.clone())
-                        .radius(4.0)
-                        .color(PALETTE[i % PALETTE.len()]),
-                );
-            }
+            p.points(
+                Points::new(
+                    name,
+                    points
+                        .iter()
+                        .map(|r| [r.measured, r.predicted])
+                        .collect::<Vec<_>>(),
+                )
+                .radius(4.0)
+                .color(PALETTE[0]),
+            );
         });
-}
-
-/// Tick label of a `log10` axis: integer decades as 10ⁿ values (`1 k`, `10 M`, `0.001`),
-/// other marks left blank so the axis stays readable.
-pub fn log_tick(v: f64) -> String {
-    if (v - v.round()).abs() > 1e-9 {
-        return String::new();
-    }
-    let e = v.round() as i32;
-    if !(-3..=12).contains(&e) {
-        return format!("1e{e}");
-    }
-    let x = 10f64.powi(e);
-    if x >= 1.0 {
-        si(x)
-            .replace(".0 ", " ")
-            .replace(".00 ", " ")
-            .trim_end_matches(".0")
-            .to_owned()
-    } else {
-        format!("{x}")
-    }
 }
 
 /// Vertical bars, one per labelled value (e.g. the error per run), with a y-axis label;
@@ -310,9 +315,29 @@ pub fn labelled_bars_ui(
             }
         })
         .collect();
+    let names: Vec<String> = values.iter().map(|(n, _)| n.clone()).collect();
+    let unit = y_label.to_owned();
     Plot::new(id)
         .y_axis_label(y_label)
-        .x_axis_label("run (hover for its id)")
+        .x_axis_label("run number (hover a bar for its run id)")
+        .x_axis_formatter(|m, _| {
+            if (m.value - m.value.round()).abs() < 1e-9 && m.value >= 0.0 {
+                format!("{}", m.value.round() as i64 + 1)
+            } else {
+                String::new()
+            }
+        })
+        .y_axis_formatter(|m, _| format!("{:+.0}", m.value))
+        .y_axis_min_width(40.0)
+        .label_formatter(move |pos| {
+            let (egui_plot::HoverPosition::NearDataPoint { position, .. }
+            | egui_plot::HoverPosition::Elsewhere { position }) = pos;
+            let i = position.x.round();
+            (i >= 0.0)
+                .then(|| names.get(i as usize))
+                .flatten()
+                .map(|n| format!("run {}: {n}\n{unit} {:+.1}", i as usize + 1, position.y))
+        })
         .height(height)
         .include_y(warn_abs)
         .include_y(-warn_abs)
@@ -360,6 +385,27 @@ pub fn utilisation_bars_ui(ui: &mut egui::Ui, rows: &[(String, f64)], bottleneck
         });
 }
 
+/// Height of a page's plots: about half of the visible area, so that at 1024×640 a plot
+/// and its heading fit without the page clipping them (the page scrolls for the rest).
+pub fn plot_height(ui: &egui::Ui) -> f32 {
+    (ui.clip_rect().height() * 0.5).clamp(200.0, 460.0)
+}
+
+/// Tick label in engineering notation (`250 k`, `1.5 M`), for axes whose values span
+/// thousands to millions (IOPS, bytes per second).
+pub fn eng_tick(m: egui_plot::GridMark, _range: &std::ops::RangeInclusive<f64>) -> String {
+    crate::predict::format::eng(m.value, crate::predict::format::Quantity::Plain)
+}
+
+/// Tick label of a count axis (nodes, populations): whole numbers only.
+pub fn count_tick(m: egui_plot::GridMark, _range: &std::ops::RangeInclusive<f64>) -> String {
+    if (m.value - m.value.round()).abs() < 1e-9 && m.value >= 0.0 {
+        format!("{}", m.value.round() as i64)
+    } else {
+        String::new()
+    }
+}
+
 /// Formats a rate with a thousands suffix: 1_234_567 → "1.23 M".
 pub fn si(v: f64) -> String {
     let a = v.abs();
@@ -379,17 +425,6 @@ pub fn si(v: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::si;
-
-    #[test]
-    fn log_ticks_label_whole_decades_only() {
-        assert_eq!(super::log_tick(3.0), "1 k");
-        assert_eq!(super::log_tick(6.0), "1 M");
-        assert_eq!(super::log_tick(0.0), "1");
-        assert_eq!(super::log_tick(-3.0), "0.001");
-        assert_eq!(super::log_tick(2.5), "");
-        assert_eq!(super::log_tick(-10.0), "1e-10");
-        assert_eq!(super::log_tick(20.0), "1e20");
-    }
 
     #[test]
     fn si_suffixes() {

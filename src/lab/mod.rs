@@ -43,15 +43,15 @@ pub enum LabError {
     NotALab { dir: PathBuf },
     #[error("{file}: {detail}; the file was written by `cephplan lab up`: if it was edited, restore it, else stop the daemons by hand")]
     BadLabFile { file: PathBuf, detail: String },
-    #[error(
-        "`{step}` failed: {detail}\nLogs are in {log_dir}; the daemons started so far were stopped"
-    )]
+    #[error("`{step}` failed: {detail}\nLogs are in {log_dir}")]
     Step {
         step: String,
         detail: String,
         log_dir: PathBuf,
     },
-    #[error("timed out after {secs:.0} s waiting for {what}; last state: {last}. Logs are in {log_dir}; the daemons started so far were stopped")]
+    #[error(
+        "timed out after {secs:.0} s waiting for {what}; last state: {last}. Logs are in {log_dir}"
+    )]
     Timeout {
         what: String,
         secs: f64,
@@ -64,10 +64,25 @@ pub enum LabError {
         #[source]
         source: std::io::Error,
     },
-    #[error("cancelled; the daemons started so far were stopped")]
+    #[error("cancelled")]
     Cancelled,
+    /// `up` failed part-way; says how many daemons it had started (and so stopped again).
+    #[error("{source}; {}", started_note(*.started))]
+    Stopped {
+        source: Box<LabError>,
+        started: usize,
+    },
     #[error("{0}")]
     Write(#[from] crate::io::WriteError),
+}
+
+/// The end of a failed `up`'s message: what it had started and stopped again.
+fn started_note(started: usize) -> String {
+    match started {
+        0 => "no daemon had been started yet, so nothing was left running".into(),
+        1 => "the one daemon it had started was stopped".into(),
+        n => format!("the {n} daemons it had started were stopped"),
+    }
 }
 
 /// What `lab up` is asked for.
@@ -464,7 +479,10 @@ pub fn up(spec: &LabSpec, progress: &dyn Progress) -> Result<LabReport, LabError
         }
         Err(e) => {
             let _ = stop_daemons(&state);
-            Err(e)
+            Err(LabError::Stopped {
+                source: Box::new(e),
+                started: state.daemons.len(),
+            })
         }
     }
 }
@@ -941,6 +959,36 @@ mod tests {
         std::fs::write(d.path().join("precious"), "x").unwrap();
         assert!(matches!(down(d.path()), Err(LabError::NotALab { .. })));
         assert!(d.path().join("precious").exists());
+    }
+
+    /// A failed `up` says what it started and stopped, and never claims daemons it did not
+    /// start (issue 16: "the daemons started so far were stopped" after starting none).
+    #[test]
+    fn a_failed_up_counts_the_daemons_it_stopped() {
+        let step = || LabError::Step {
+            step: "ceph-mon --mkfs".into(),
+            detail: "exit 1".into(),
+            log_dir: "/tmp/lab/log".into(),
+        };
+        let none = LabError::Stopped {
+            source: Box::new(step()),
+            started: 0,
+        }
+        .to_string();
+        assert!(
+            none.ends_with("no daemon had been started yet, so nothing was left running"),
+            "{none}"
+        );
+        assert!(!none.contains("were stopped"), "{none}");
+        let three = LabError::Stopped {
+            source: Box::new(LabError::Cancelled),
+            started: 3,
+        }
+        .to_string();
+        assert_eq!(
+            three,
+            "cancelled; the 3 daemons it had started were stopped"
+        );
     }
 
     #[test]

@@ -1,9 +1,154 @@
-//! Text formats of report figures shared by the CLI tables and the desktop app, so that
-//! both show a number the same way (`123,456 IOPS`, `1.234 ± 0.012 ms`).
+//! Text formats of report figures shared by the CLI tables, the desktop app and the
+//! comparison reports, so that all show a number the same way (`123,456 IOPS`,
+//! `1.234 ± 0.012 ms`, and in engineering notation with units: `69.6 k IOPS`, `3.50 ms`,
+//! `8.71 GB/s`), and human names of the solver's and simulator's choices (never a Rust
+//! enum name on screen).
 //!
 //! Not here: table layout (the CLI's `output`), plots (`gui::plot`).
 
-use crate::sim::Estimate;
+use crate::qn::ceph::{ServiceShape, SimBatching};
+use crate::sim::{Estimate, StopReason};
+use crate::solve::Method;
+
+/// What a figure measures, for [`eng`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Quantity {
+    /// I/O operations per second: `69.6 k IOPS`.
+    Iops,
+    /// Seconds: `3.50 ms`, `820 µs`.
+    Seconds,
+    /// Bytes per second, decimal prefixes: `8.71 GB/s`.
+    BytesPerSec,
+    /// Bytes, decimal prefixes: `368.6 TB` is written `369 TB`.
+    Bytes,
+    /// A plain count or ratio with an SI prefix: `1.23 M`.
+    Plain,
+}
+
+/// Engineering notation: three significant digits, the exponent a multiple of three shown as
+/// an SI prefix, the unit after it (`69_630.0` IOPS → `69.6 k IOPS`, `0.0035` s → `3.50 ms`,
+/// `8.71e9` B/s → `8.71 GB/s`). Zero is `0` with the unit; non-finite values are spelled
+/// out.
+pub fn eng(v: f64, q: Quantity) -> String {
+    let (unit, spaced) = match q {
+        Quantity::Iops => ("IOPS", true),
+        Quantity::Seconds => ("s", false),
+        Quantity::BytesPerSec => ("B/s", false),
+        Quantity::Bytes => ("B", false),
+        Quantity::Plain => ("", true),
+    };
+    let join = |num: String, prefix: &str| -> String {
+        match (spaced, prefix.is_empty(), unit.is_empty()) {
+            (_, true, true) => num,
+            (_, true, false) => format!("{num} {unit}"),
+            (true, false, _) => format!("{num} {prefix} {unit}").trim_end().to_owned(),
+            (false, false, _) => format!("{num} {prefix}{unit}"),
+        }
+    };
+    if !v.is_finite() {
+        return join(
+            if v.is_nan() {
+                "NaN".into()
+            } else {
+                "∞".into()
+            },
+            "",
+        );
+    }
+    if v == 0.0 {
+        return join("0".into(), "");
+    }
+    const PREFIXES: [(i32, &str); 11] = [
+        (-15, "f"),
+        (-12, "p"),
+        (-9, "n"),
+        (-6, "µ"),
+        (-3, "m"),
+        (0, ""),
+        (3, "k"),
+        (6, "M"),
+        (9, "G"),
+        (12, "T"),
+        (15, "P"),
+    ];
+    // Round to three significant digits first, so 999.96 becomes 1.00 k, not 1000.
+    let digits = v.abs().log10().floor() as i32;
+    let rounded = {
+        let scale = 10f64.powi(2 - digits);
+        (v * scale).round() / scale
+    };
+    let digits = rounded.abs().log10().floor() as i32;
+    let exp3 = (digits.div_euclid(3) * 3).clamp(-15, 15);
+    let prefix = PREFIXES
+        .iter()
+        .find(|(e, _)| *e == exp3)
+        .map_or("", |(_, p)| p);
+    let m = rounded / 10f64.powi(exp3);
+    let decimals = (2 - (digits - exp3)).clamp(0, 2) as usize;
+    join(format!("{m:.decimals$}"), prefix)
+}
+
+/// The solver's method as a reader would name it, and whether its answer is exact for the
+/// network (the caveat is in the words).
+pub fn method_label(m: Method) -> &'static str {
+    match m {
+        Method::ExactSingleClass => "exact MVA (one class, exact multi-server stations)",
+        Method::SelfComplementSingleClass => {
+            "MVA, exact except for the largest multi-server stations (flow-equivalent estimate, \
+             see the caveats)"
+        }
+        Method::ExactMultiClass => "exact multi-class MVA",
+        Method::SeidmannMultiClass => {
+            "multi-class MVA with Seidmann's decomposition of the multi-server stations \
+             (approximate)"
+        }
+        Method::Schweitzer => "Bard-Schweitzer approximate MVA (Seidmann for multi-server)",
+        Method::Linearizer => "Linearizer approximate MVA (Seidmann for multi-server)",
+    }
+}
+
+/// [`method_label`], qualified when the solution carries caveats: a method that is exact
+/// for the network it solved may have solved an approximated one (Seidmann's decomposition
+/// of forked multi-server stations, the batching rule), which the caveats name.
+pub fn solver_label(m: Method, caveats: usize) -> String {
+    if m.is_exact() && caveats > 0 {
+        format!(
+            "{}, exact except where the {caveats} caveat{} below say otherwise",
+            method_label(m),
+            if caveats == 1 { "" } else { "s" }
+        )
+    } else {
+        method_label(m).to_owned()
+    }
+}
+
+/// Why a simulation stopped, in words.
+pub fn stop_reason_label(r: StopReason) -> &'static str {
+    match r {
+        StopReason::PrecisionReached => "the precision asked for was reached",
+        StopReason::MaxEvents => "the event budget ran out (precision not reached)",
+        StopReason::MaxSimTime => "the simulated-time budget ran out (precision not reached)",
+        StopReason::MaxReplications => "the replication limit was hit (precision not reached)",
+        StopReason::Cancelled => "cancelled",
+    }
+}
+
+/// The service-time shape of a simulation, in words.
+pub fn service_shape_label(s: ServiceShape) -> String {
+    match s {
+        ServiceShape::Exponential => "exponential".into(),
+        ServiceShape::Deterministic => "constant".into(),
+        ServiceShape::TwoMoment { scv } => format!("two-moment, SCV {scv}"),
+    }
+}
+
+/// How write batching is simulated, in words.
+pub fn batching_label(b: SimBatching) -> &'static str {
+    match b {
+        SimBatching::MeanField => "at the batch size MVA finds (mean field)",
+        SimBatching::Dynamic => "per service, from the queue present",
+    }
+}
 
 /// 1234567.8 → "1,234,568".
 pub fn thousands(v: f64) -> String {
@@ -57,6 +202,45 @@ mod tests {
         assert_eq!(thousands(-1234.0), "-1,234");
         assert_eq!(thousands(f64::INFINITY), "∞");
         assert_eq!(ms(0.0012345), "1.234 ms");
+    }
+
+    /// The issue's own examples, then rounding across a prefix and small times.
+    #[test]
+    fn engineering_notation_has_three_digits_a_prefix_and_the_unit() {
+        assert_eq!(eng(69_630.0, Quantity::Iops), "69.6 k IOPS");
+        assert_eq!(eng(0.0035, Quantity::Seconds), "3.50 ms");
+        assert_eq!(eng(8.71e9, Quantity::BytesPerSec), "8.71 GB/s");
+        assert_eq!(eng(999.96, Quantity::Iops), "1.00 k IOPS");
+        assert_eq!(eng(0.000_82, Quantity::Seconds), "820 µs");
+        assert_eq!(eng(368.64e12, Quantity::Bytes), "369 TB");
+        assert_eq!(eng(12.0, Quantity::Iops), "12.0 IOPS");
+        assert_eq!(eng(1_234_567.0, Quantity::Plain), "1.23 M");
+        assert_eq!(eng(0.0, Quantity::Seconds), "0 s");
+        assert_eq!(eng(-2500.0, Quantity::Iops), "-2.50 k IOPS");
+        assert_eq!(eng(f64::INFINITY, Quantity::Iops), "∞ IOPS");
+    }
+
+    #[test]
+    fn no_enum_names_in_the_labels() {
+        for m in [
+            Method::ExactSingleClass,
+            Method::SelfComplementSingleClass,
+            Method::ExactMultiClass,
+            Method::SeidmannMultiClass,
+            Method::Schweitzer,
+            Method::Linearizer,
+        ] {
+            let l = method_label(m);
+            // Compound enum names ("ExactSingleClass"); Schweitzer and Linearizer are the
+            // methods' own names.
+            let debug = format!("{m:?}");
+            if debug.chars().filter(char::is_ascii_uppercase).count() > 1 {
+                assert!(!l.contains(&debug), "{l}");
+            }
+            assert_eq!(l.starts_with("exact"), m.is_exact(), "{l}");
+        }
+        assert!(!stop_reason_label(StopReason::PrecisionReached).contains("Precision"));
+        assert!(!batching_label(SimBatching::MeanField).contains("MeanField"));
     }
 
     #[test]

@@ -1,9 +1,9 @@
 //! Calibration page: fit the Ceph model's parameters to measured runs, on a worker thread
 //! with progress and Cancel, and show how good the fit is — termination reason, in-sample
 //! and leave-one-out MAPE, the parameter table (value, standard error, 95 % interval,
-//! prior, at-bound), measured against predicted on log-log axes with y = x and a ±15 %
-//! band, the error per run, the per-system summary beside the USL baseline, warnings and
-//! the runs that could not be modelled. "Save model" writes the fitted model file. A
+//! prior, at-bound), predicted against measured with y = x and a ±15 % band, one plot per
+//! metric in its unit (run id on hover), the error per run, the per-system summary beside the USL baseline, warnings and
+//! the runs that could not be modelled. "Save model" writes the fitted model file, "Use this model" makes it the app's model. A
 //! profile holds one parameter at a grid of values and refits the rest, to show whether the
 //! data identify it (`cephplan profile`).
 //!
@@ -22,9 +22,11 @@ use crate::calibrate::ceph::{
 };
 use crate::calibrate::profile::{profile, ProfileReport, MISS_THRESHOLD_PCT};
 use crate::data::load_runs;
+use crate::gui::app::{Command, ModelChoice};
 use crate::gui::job::{Job, JobOutcome};
-use crate::gui::plot::{self, Series};
+use crate::gui::plot;
 use crate::model::ModelParams;
+use crate::predict::format::{eng, Quantity};
 use crate::progress::Progress;
 use crate::spec::Catalogue;
 
@@ -296,7 +298,7 @@ impl CalibrationPage {
         settle(&mut rt.job, &mut rt.result, &mut rt.error, "fit");
     }
 
-    pub fn ui(&mut self, ui: &mut egui::Ui) {
+    pub fn ui(&mut self, ui: &mut egui::Ui, cmds: &mut Vec<Command>) {
         self.poll();
         ui.heading("Calibration");
         self.inputs_ui(ui);
@@ -328,6 +330,13 @@ impl CalibrationPage {
             match &self.rt.saved {
                 Some(Ok(p)) => {
                     ui.label(format!("saved {}", p.display()));
+                    if ui
+                        .button("Use this model")
+                        .on_hover_text("predict with it on every page (the top bar's selector)")
+                        .clicked()
+                    {
+                        cmds.push(Command::UseModel(ModelChoice::Fitted(p.clone())));
+                    }
                 }
                 Some(Err(e)) => {
                     ui.colored_label(ui.visuals().error_fg_color, e);
@@ -484,9 +493,27 @@ fn profile_table_ui(ui: &mut egui::Ui, r: &ProfileReport) {
 
 fn metric_name(m: Metric) -> &'static str {
     match m {
-        Metric::LatencyMean => "mean latency (s)",
+        Metric::LatencyMean => "mean latency",
         Metric::Iops => "IOPS",
-        Metric::Bandwidth => "bandwidth (B/s)",
+        Metric::Bandwidth => "bandwidth",
+    }
+}
+
+fn metric_quantity(m: Metric) -> Quantity {
+    match m {
+        Metric::LatencyMean => Quantity::Seconds,
+        Metric::Iops => Quantity::Iops,
+        Metric::Bandwidth => Quantity::BytesPerSec,
+    }
+}
+
+/// A parameter value in engineering notation, three significant digits (`35.0 µs` for
+/// times; the unit of the others is on the name's hover, e.g. "gigacycles per OSD read op").
+fn with_unit(v: f64, unit: &str) -> String {
+    if unit == "s" || unit.starts_with("secs ") {
+        eng(v, Quantity::Seconds)
+    } else {
+        eng(v, Quantity::Plain)
     }
 }
 
@@ -525,22 +552,35 @@ fn report_ui(ui: &mut egui::Ui, out: &FitOutput) {
             system_table_ui(ui, r);
             messages_ui(ui, out);
             let ui = &mut cols[1];
-            let mut by_metric: std::collections::BTreeMap<&str, Vec<[f64; 2]>> = Default::default();
-            for c in &r.runs {
-                by_metric
-                    .entry(metric_name(c.metric))
-                    .or_default()
-                    .push([c.measured, c.predicted]);
+            for m in [Metric::Iops, Metric::Bandwidth, Metric::LatencyMean] {
+                let points: Vec<plot::RunPoint> = r
+                    .runs
+                    .iter()
+                    .filter(|c| c.metric == m)
+                    .map(|c| plot::RunPoint {
+                        run_id: c.run_id.clone(),
+                        measured: c.measured,
+                        predicted: c.predicted,
+                    })
+                    .collect();
+                if points.is_empty() {
+                    continue;
+                }
+                ui.strong(format!(
+                    "{}: predicted against measured, {} runs (y = x and ±{:.0} %)",
+                    metric_name(m),
+                    points.len(),
+                    BAND_REL * 100.0
+                ));
+                plot::metric_measured_vs_predicted_ui(
+                    ui,
+                    &format!("calibration-{m:?}"),
+                    metric_quantity(m),
+                    &points,
+                    BAND_REL,
+                    220.0,
+                );
             }
-            let series: Vec<Series> = by_metric
-                .into_iter()
-                .map(|(n, pts)| Series::new(n, pts))
-                .collect();
-            ui.strong(format!(
-                "measured vs predicted (log-log, y = x and ±{:.0} %)",
-                BAND_REL * 100.0
-            ));
-            plot::log_measured_vs_predicted_ui(ui, "calibration-scatter", &series, BAND_REL, 300.0);
             ui.strong("error per run (%; LOO where computed)");
             let errors: Vec<(String, f64)> = r
                 .runs
@@ -584,13 +624,15 @@ fn parameter_table_ui(ui: &mut egui::Ui, r: &CalibrationReport) {
             ui.end_row();
             for p in &r.parameters {
                 ui.label(&p.name).on_hover_text(&p.unit);
-                ui.label(format!("{:.4e}", p.value));
-                ui.label(opt(p.std_error, |v| format!("{v:.2e}")));
+                ui.label(with_unit(p.value, &p.unit));
+                ui.label(opt(p.std_error, |v| with_unit(v, &p.unit)));
                 ui.label(match (p.interval_low, p.interval_high) {
-                    (Some(l), Some(h)) => format!("{l:.3e} … {h:.3e}"),
+                    (Some(l), Some(h)) => {
+                        format!("{} … {}", with_unit(l, &p.unit), with_unit(h, &p.unit))
+                    }
                     _ => "not identified".into(),
                 });
-                ui.label(format!("{:.4e}", p.prior));
+                ui.label(with_unit(p.prior, &p.unit));
                 if p.at_bound {
                     ui.colored_label(plot::WARN, "at bound");
                 } else {
@@ -679,8 +721,8 @@ fn run_table_ui(ui: &mut egui::Ui, r: &CalibrationReport) {
             for c in &r.runs {
                 ui.label(&c.run_id);
                 ui.label(metric_name(c.metric));
-                ui.label(format!("{:.4e}", c.measured));
-                ui.label(format!("{:.4e}", c.predicted));
+                ui.label(eng(c.measured, metric_quantity(c.metric)));
+                ui.label(eng(c.predicted, metric_quantity(c.metric)));
                 let e = format!("{:+.1}", c.error_pct);
                 if c.error_pct.abs() > BAND_REL * 100.0 {
                     ui.colored_label(plot::WARN, e);

@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::gui::app::Command;
 use crate::io::GENERATED_MARKER;
-use crate::spec::{parse_scenario, CapacityReport, Catalogue, ScenarioSpec, SpecError};
+use crate::spec::{parse_scenario, CapacityReport, Catalogue, SpecError};
 
 /// Form fields: dotted path in the scenario file and label.
 pub const FORM_FIELDS: [(&str, &str); 13] = [
@@ -56,8 +56,12 @@ pub struct DesignerPage {
     pub save_path: String,
     /// The path typed into the "Open" field.
     pub open_path: String,
-    /// The scenario text being edited.
+    /// The scenario text being edited (autosaved with the app state, so edits survive a
+    /// restart).
     pub text: String,
+    /// The text as last opened from or saved to `path`: edits are unsaved while `text`
+    /// differs from it.
+    pub saved_text: Option<String>,
     #[serde(skip)]
     state: Option<Checked>,
 }
@@ -67,6 +71,7 @@ impl DesignerPage {
     pub fn open(&mut self, path: &Path) -> Result<(), String> {
         let text = std::fs::read_to_string(path)
             .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        self.saved_text = Some(text.clone());
         self.text = text;
         self.path = Some(path.to_path_buf());
         self.open_path = path.display().to_string();
@@ -83,9 +88,26 @@ impl DesignerPage {
         }
         let contents = with_marker(&self.text);
         crate::io::write_atomic_owned(&path, contents.as_bytes()).map_err(|e| e.to_string())?;
+        self.saved_text = Some(contents.clone());
         self.text = contents;
         self.path = Some(path.clone());
         Ok(path)
+    }
+
+    /// True when the text has edits that are in no file (a text typed from scratch counts
+    /// once it is not empty).
+    pub fn is_modified(&self) -> bool {
+        match &self.saved_text {
+            Some(saved) => saved != &self.text,
+            None => !self.text.trim().is_empty(),
+        }
+    }
+
+    /// Where the text came from, for messages ("seed-000.toml", "the scenario editor").
+    pub fn origin(&self) -> String {
+        self.path
+            .as_ref()
+            .map_or_else(|| "scenario editor".to_owned(), |p| p.display().to_string())
     }
 
     /// The TOML syntax error of the text, if any.
@@ -116,10 +138,7 @@ impl DesignerPage {
     }
 
     fn check(&mut self) {
-        let origin = self
-            .path
-            .as_ref()
-            .map_or_else(|| "scenario editor".to_owned(), |p| p.display().to_string());
+        let origin = self.origin();
         let syntax = toml::from_str::<toml::Table>(&self.text)
             .err()
             .map(|e| e.to_string());
@@ -147,43 +166,63 @@ impl DesignerPage {
         true
     }
 
+    /// The form: one row per [`FORM_FIELDS`] entry, its value read from the TOML text
+    /// itself (not from the validated scenario), so that one bad value leaves every other
+    /// field editable; the validation error is shown, wrapped, under the field it names.
     fn form_ui(&mut self, ui: &mut egui::Ui) {
-        let spec = ScenarioSpec::parse(&self.text, "").ok();
+        let table = toml::from_str::<toml::Table>(&self.text).ok();
+        if table.is_none() {
+            ui.colored_label(
+                ui.visuals().error_fg_color,
+                "The text is not valid TOML, so the form cannot read it: fix the text on the \
+                 right (the error is named above).",
+            );
+            return;
+        }
         let mut edit: Option<(&str, String)> = None;
-        egui::Grid::new("designer-form")
-            .num_columns(3)
-            .striped(true)
-            .show(ui, |ui| {
-                for (path, label) in FORM_FIELDS {
-                    let l = ui.label(label);
-                    match spec.as_ref().and_then(|s| form_value(s, path)) {
-                        Some(FormValue::Int(mut v)) => {
-                            let r = ui
-                                .add(egui::DragValue::new(&mut v).range(0..=1_000_000))
-                                .labelled_by(l.id);
-                            if r.changed() {
-                                edit = Some((path, v.to_string()));
-                            }
-                        }
-                        Some(FormValue::Text(mut v)) => {
-                            let r = ui
-                                .add_sized([220.0, 20.0], egui::TextEdit::singleline(&mut v))
-                                .labelled_by(l.id);
-                            if r.changed() {
-                                edit = Some((path, toml_string(&v)));
-                            }
-                        }
-                        None => {
-                            ui.weak("not in the text");
+        let width = ui.available_width();
+        let label_width = 150.0_f32.min(width * 0.45);
+        for (path, label) in FORM_FIELDS {
+            ui.horizontal(|ui| {
+                let l = ui.add_sized([label_width, 20.0], egui::Label::new(label).truncate());
+                match table.as_ref().and_then(|t| toml_at(t, path)) {
+                    Some(toml::Value::Integer(v)) => {
+                        let mut v = u64::try_from(*v).unwrap_or(0);
+                        let r = ui
+                            .add(egui::DragValue::new(&mut v).range(0..=1_000_000))
+                            .labelled_by(l.id);
+                        if r.changed() {
+                            edit = Some((path, v.to_string()));
                         }
                     }
-                    match self.field_error(path) {
-                        Some(e) => ui.colored_label(ui.visuals().error_fg_color, e),
-                        None => ui.label(""),
-                    };
-                    ui.end_row();
+                    Some(toml::Value::String(v)) => {
+                        let mut v = v.clone();
+                        let w = (ui.available_width() - 8.0).clamp(60.0, 220.0);
+                        let r = ui
+                            .add(egui::TextEdit::singleline(&mut v).desired_width(w))
+                            .labelled_by(l.id);
+                        if r.changed() {
+                            edit = Some((path, toml_string(&v)));
+                        }
+                    }
+                    Some(other) => {
+                        ui.weak(format!("a {} (edit it in the text)", other.type_str()));
+                    }
+                    None => {
+                        ui.weak("not in the text");
+                    }
                 }
             });
+            if let Some(e) = self.field_error(path) {
+                ui.horizontal(|ui| {
+                    ui.add_space(label_width + 8.0);
+                    ui.add(
+                        egui::Label::new(egui::RichText::new(e).color(ui.visuals().error_fg_color))
+                            .wrap(),
+                    );
+                });
+            }
+        }
         if let Some((path, lit)) = edit {
             self.set_value(path, &lit);
         }
@@ -230,33 +269,64 @@ impl DesignerPage {
                 }
             }
         });
+        // The validation summary sits in a box of fixed height (scrolling when long), so
+        // the form and the text below do not jump as the message changes.
         let err = ui.visuals().error_fg_color;
-        match (self.parse_error(), self.spec_error()) {
-            (Some(e), _) => {
-                ui.colored_label(err, format!("not valid TOML: {e}"));
-            }
-            (None, Some(e)) => {
-                ui.colored_label(err, format!("not a valid scenario: {e}"));
-            }
-            (None, None) => {
-                ui.label("valid scenario");
-            }
-        }
-        match self.capacity() {
-            Some(c) => ui.strong(format!(
-                "capacity: raw {:.1} TB, usable {:.1} TB ({:.0} % efficiency, before Ceph's full ratio)",
-                c.raw_bytes / 1e12,
-                c.usable_bytes / 1e12,
-                c.efficiency * 100.0
-            )),
-            None => ui.label("capacity: – (the scenario does not validate)"),
-        };
-        if let Some(w) = self.write_path() {
-            ui.label(w);
-        }
+        let summary_height = 4.0 * ui.text_style_height(&egui::TextStyle::Body);
+        ui.allocate_ui(egui::vec2(ui.available_width(), summary_height), |ui| {
+            ui.set_min_height(summary_height);
+            egui::ScrollArea::vertical()
+                .id_salt("designer-summary")
+                .max_height(summary_height)
+                .auto_shrink([false, true])
+                .show(ui, |ui| {
+                    let modified = if self.is_modified() {
+                        " — unsaved edits (kept in the app's autosave; Save writes them to a file)"
+                    } else {
+                        ""
+                    };
+                    match (self.parse_error(), self.spec_error()) {
+                        (Some(e), _) => {
+                            ui.add(
+                                egui::Label::new(
+                                    egui::RichText::new(format!("not valid TOML: {e}")).color(err),
+                                )
+                                .wrap(),
+                            );
+                        }
+                        (None, Some(e)) => {
+                            ui.add(
+                                egui::Label::new(
+                                    egui::RichText::new(format!("not a valid scenario: {e}"))
+                                        .color(err),
+                                )
+                                .wrap(),
+                            );
+                        }
+                        (None, None) => {
+                            ui.label(format!("valid scenario{modified}"));
+                        }
+                    }
+                    match self.capacity() {
+                        Some(c) => ui.strong(format!(
+                            "capacity: raw {:.1} TB, usable {:.1} TB ({:.0} % efficiency, before \
+                             Ceph's full ratio)",
+                            c.raw_bytes / 1e12,
+                            c.usable_bytes / 1e12,
+                            c.efficiency * 100.0
+                        )),
+                        None => ui.label("capacity: – (the scenario does not validate)"),
+                    };
+                    if let Some(w) = self.write_path() {
+                        ui.add(egui::Label::new(w).wrap());
+                    }
+                });
+        });
         ui.columns(2, |cols| {
             cols[0].strong("main fields");
-            self.form_ui(&mut cols[0]);
+            egui::ScrollArea::vertical()
+                .id_salt("designer-form")
+                .show(&mut cols[0], |ui| self.form_ui(ui));
             let ui = &mut cols[1];
             let l = ui.label("scenario TOML");
             egui::ScrollArea::vertical().show(ui, |ui| {
@@ -316,36 +386,14 @@ fn reason(e: &SpecError) -> String {
     }
 }
 
-enum FormValue {
-    Int(u64),
-    Text(String),
-}
-
-fn form_value(s: &ScenarioSpec, path: &str) -> Option<FormValue> {
-    use crate::spec::HwRef;
-    let int = |v: u32| Some(FormValue::Int(u64::from(v)));
-    match path {
-        "cluster.nodes" => int(s.cluster.nodes),
-        "cluster.ceph_release" => Some(FormValue::Text(s.cluster.ceph_release.clone())),
-        "cluster.node.sockets" => int(s.cluster.node.sockets),
-        "cluster.node.osds_per_device" => int(s.cluster.node.osds_per_device),
-        "cluster.node.data_devices.count" => int(s.cluster.node.data_devices.count),
-        "cluster.node.data_devices.model" => match &s.cluster.node.data_devices.model {
-            HwRef::Name(n) => Some(FormValue::Text(n.clone())),
-            HwRef::Inline(_) => None,
-        },
-        "pool.replicated" => s.pool.replicated.and_then(int),
-        "clients.nodes" => int(s.clients.nodes),
-        "workload.images" => int(s.workload.images),
-        "workload.jobs_per_image" => int(s.workload.jobs_per_image),
-        "workload.iodepth" => int(s.workload.iodepth),
-        "workload.block_size" => Some(FormValue::Text(s.workload.block_size.to_string())),
-        "workload.pattern" => {
-            let v = toml::Value::try_from(s.workload.pattern).ok()?;
-            Some(FormValue::Text(v.as_str()?.to_owned()))
-        }
-        _ => None,
+/// The value at a dotted path of a TOML table.
+fn toml_at<'a>(t: &'a toml::Table, path: &str) -> Option<&'a toml::Value> {
+    let mut keys = path.split('.');
+    let mut v = t.get(keys.next()?)?;
+    for k in keys {
+        v = v.as_table()?.get(k)?;
     }
+    Some(v)
 }
 
 /// A TOML basic string literal.
@@ -381,7 +429,9 @@ pub fn suggested_save_path(path: &Path) -> PathBuf {
     path.with_file_name(format!("{stem}-edited.toml"))
 }
 
-fn with_marker(text: &str) -> String {
+/// `text` with the cephplan marker on top (unless it has one), so that cephplan may replace
+/// the file it is written to.
+pub(crate) fn with_marker(text: &str) -> String {
     let head: String = text.chars().take(4096).collect();
     if head.contains(GENERATED_MARKER) {
         text.to_owned()

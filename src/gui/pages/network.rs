@@ -399,9 +399,16 @@ impl NetworkPage {
                 class.response_time_secs * 1e3
             ));
         });
-        let m = r.at_population.method;
-        let kind = if m.is_exact() { "exact" } else { "approximate" };
-        ui.label(format!("solver: {m:?} ({kind})"));
+        ui.label(format!(
+            "solver: {}",
+            crate::predict::format::method_label(r.at_population.method)
+        ));
+        for n in &r.at_population.notes {
+            ui.add(
+                egui::Label::new(egui::RichText::new(format!("warning: {n}")).color(plot::WARN))
+                    .wrap(),
+            );
+        }
         let rows: Vec<(String, f64)> = r
             .at_population
             .stations

@@ -1,6 +1,7 @@
 //! Prediction page: the scenario open in the designer, validated by `spec`, mapped onto a
-//! queueing network by `qn::ceph::build` with the shipped model parameters, and solved
-//! by exact MVA on a worker thread — headline IOPS, bandwidth and mean latency,
+//! queueing network by `qn::ceph::build` with the app's model (the one selector in the top
+//! bar: shipped default, a fitted file or a validation refit), and solved by MVA on a
+//! worker thread — headline IOPS, bandwidth and mean latency,
 //! utilisation per resource with the bottleneck, latency vs IOPS as iodepth grows (with
 //! the latency target and the highest swept iodepth that meets it), and IOPS vs node
 //! count. Recomputes (debounced) whenever the scenario text changes. "Add to Compare"
@@ -17,7 +18,11 @@
 //! scenario on screen.
 //!
 //! The headline's 95 % interval is `predict::predict`'s (delta method on the fitted
-//! model's covariance), the same range `cephplan predict` prints.
+//! model's covariance), the same range `cephplan predict` prints, and so are the caveats
+//! (the solver's approximations, the batching rule, extrapolation warnings) and the
+//! solver's method, in words. A result is tied to the text and model it was computed
+//! for: while the current text does not validate, the page says so, shows no pending p99
+//! and files nothing on Compare.
 //!
 //! Not here: the model (`qn::ceph`), solving (`solve`), simulating (`predict`, `sim`).
 
@@ -25,18 +30,21 @@ use serde::{Deserialize, Serialize};
 
 use super::compare::Variant;
 use super::network::{sweep_at, NetworkSweep};
-use crate::gui::app::Command;
+use crate::gui::app::{ActiveModel, Command, ModelChoice};
 use crate::gui::job::{Job, JobOutcome, Recompute};
 use crate::gui::plot::{self, Series};
 use crate::model::ModelParams;
-use crate::predict::format::{count_ci, ms, ms_ci, thousands};
+use crate::predict::format::{
+    batching_label, count_ci, eng, ms, ms_ci, service_shape_label, solver_label, stop_reason_label,
+    thousands, Quantity,
+};
 use crate::predict::{
     predict_tails, sweep, SweepAxis, SweepReport, SweepSpec, TailFigures, TailOptions, TailReport,
 };
 use crate::progress::{NoProgress, Progress};
 use crate::qn::ceph::{build, CephSimOptions};
 use crate::sim::{SimOptions, StopReason};
-use crate::solve::{solve, SolveOptions};
+use crate::solve::{solve, Method, SolveOptions};
 use crate::spec::{parse_scenario, CapacityReport, Catalogue, Scenario};
 
 /// iodepth values of the latency-vs-IOPS curve (the scenario's own is added).
@@ -54,7 +62,17 @@ pub struct CephPrediction {
     pub iodepth: u32,
     pub bytes_per_io: f64,
     pub capacity: CapacityReport,
-    pub warnings: Vec<String>,
+    /// What `cephplan predict` prints as `warning:` lines for the same scenario and model:
+    /// the builder's notes, the solver's approximations, the batching extrapolation.
+    pub caveats: Vec<String>,
+    /// How the headline was solved.
+    pub method: Method,
+    /// The model it was predicted with ([`ModelChoice::label`]).
+    pub model: String,
+    pub model_choice: ModelChoice,
+    /// The scenario text and its origin (what a comparison report re-reads).
+    pub scenario_text: String,
+    pub origin: String,
     /// Solutions at `images × jobs × d` for each swept iodepth `d`; `at_population` is the
     /// scenario's own iodepth.
     pub sweep: NetworkSweep,
@@ -78,19 +96,23 @@ pub fn swept_iodepths(own: u32) -> Vec<u32> {
     depths
 }
 
-/// The scenario of a text with the built-in catalogue, and the shipped model parameters
-/// (what the CLI uses without `--catalogue` and `--model`).
-fn load(text: &str, origin: &str) -> Result<(Scenario, ModelParams), String> {
-    let scenario =
-        parse_scenario(text, origin, &Catalogue::builtin()).map_err(|e| e.to_string())?;
-    Ok((scenario, ModelParams::shipped_default()))
+/// The scenario of a text with the built-in catalogue (what the CLI uses without
+/// `--catalogue`).
+fn load(text: &str, origin: &str) -> Result<Scenario, String> {
+    parse_scenario(text, origin, &Catalogue::builtin()).map_err(|e| e.to_string())
 }
 
-/// Validates, builds and solves a scenario text (`origin` names it in errors).
-pub fn predict_text(text: &str, origin: &str, progress: &dyn Progress) -> PredictionResult {
+/// Validates, builds and solves a scenario text (`origin` names it in errors) with `model`.
+pub fn predict_text(
+    text: &str,
+    origin: &str,
+    model: &ActiveModel,
+    progress: &dyn Progress,
+) -> PredictionResult {
     let cat = Catalogue::builtin();
-    let (scenario, params) = load(text, origin)?;
-    let ceph = build(&scenario, &params).map_err(|e| e.to_string())?;
+    let params: &ModelParams = &model.params;
+    let scenario = load(text, origin)?;
+    let ceph = build(&scenario, params).map_err(|e| e.to_string())?;
     let base = scenario.images * scenario.jobs_per_image;
     let depths = swept_iodepths(scenario.iodepth);
     let pops: Vec<u32> = depths.iter().map(|d| d * base).collect();
@@ -98,13 +120,12 @@ pub fn predict_text(text: &str, origin: &str, progress: &dyn Progress) -> Predic
     if progress.is_cancelled() {
         return Err("cancelled".into());
     }
-    let interval = crate::predict::predict(
+    let report = crate::predict::predict(
         &scenario,
-        &params,
+        params,
         &crate::predict::PredictOptions::default(),
     )
-    .map_err(|e| e.to_string())?
-    .interval;
+    .map_err(|e| e.to_string())?;
     // IOPS against node count, everything else as written.
     let mut by_nodes = Vec::new();
     let max_nodes = (scenario.nodes * 2).max(scenario.nodes + 4);
@@ -115,7 +136,7 @@ pub fn predict_text(text: &str, origin: &str, progress: &dyn Progress) -> Predic
         let mut spec = scenario.spec.clone();
         spec.cluster.nodes = n;
         let Ok(s) = spec.validate(&cat) else { continue };
-        let Ok(c) = build(&s, &params) else { continue };
+        let Ok(c) = build(&s, params) else { continue };
         if let Ok(sol) = solve(&c.network, &SolveOptions::default()) {
             by_nodes.push((n, sol.classes[0].throughput_per_sec));
         }
@@ -129,11 +150,16 @@ pub fn predict_text(text: &str, origin: &str, progress: &dyn Progress) -> Predic
         iodepth: scenario.iodepth,
         bytes_per_io: ceph.bytes_per_io,
         capacity: scenario.capacity,
-        warnings: ceph.warnings,
+        caveats: report.warnings,
+        method: report.solver.method,
+        model: model.label(),
+        model_choice: model.choice.clone(),
+        scenario_text: text.to_owned(),
+        origin: origin.to_owned(),
         network: ceph.network.clone(),
         sweep,
         by_nodes,
-        interval,
+        interval: report.interval,
     })
 }
 
@@ -189,16 +215,17 @@ impl TailSettings {
     }
 }
 
-/// Simulated tails of a scenario text: `predict_tails` with the shipped model, what
-/// `cephplan predict --tails` prints for the same file, seed and precision.
+/// Simulated tails of a scenario text: `predict_tails` with the model, what
+/// `cephplan predict --tails [--model F]` prints for the same file, seed and precision.
 pub fn tails_text(
     text: &str,
     origin: &str,
+    params: &ModelParams,
     settings: &TailSettings,
     progress: &dyn Progress,
 ) -> Result<TailReport, String> {
-    let (s, p) = load(text, origin)?;
-    predict_tails(&s, &p, &settings.options(), progress).map_err(|e| {
+    let s = load(text, origin)?;
+    predict_tails(&s, params, &settings.options(), progress).map_err(|e| {
         if progress.is_cancelled() {
             "cancelled before the first replication".to_owned()
         } else {
@@ -214,11 +241,12 @@ pub fn tails_text(
 pub fn tail_curve_text(
     text: &str,
     origin: &str,
+    params: &ModelParams,
     depths: &[u32],
     settings: &TailSettings,
     progress: &dyn Progress,
 ) -> Result<SweepReport, String> {
-    let (s, p) = load(text, origin)?;
+    let s = load(text, origin)?;
     let spec = SweepSpec {
         axis: SweepAxis::Iodepth,
         values: depths.iter().map(|&d| u64::from(d)).collect(),
@@ -227,14 +255,15 @@ pub fn tail_curve_text(
     }
     .with_tails(KNEE_PERCENTILE, settings.options())
     .map_err(|e| e.to_string())?;
-    sweep(&s, &p, &spec, progress).map_err(|e| e.to_string())
+    sweep(&s, params, &spec, progress).map_err(|e| e.to_string())
 }
 
-/// What a simulation was run for: the scenario text and the settings (the model is the
-/// shipped one, the catalogue the built-in one).
+/// What a simulation was run for: the scenario text, the model and the settings (the
+/// catalogue is the built-in one).
 #[derive(Debug, Clone, PartialEq)]
 struct TailKey {
     text: String,
+    model: ModelChoice,
     seed: u64,
     relative_precision: f64,
 }
@@ -302,8 +331,12 @@ struct Runtime {
     recompute: Recompute<PredictionResult>,
     result: Option<CephPrediction>,
     error: Option<String>,
-    /// The text last sent for solving.
-    solved_text: Option<String>,
+    /// The text and model last sent for solving.
+    solved: Option<(String, ModelChoice)>,
+    /// The text and model `result` was computed for.
+    result_key: Option<(String, ModelChoice)>,
+    /// The model of the inputs (its parameters, for the simulation jobs).
+    model: ActiveModel,
     tails: TailRuntime,
 }
 
@@ -335,6 +368,16 @@ impl PredictionPage {
     }
     pub fn is_busy(&self) -> bool {
         self.rt.recompute.is_busy()
+    }
+
+    /// True when the result on screen is the prediction of the current text and model
+    /// (not an earlier one kept while the text does not validate or is being solved).
+    pub fn result_is_current(&self) -> bool {
+        self.rt.result.is_some()
+            && !self.rt.recompute.is_busy()
+            && self.rt.error.is_none()
+            && self.rt.result_key.is_some()
+            && self.rt.result_key == self.rt.solved
     }
 
     /// The simulated tails of the current scenario text and settings (also a cancelled
@@ -382,23 +425,27 @@ impl PredictionPage {
 
     /// Keeps the prediction in step with `text` (call every frame, also when the page is
     /// not shown, so that it is ready when the user switches to it).
-    pub fn follow(&mut self, ctx: &egui::Context, text: &str, origin: &str) {
+    pub fn follow(&mut self, ctx: &egui::Context, text: &str, origin: &str, model: &ActiveModel) {
         let now = ctx.input(|i| i.time);
-        if self.rt.solved_text.as_deref() != Some(text) {
-            if self.rt.solved_text.is_none() {
+        let key_is = |k: &(String, ModelChoice)| k.0 == text && k.1 == model.choice;
+        if !self.rt.solved.as_ref().is_some_and(key_is) {
+            let model_changed = self.rt.solved.as_ref().is_some_and(|k| k.1 != model.choice);
+            if self.rt.solved.is_none() || model_changed {
                 self.rt.recompute.request_now();
             } else {
                 self.rt.recompute.request(now);
             }
-            self.rt.solved_text = Some(text.to_owned());
+            self.rt.solved = Some((text.to_owned(), model.choice.clone()));
+            self.rt.model = model.clone();
         }
-        let (text, owned_origin) = (text.to_owned(), origin.to_owned());
+        let (owned_text, owned_origin, m) = (text.to_owned(), origin.to_owned(), model.clone());
         match self.rt.recompute.tick(ctx, now, move |ctx| {
             Job::spawn("predicting", ctx, move |p| {
-                predict_text(&text, &owned_origin, p)
+                predict_text(&owned_text, &owned_origin, &m, p)
             })
         }) {
             Some(JobOutcome::Done(Ok(r))) => {
+                self.rt.result_key = Some((r.scenario_text.clone(), r.model_choice.clone()));
                 self.rt.result = Some(r);
                 self.rt.error = None;
             }
@@ -413,9 +460,10 @@ impl PredictionPage {
     /// prediction of the current text is in; drops what belongs to older inputs.
     fn follow_tails(&mut self, ctx: &egui::Context, now: f64, origin: &str) {
         let rt = &mut self.rt;
-        let want = match (&rt.solved_text, self.tails.enabled) {
-            (Some(text), true) => Some(TailKey {
+        let want = match (&rt.solved, self.tails.enabled) {
+            (Some((text, model)), true) => Some(TailKey {
                 text: text.clone(),
+                model: model.clone(),
                 seed: self.tails.seed,
                 relative_precision: self.tails.relative_precision,
             }),
@@ -436,7 +484,10 @@ impl PredictionPage {
             return;
         };
         // The MVA prediction of exactly this text is in (a failed one leaves `error`).
-        let mva_ready = !rt.recompute.is_busy() && rt.error.is_none();
+        let mva_ready = !rt.recompute.is_busy()
+            && rt.error.is_none()
+            && rt.result_key.is_some()
+            && rt.result_key == rt.solved;
         let Some(p) = rt.result.as_ref().filter(|_| mva_ready) else {
             return;
         };
@@ -451,12 +502,13 @@ impl PredictionPage {
         }
         let settings = self.tails.clone();
         let (text, origin) = (key.text.clone(), origin.to_owned());
+        let params = rt.model.params.clone();
         if !held(&t.headline, &key) {
             t.curve = None;
             t.headline_job = Some((
                 key,
                 Job::spawn("simulating tails", ctx, move |pr| {
-                    tails_text(&text, &origin, &settings, pr)
+                    tails_text(&text, &origin, &params, &settings, pr)
                 }),
             ));
             return;
@@ -471,7 +523,7 @@ impl PredictionPage {
             t.curve_job = Some((
                 key,
                 Job::spawn("simulating the curve", ctx, move |pr| {
-                    tail_curve_text(&text, &origin, &depths, &settings, pr)
+                    tail_curve_text(&text, &origin, &params, &depths, &settings, pr)
                 }),
             ));
         }
@@ -543,7 +595,8 @@ impl PredictionPage {
     }
 
     pub fn ui(&mut self, ui: &mut egui::Ui, cmds: &mut Vec<Command>) {
-        ui.horizontal(|ui| {
+        let current = self.result_is_current();
+        ui.horizontal_wrapped(|ui| {
             let l = ui.label("latency target (ms)");
             ui.add(
                 egui::DragValue::new(&mut self.latency_target_ms)
@@ -552,12 +605,24 @@ impl PredictionPage {
             )
             .labelled_by(l.id);
             if let Some(p) = &self.rt.result {
-                if ui.button("Add to Compare").clicked() {
+                let why_not = if self.rt.error.is_some() {
+                    "the current text does not validate: fix it first (this prediction is of \
+                     an earlier text)"
+                } else {
+                    "the prediction of the current text is not in yet"
+                };
+                let add = ui
+                    .add_enabled(current, egui::Button::new("Add to Compare"))
+                    .on_disabled_hover_text(why_not);
+                if add.clicked() && current {
                     cmds.push(Command::AddToCompare(Variant {
                         name: p.name.clone(),
                         network: Some(p.network.clone()),
                         nodes: Some(p.nodes),
                         cores: Some(p.cores),
+                        scenario_text: Some(p.scenario_text.clone()),
+                        origin: p.origin.clone(),
+                        model: Some(p.model_choice.clone()),
                         ..Variant::default()
                     }));
                 }
@@ -568,13 +633,22 @@ impl PredictionPage {
         });
         self.tails_controls_ui(ui);
         if let Some(e) = &self.rt.error {
-            ui.colored_label(
-                ui.visuals().error_fg_color,
-                format!("{e} (showing the last valid prediction)"),
+            let shown = if self.rt.result.is_some() {
+                " (below: the last valid prediction, of an earlier text)"
+            } else {
+                ""
+            };
+            ui.add(
+                egui::Label::new(
+                    egui::RichText::new(format!("{e}{shown}")).color(ui.visuals().error_fg_color),
+                )
+                .wrap(),
             );
         }
         let Some(p) = &self.rt.result else {
-            ui.label("predicting…");
+            if self.rt.error.is_none() {
+                ui.label("predicting…");
+            }
             return;
         };
         let tails = self.tails();
@@ -583,24 +657,24 @@ impl PredictionPage {
         let r = at.classes[0].response_time_secs;
         ui.heading(&p.name);
         ui.horizontal_wrapped(|ui| {
-            ui.strong(format!("{} IOPS", plot::si(x)));
+            ui.strong(eng(x, Quantity::Iops));
             ui.separator();
-            ui.strong(format!("{}B/s", plot::si(x * p.bytes_per_io)));
+            ui.strong(eng(x * p.bytes_per_io, Quantity::BytesPerSec));
             ui.separator();
-            ui.strong(format!("mean latency {:.3} ms", r * 1e3));
+            ui.strong(format!("mean latency {}", eng(r, Quantity::Seconds)));
             ui.separator();
             if let Some(i) = &p.interval {
                 ui.label(format!(
-                    "95 % range ({}): {} – {} IOPS, {:.3} – {:.3} ms",
+                    "95 % range ({}): {} – {}, {} – {}",
                     if i.kind.is_empty() {
                         "parameter"
                     } else {
                         &i.kind
                     },
-                    plot::si(i.iops_low),
-                    plot::si(i.iops_high),
-                    i.latency_mean_low_secs * 1e3,
-                    i.latency_mean_high_secs * 1e3
+                    eng(i.iops_low, Quantity::Iops),
+                    eng(i.iops_high, Quantity::Iops),
+                    eng(i.latency_mean_low_secs, Quantity::Seconds),
+                    eng(i.latency_mean_high_secs, Quantity::Seconds),
                 ))
                 .on_hover_text(&i.note);
                 ui.separator();
@@ -613,6 +687,9 @@ impl PredictionPage {
                 ui.separator();
             } else if let Some(e) = self.tails_error() {
                 ui.colored_label(plot::WARN, format!("no p99: {e}"));
+                ui.separator();
+            } else if self.tails.enabled && self.rt.error.is_some() {
+                ui.label("p99: – (the current text does not validate, so nothing is simulated)");
                 ui.separator();
             } else if self.tails.enabled {
                 ui.label("p99: simulating…");
@@ -627,18 +704,33 @@ impl PredictionPage {
             ));
         });
         ui.label(format!(
-            "capacity: raw {:.1} TB, usable {:.1} TB ({:.0} % efficiency, before Ceph's full ratio)",
-            p.capacity.raw_bytes / 1e12,
-            p.capacity.usable_bytes / 1e12,
+            "capacity: raw {}, usable {} ({:.0} % efficiency, before Ceph's full ratio)",
+            eng(p.capacity.raw_bytes, Quantity::Bytes),
+            eng(p.capacity.usable_bytes, Quantity::Bytes),
             p.capacity.efficiency * 100.0
         ));
-        ui.label(
-            "Exact MVA with the shipped default model (fitted to calibration-data/, not to \
-             this hardware; the 95 % range is parameter uncertainty only). Tail latencies \
-             come from simulating the same scenario (\"Simulate tails\").",
+        ui.add(
+            egui::Label::new(format!(
+                "solver: {}; model: {}; the 95 % range is parameter uncertainty only. Tail \
+                 latencies come from simulating the same scenario (\"Simulate tails\").",
+                solver_label(p.method, p.caveats.len()),
+                p.model
+            ))
+            .wrap(),
         );
-        for w in &p.warnings {
-            ui.colored_label(plot::WARN, w);
+        if !p.caveats.is_empty() {
+            ui.strong(format!(
+                "caveats ({}), as `cephplan predict` prints them:",
+                p.caveats.len()
+            ));
+            for w in &p.caveats {
+                ui.add(
+                    egui::Label::new(
+                        egui::RichText::new(format!("warning: {w}")).color(plot::WARN),
+                    )
+                    .wrap(),
+                );
+            }
         }
         let rows: Vec<(String, f64)> = at
             .stations
@@ -715,9 +807,9 @@ impl PredictionPage {
                     (Some(d), Some(kx), Some(kp)) => {
                         ui.label(format!(
                             "p99 knee (simulated): highest swept iodepth with p99 within \
-                             {target_ms} ms: {d}, giving {} IOPS at p99 {:.3} ms{partial}",
-                            plot::si(kx),
-                            kp * 1e3
+                             {target_ms} ms: {d}, giving {} at p99 {}{partial}",
+                            eng(kx, Quantity::Iops),
+                            eng(kp, Quantity::Seconds)
                         ));
                         Some((
                             format!("knee: simulated p99 ≤ {target_ms} ms"),
@@ -740,9 +832,9 @@ impl PredictionPage {
                     Some((d, bx, br)) => {
                         ui.label(format!(
                             "mean knee (MVA): highest swept iodepth within {target_ms} ms: \
-                             {d}, giving {} IOPS at {:.3} ms{note}",
-                            plot::si(bx),
-                            br * 1e3
+                             {d}, giving {} at {}{note}",
+                            eng(bx, Quantity::Iops),
+                            eng(br, Quantity::Seconds)
                         ));
                         Some((format!("knee: mean ≤ {target_ms} ms"), [bx, br * 1e3]))
                     }
@@ -755,8 +847,9 @@ impl PredictionPage {
                 }
             }
         };
+        let in_flight = p.images_x_jobs * p.iodepth;
         let nodes = Series::new(
-            "IOPS vs OSD nodes",
+            format!("IOPS, {in_flight} I/Os in flight at every node count"),
             p.by_nodes.iter().map(|&(n, x)| [f64::from(n), x]).collect(),
         );
         // The knee region: three times the target, or more when even the lowest iodepth
@@ -772,8 +865,9 @@ impl PredictionPage {
             knee,
             view_top_ms: Some((3.0 * target_ms).max(1.5 * lowest_ms)),
         };
-        let h = (ui.available_height() - 10.0).max(200.0);
+        let h = plot::plot_height(ui);
         ui.columns(2, |cols| {
+            cols[0].strong("latency against IOPS as iodepth grows");
             plot::hockey_stick_ui(
                 &mut cols[0],
                 "prediction-hockey",
@@ -783,6 +877,10 @@ impl PredictionPage {
                 &marks,
                 h,
             );
+            cols[1].strong(format!(
+                "IOPS against OSD nodes, the load held at the same {in_flight} I/Os in flight \
+                 (not scaled with the cluster)"
+            ));
             plot::curves_ui(
                 &mut cols[1],
                 "prediction-nodes",
@@ -833,15 +931,22 @@ fn tails_table_ui(ui: &mut egui::Ui, mva_iops: f64, mva_mean_secs: f64, t: &Tail
                 ui.end_row();
             }
         });
-    ui.small(format!(
-        "simulated: {} replications, seed {}, ± = {:.0} % confidence, stop: {:?}, devices {:?}, batching {:?}",
-        t.replications,
-        t.seed,
-        t.confidence * 100.0,
-        t.stop_reason,
-        t.device_service,
-        t.batching
-    ));
+    ui.add(
+        egui::Label::new(
+            egui::RichText::new(format!(
+                "simulated: {} replications, seed {}, ± = {:.0} % confidence; stopped because {}; \
+                 device service times {}; write batching {}",
+                t.replications,
+                t.seed,
+                t.confidence * 100.0,
+                stop_reason_label(t.stop_reason),
+                service_shape_label(t.device_service),
+                batching_label(t.batching)
+            ))
+            .small(),
+        )
+        .wrap(),
+    );
     for w in &t.warnings {
         ui.colored_label(plot::WARN, w);
     }
@@ -849,7 +954,7 @@ fn tails_table_ui(ui: &mut egui::Ui, mva_iops: f64, mva_mean_secs: f64, t: &Tail
 
 /// Predicts without progress (for tests and callers that wait).
 pub fn predict_text_blocking(text: &str, origin: &str) -> PredictionResult {
-    predict_text(text, origin, &NoProgress)
+    predict_text(text, origin, &ActiveModel::default(), &NoProgress)
 }
 
 #[cfg(test)]
@@ -886,7 +991,8 @@ mod tests {
         assert!(p.capacity.usable_bytes < p.capacity.raw_bytes);
         // The headline's interval is what `cephplan predict` prints for the same scenario
         // and the shipped (fitted, covariance-carrying) model, and it brackets the figure.
-        let (s, params) = load(&example(), "seed-000").unwrap();
+        let s = load(&example(), "seed-000").unwrap();
+        let params = ModelParams::shipped_default();
         let cli = crate::predict::predict(&s, &params, &Default::default()).unwrap();
         let i = p
             .interval
@@ -932,9 +1038,11 @@ mod tests {
             seed: 3,
             relative_precision: 0.05,
         };
-        let head = tails_text(&text, "small", &settings, &NoProgress).unwrap();
+        let params = ModelParams::shipped_default();
+        let head = tails_text(&text, "small", &params, &settings, &NoProgress).unwrap();
         // tests/fixtures/small-3x2.toml: iodepth 2.
-        let curve = tail_curve_text(&text, "small", &[1, 2], &settings, &NoProgress).unwrap();
+        let curve =
+            tail_curve_text(&text, "small", &params, &[1, 2], &settings, &NoProgress).unwrap();
         assert!(curve.complete);
         assert_eq!(curve.points.len(), 2);
         assert_eq!(curve.points[1].value, 2);

@@ -2,7 +2,11 @@
 //! each measurement with the model's prediction as it arrives — a table and
 //! predicted-against-measured IOPS and mean-latency charts that fill in point by point.
 //! The cluster is given by its ceph.conf and pool, or started here as a throwaway local
-//! lab ("Start local lab" / "Stop lab").
+//! lab ("Start local lab" / "Stop lab"). The scenario is the designer's ("Use the
+//! designer's scenario"; an edited text is written next to the results), the model the
+//! app's. "Open results" shows an earlier sweep of the output directory again, "Refit"
+//! fits the model to its points (`cephplan validate --refit-only`) and "Use this refit"
+//! makes the refitted model the app's.
 //!
 //! It makes the same library calls as `cephplan validate` and `cephplan lab up|down`
 //! (`validate::run_observed`, `lab::up`, `lab::down`) on worker threads; Cancel stops fio
@@ -16,16 +20,17 @@ use std::sync::mpsc::{channel, Receiver};
 use serde::{Deserialize, Serialize};
 
 use crate::fio::{check_fio, FioTarget, ProcessExecutor, RwPattern};
+use crate::gui::app::{ActiveModel, Command, ModelChoice};
 use crate::gui::job::{Job, JobOutcome};
+use crate::gui::pages::designer::DesignerPage;
 use crate::gui::plot::{self, Series};
 use crate::lab::{self, LabReport, LabSpec};
-use crate::model::ModelParams;
 use crate::predict::PredictOptions;
 use crate::progress::Progress;
 use crate::spec::Catalogue;
 use crate::validate::{
-    self, ModelPredictor, NoPredictor, PointResult, PointSetting, Predictor, ValidateSpec,
-    ValidationReport, Vary,
+    self, ModelPredictor, NoPredictor, PointResult, PointSetting, Predictor, RefitReport,
+    RefitSpec, ValidateSpec, ValidationReport, Vary,
 };
 
 /// Port of the local lab's monitor (the CLI's `lab up` default).
@@ -35,8 +40,8 @@ pub const LAB_PORT: u16 = 6789;
 #[derive(Debug, Clone)]
 pub struct RunRequest {
     pub spec: ValidateSpec,
-    /// Model parameter file; `None` = the shipped default model.
-    pub model: Option<PathBuf>,
+    /// The app's model (what the predictions use).
+    pub model: ActiveModel,
     pub predict: bool,
 }
 
@@ -60,13 +65,9 @@ pub fn run(
             crate::spec::load_scenario(&spec.scenario, &Catalogue::builtin()).map_err(|e| {
                 format!("{e}\n(the scenario is needed for predictions; or untick \"predict\")")
             })?;
-        let params = match &req.model {
-            Some(p) => ModelParams::load(p).map_err(|e| e.to_string())?,
-            None => ModelParams::shipped_default(),
-        };
         Box::new(ModelPredictor {
             scenario,
-            params,
+            params: (*req.model.params).clone(),
             options: PredictOptions::default(),
         })
     } else {
@@ -75,6 +76,72 @@ pub fn run(
     let exec = ProcessExecutor::new(&spec.ceph_conf, FioTarget::Local, &spec.out_dir);
     validate::run_observed(spec, &exec, predictor.as_ref(), progress, on_point)
         .map_err(|e| e.to_string())
+}
+
+/// The newest validation report (`validation-*.json`) in `dir`, an earlier sweep's.
+pub fn open_results(dir: &std::path::Path) -> Result<ValidationReport, String> {
+    let mut reports: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| {
+            format!(
+                "cannot read {}: {e}; give the output directory of a sweep",
+                dir.display()
+            )
+        })?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            p.file_name()
+                .map(|n| n.to_string_lossy())
+                .is_some_and(|n| n.starts_with("validation-") && n.ends_with(".json"))
+        })
+        .collect();
+    reports.sort();
+    let newest = reports.pop().ok_or_else(|| {
+        format!(
+            "{} holds no validation-*.json: run a sweep into it first, or give the directory \
+             a sweep wrote",
+            dir.display()
+        )
+    })?;
+    let text = std::fs::read_to_string(&newest)
+        .map_err(|e| format!("cannot read {}: {e}", newest.display()))?;
+    serde_json::from_str(&text).map_err(|e| {
+        format!(
+            "{}: not a validation report ({e}); it must be a file `cephplan validate` wrote",
+            newest.display()
+        )
+    })
+}
+
+/// What a refit left: its report and where the refitted model was written.
+#[derive(Debug, Clone)]
+pub struct RefitOutcome {
+    pub report: RefitReport,
+    pub model_path: PathBuf,
+}
+
+/// `cephplan validate --out DIR --refit-only [--model M]`: fits `base` to every
+/// validation dataset in `dir` (the base is also the prior) and writes the refitted model
+/// to `DIR/refitted-model.toml` (never over a file cephplan did not write).
+pub fn refit_results(
+    dir: &std::path::Path,
+    base: &crate::model::ModelParams,
+    progress: &dyn Progress,
+) -> Result<RefitOutcome, String> {
+    let datasets = validate::validation_datasets(dir).map_err(|e| e.to_string())?;
+    let spec = RefitSpec {
+        validation_datasets: datasets,
+        extra_datasets: vec![],
+        calibrate: validate::refit_options(),
+    };
+    let out = validate::refit(&spec, base, base, &Catalogue::builtin(), progress)
+        .map_err(|e| e.to_string())?;
+    let model_path = dir.join("refitted-model.toml");
+    crate::io::write_atomic_owned(&model_path, out.model.to_toml().as_bytes())
+        .map_err(|e| e.to_string())?;
+    Ok(RefitOutcome {
+        report: out.report,
+        model_path,
+    })
 }
 
 enum LabOutcome {
@@ -92,6 +159,8 @@ struct Runtime {
     field_errors: FieldErrors,
     error: Option<String>,
     note: Option<String>,
+    refit: Option<Job<Result<RefitOutcome, String>>>,
+    refitted: Option<RefitOutcome>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -108,8 +177,6 @@ pub struct ValidationPage {
     pub runtime: String,
     pub out_dir: String,
     pub predict: bool,
-    /// Model parameter file; empty = the shipped default.
-    pub model: String,
     /// Directory of the local lab.
     pub lab_dir: String,
     #[serde(skip)]
@@ -130,7 +197,6 @@ impl Default for ValidationPage {
             runtime: "30s".into(),
             out_dir: "validation".into(),
             predict: true,
-            model: String::new(),
             lab_dir: "cephplan-lab".into(),
             rt: Runtime::default(),
         }
@@ -139,7 +205,7 @@ impl Default for ValidationPage {
 
 impl ValidationPage {
     /// Checks the inputs; the request, or the problems by field.
-    pub fn request(&self) -> Result<RunRequest, FieldErrors> {
+    pub fn request(&self, model: &ActiveModel) -> Result<RunRequest, FieldErrors> {
         let mut errs = FieldErrors::new();
         let conf = PathBuf::from(self.ceph_conf.trim());
         if self.ceph_conf.trim().is_empty() {
@@ -234,20 +300,19 @@ impl ValidationPage {
             i_own_this_image: None,
             run_id: validate::new_run_id(),
         };
-        let model = self.model.trim();
         Ok(RunRequest {
             spec,
-            model: (!model.is_empty()).then(|| PathBuf::from(model)),
+            model: model.clone(),
             predict: self.predict,
         })
     }
 
     /// Checks the inputs and starts the sweep; on bad inputs only flags the fields.
-    pub fn start_run(&mut self, ctx: &egui::Context) {
+    pub fn start_run(&mut self, ctx: &egui::Context, model: &ActiveModel) {
         if self.is_busy() {
             return;
         }
-        let req = match self.request() {
+        let req = match self.request(model) {
             Ok(r) => r,
             Err(errs) => {
                 self.rt.field_errors = errs;
@@ -299,7 +364,68 @@ impl ValidationPage {
     }
 
     pub fn is_busy(&self) -> bool {
-        self.rt.run.is_some() || self.rt.lab.is_some()
+        self.rt.run.is_some() || self.rt.lab.is_some() || self.rt.refit.is_some()
+    }
+
+    /// The last refit of the output directory's results.
+    pub fn refitted(&self) -> Option<&RefitOutcome> {
+        self.rt.refitted.as_ref()
+    }
+
+    /// Fills the scenario field from the designer: its file when the text is as saved,
+    /// else the text written to `<output dir>/designer-scenario.toml`.
+    pub fn take_designer_scenario(&mut self, designer: &DesignerPage) -> Result<PathBuf, String> {
+        let path = match (&designer.path, designer.is_modified()) {
+            (Some(p), false) => p.clone(),
+            _ => {
+                if designer.text.trim().is_empty() {
+                    return Err(
+                        "the designer holds no scenario: open or write one there first".into(),
+                    );
+                }
+                let dir = PathBuf::from(self.out_dir.trim());
+                std::fs::create_dir_all(&dir)
+                    .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+                let p = dir.join("designer-scenario.toml");
+                let text = super::designer::with_marker(&designer.text);
+                crate::io::write_atomic_owned(&p, text.as_bytes()).map_err(|e| e.to_string())?;
+                p
+            }
+        };
+        self.scenario = path.display().to_string();
+        self.rt.field_errors.remove("scenario");
+        Ok(path)
+    }
+
+    /// Shows the newest sweep saved in the output directory.
+    pub fn open_earlier(&mut self) {
+        match open_results(std::path::Path::new(self.out_dir.trim())) {
+            Ok(r) => {
+                self.rt.error = None;
+                self.rt.note = Some(format!(
+                    "opened {} ({} points, scenario {})",
+                    r.report_json,
+                    r.points.len(),
+                    r.scenario.display()
+                ));
+                self.rt.points = r.points.clone();
+                self.rt.report = Some(r);
+            }
+            Err(e) => self.rt.error = Some(e),
+        }
+    }
+
+    fn start_refit(&mut self, ctx: &egui::Context, model: &ActiveModel) {
+        if self.is_busy() {
+            return;
+        }
+        let dir = PathBuf::from(self.out_dir.trim());
+        let base = model.params.clone();
+        self.rt.error = None;
+        self.rt.refitted = None;
+        self.rt.refit = Some(Job::spawn("refitting", ctx, move |p| {
+            refit_results(&dir, &base, p)
+        }));
     }
     /// Points received so far (of the running or the last sweep).
     pub fn points(&self) -> &[PointResult] {
@@ -340,6 +466,16 @@ impl ValidationPage {
                     JobOutcome::Panicked(m) => {
                         self.rt.error = Some(format!("validation failed: {m}"))
                     }
+                }
+            }
+        }
+        if let Some(job) = &mut self.rt.refit {
+            if let Some(out) = job.poll() {
+                self.rt.refit = None;
+                match out {
+                    JobOutcome::Done(Ok(r)) => self.rt.refitted = Some(r),
+                    JobOutcome::Done(Err(e)) => self.rt.error = Some(e),
+                    JobOutcome::Panicked(m) => self.rt.error = Some(format!("refit failed: {m}")),
                 }
             }
         }
@@ -390,7 +526,13 @@ impl ValidationPage {
         });
     }
 
-    pub fn ui(&mut self, ui: &mut egui::Ui) {
+    pub fn ui(
+        &mut self,
+        ui: &mut egui::Ui,
+        designer: &DesignerPage,
+        model: &ActiveModel,
+        cmds: &mut Vec<Command>,
+    ) {
         self.poll();
         ui.heading("Validation");
         ui.label(
@@ -425,14 +567,28 @@ impl ValidationPage {
             "/etc/ceph/ceph.conf",
         );
         Self::field_ui(ui, &errs, "pool", &mut self.pool, 160.0, "rbd");
-        Self::field_ui(
-            ui,
-            &errs,
-            "scenario",
-            &mut self.scenario,
-            360.0,
-            "models/examples/….toml",
-        );
+        ui.horizontal(|ui| {
+            Self::field_ui(
+                ui,
+                &errs,
+                "scenario",
+                &mut self.scenario,
+                360.0,
+                "models/examples/….toml",
+            );
+            if ui
+                .add_enabled(!busy, egui::Button::new("Use the designer's scenario"))
+                .clicked()
+            {
+                match self.take_designer_scenario(designer) {
+                    Ok(p) => {
+                        self.rt.note =
+                            Some(format!("scenario: {} (from the designer)", p.display()))
+                    }
+                    Err(e) => self.rt.error = Some(e),
+                }
+            }
+        });
         ui.horizontal(|ui| {
             let l = ui.label("pattern");
             egui::ComboBox::from_id_salt("validation-pattern")
@@ -465,20 +621,54 @@ impl ValidationPage {
             };
             Self::field_ui(ui, &errs, key, v, width, hint);
         }
-        ui.horizontal(|ui| {
+        ui.horizontal_wrapped(|ui| {
             ui.checkbox(&mut self.predict, "predict");
-            let l = ui.label("model");
-            ui.add_enabled(
-                self.predict,
-                egui::TextEdit::singleline(&mut self.model)
-                    .desired_width(240.0)
-                    .hint_text("shipped models/default.toml"),
-            )
-            .labelled_by(l.id);
+            ui.label(format!(
+                "with the {} (the top bar's selector)",
+                model.label()
+            ));
             if ui.add_enabled(!busy, egui::Button::new("Run")).clicked() {
-                self.start_run(ui.ctx());
+                self.start_run(ui.ctx(), model);
+            }
+            ui.separator();
+            if ui
+                .add_enabled(!busy, egui::Button::new("Open results"))
+                .on_hover_text("show the newest sweep saved in the output directory")
+                .clicked()
+            {
+                self.open_earlier();
+            }
+            if ui
+                .add_enabled(!busy, egui::Button::new("Refit"))
+                .on_hover_text(
+                    "fit the model to the sweeps in the output directory \
+                     (cephplan validate --refit-only)",
+                )
+                .clicked()
+            {
+                self.start_refit(ui.ctx(), model);
             }
         });
+        if let Some(job) = &self.rt.refit {
+            job.progress_ui(ui);
+        }
+        if let Some(r) = &self.rt.refitted {
+            let pct = |v: Option<f64>| v.map_or("–".into(), |v| format!("{v:.1} %"));
+            ui.horizontal_wrapped(|ui| {
+                ui.strong(format!(
+                    "refit on {} runs: IOPS error {} before, {} after; mean latency error {} before, {} after; wrote {}",
+                    r.report.fitted_runs,
+                    pct(r.report.iops_mape_before_percent),
+                    pct(r.report.iops_mape_after_percent),
+                    pct(r.report.latency_mean_mape_before_percent),
+                    pct(r.report.latency_mean_mape_after_percent),
+                    r.model_path.display()
+                ));
+                if ui.button("Use this refit").clicked() {
+                    cmds.push(Command::UseModel(ModelChoice::Refit(r.model_path.clone())));
+                }
+            });
+        }
         if let Some(job) = &self.rt.run {
             job.progress_ui(ui);
         }
@@ -512,7 +702,7 @@ impl ValidationPage {
                 ])
             })
             .collect();
-        let h = (ui.available_height() - 10.0).max(200.0);
+        let h = plot::plot_height(ui);
         ui.columns(2, |cols| {
             plot::measured_vs_predicted_ui(
                 &mut cols[0],
@@ -579,7 +769,7 @@ mod tests {
             runtime: "0s".into(),
             ..ValidationPage::default()
         };
-        let errs = page.request().unwrap_err();
+        let errs = page.request(&ActiveModel::default()).unwrap_err();
         for k in ["ceph.conf", "scenario", "vary", "runtime"] {
             assert!(errs.contains_key(k), "{k}: {errs:?}");
         }
@@ -600,7 +790,7 @@ mod tests {
             .into(),
             ..ValidationPage::default()
         };
-        let req = page.request().unwrap();
+        let req = page.request(&ActiveModel::default()).unwrap();
         let depths: Vec<u32> = req.spec.points().iter().map(|p| p.iodepth).collect();
         assert_eq!(depths, [1, 4, 16]);
         assert_eq!(req.spec.runtime_secs, 30);

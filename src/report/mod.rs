@@ -1,0 +1,310 @@
+//! Comparison reports: several scenarios predicted with one model, side by side, for a
+//! reader who has to choose between them (`cephplan compare A.toml B.toml … --report
+//! out.html`, and the desktop app's Compare page).
+//!
+//! [`compare`] computes a [`ComparisonReport`] from library calls only — `predict::predict`
+//! for the headline, its 95 % interval and its caveats, `predict::predict_tails` for the
+//! simulated p99, and an iodepth `predict::sweep` carried past each variant's knee under
+//! the latency target — so every figure equals what `cephplan predict` and `cephplan
+//! sweep` give for the same file and model. Per-node, per-core and per-watt figures divide
+//! the predicted IOPS by the hardware the scenario names (watts: the OSD nodes' CPU TDP
+//! from the catalogue, the only power figure it has). Each variant carries the catalogue
+//! sources of its hardware and the assumptions its file marks (`ASSUMED`, `INFERRED`).
+//!
+//! [`render`] turns a report into Markdown or a self-contained HTML page (plots embedded),
+//! CSV, and the plots as PNG bytes drawn by `plotters` ([`plot`]). Not here: writing files
+//! (the caller does, atomically) or any modelling.
+
+pub mod plot;
+pub mod render;
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::model::ModelParams;
+use crate::predict::{
+    predict, predict_tails, sweep, Bottleneck, Interval, KneeReport, ModelInfo, PredictError,
+    PredictOptions, SweepAxis, SweepPoint, SweepSpec, TailOptions,
+};
+use crate::progress::Progress;
+use crate::sim::Estimate;
+use crate::spec::Scenario;
+
+/// Version of the report's JSON form. 1: first version.
+pub const COMPARE_SCHEMA_VERSION: u32 = 1;
+
+/// Deepest iodepth the curve goes to when looking for the point past the knee.
+pub const MAX_SWEPT_IODEPTH: u32 = 4096;
+
+/// One scenario to compare.
+#[derive(Debug, Clone)]
+pub struct VariantInput {
+    /// Name in the report (unique within a comparison).
+    pub name: String,
+    /// Where the scenario came from (its file).
+    pub origin: String,
+    /// The scenario's text (for the assumptions it marks).
+    pub text: String,
+    pub scenario: Scenario,
+}
+
+/// How to compare.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CompareOptions {
+    /// The knee is the highest IOPS whose mean latency meets this.
+    pub latency_target_secs: f64,
+    /// Simulate each variant at its own iodepth for the p99 (None: no p99 column).
+    pub tails: Option<TailOptions>,
+    /// How the report names the model ("shipped default model", a file path).
+    pub model_label: String,
+}
+
+/// The comparison. JSON keys are a contract for other tools.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ComparisonReport {
+    pub schema_version: u32,
+    pub generator: String,
+    pub model: ModelInfo,
+    pub model_label: String,
+    pub latency_target_secs: f64,
+    /// The simulation's seed and relative precision, when p99 was simulated.
+    pub tails_seed: Option<u64>,
+    pub tails_relative_precision: Option<f64>,
+    pub variants: Vec<VariantReport>,
+}
+
+/// One variant's figures.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct VariantReport {
+    pub name: String,
+    pub origin: String,
+    pub nodes: u32,
+    pub osds: u32,
+    /// CPU cores of the OSD nodes (nodes × sockets × cores per socket).
+    pub cores: u32,
+    /// Sum of the OSD nodes' CPU TDP, when the catalogue has it.
+    pub cpu_tdp_watts: Option<f64>,
+    pub raw_bytes: f64,
+    pub usable_bytes: f64,
+    /// I/Os in flight at the scenario's own load (images × jobs × iodepth).
+    pub in_flight: u32,
+    pub iodepth: u32,
+    pub iops: f64,
+    pub bandwidth_bytes_per_sec: f64,
+    pub latency_mean_secs: f64,
+    /// Simulated p99 of all I/Os with its confidence interval (None without simulation).
+    pub latency_p99_secs: Option<Estimate>,
+    /// `predict`'s 95 % interval.
+    pub interval: Option<Interval>,
+    /// The knee of the iodepth sweep under the latency target (by the MVA mean).
+    pub knee: KneeReport,
+    pub iops_per_node: f64,
+    pub iops_per_core: f64,
+    /// IOPS per watt of OSD-node CPU TDP (drives, NICs and memory not counted).
+    pub iops_per_cpu_watt: Option<f64>,
+    pub bottleneck: Bottleneck,
+    /// Per-server utilisation of each resource at the scenario's load.
+    pub utilization: BTreeMap<String, f64>,
+    /// The iodepth sweep, ascending, carried past the knee.
+    pub curve: Vec<SweepPoint>,
+    /// What `cephplan predict` prints as warnings for this scenario and model.
+    pub warnings: Vec<String>,
+    pub solver: String,
+    /// Catalogue sources of the hardware: (what, catalogue name, source).
+    pub sources: Vec<HardwareSource>,
+    /// Lines of the scenario file marked ASSUMED or INFERRED.
+    pub assumptions: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HardwareSource {
+    pub part: String,
+    pub name: String,
+    pub source: String,
+}
+
+/// The lines of a scenario file whose comment marks the value as assumed or inferred,
+/// as `key = value — ASSUMED: why`.
+pub fn marked_assumptions(text: &str) -> Vec<String> {
+    text.lines()
+        .filter_map(|l| {
+            let (value, comment) = l.split_once('#')?;
+            let comment = comment.trim();
+            let value = value.trim();
+            (!value.is_empty()
+                && (comment.starts_with("ASSUMED") || comment.starts_with("INFERRED")))
+            .then(|| format!("{value} — {comment}"))
+        })
+        .collect()
+}
+
+fn sources(s: &Scenario) -> Vec<HardwareSource> {
+    let mut v = vec![HardwareSource {
+        part: "OSD node CPU".into(),
+        name: s.node_cpu_name.clone(),
+        source: s.node_cpu.source.clone(),
+    }];
+    v.push(HardwareSource {
+        part: "data device".into(),
+        name: s.data.name.clone(),
+        source: s.data.drive.source.clone(),
+    });
+    if let Some(w) = &s.wal {
+        v.push(HardwareSource {
+            part: "WAL/DB device".into(),
+            name: w.name.clone(),
+            source: w.drive.source.clone(),
+        });
+    }
+    v.push(HardwareSource {
+        part: "client CPU".into(),
+        name: s.client_cpu_name.clone(),
+        source: s.client_cpu.source.clone(),
+    });
+    for h in &mut v {
+        if h.source.trim().is_empty() {
+            h.source = "given inline in the scenario file (no catalogue source)".into();
+        }
+    }
+    v
+}
+
+/// The iodepth curve: doubling from 1 (and the scenario's own iodepth) until a point's
+/// mean latency exceeds twice the target past the scenario's own iodepth, or
+/// [`MAX_SWEPT_IODEPTH`]; returns the points and the knee under the target.
+fn curve_past_knee(
+    s: &Scenario,
+    p: &ModelParams,
+    target_secs: f64,
+    progress: &dyn Progress,
+) -> Result<(Vec<SweepPoint>, KneeReport, Vec<String>), PredictError> {
+    let mut depths: Vec<u32> = std::iter::successors(Some(1u32), |d| d.checked_mul(2))
+        .take_while(|&d| d <= MAX_SWEPT_IODEPTH)
+        .collect();
+    depths.push(s.iodepth);
+    depths.sort_unstable();
+    depths.dedup();
+    let mut points = Vec::new();
+    let mut warnings = Vec::new();
+    let mut last = None;
+    for d in depths {
+        if progress.is_cancelled() {
+            break;
+        }
+        let r = sweep(
+            s,
+            p,
+            &SweepSpec {
+                axis: SweepAxis::Iodepth,
+                values: vec![u64::from(d)],
+                latency_target_secs: Some(target_secs),
+                tails: None,
+            },
+            &crate::progress::NoProgress,
+        )?;
+        warnings.extend(r.warnings.iter().cloned());
+        let past = r
+            .points
+            .first()
+            .is_some_and(|pt| pt.latency_mean_secs > 2.0 * target_secs && d >= s.iodepth);
+        points.extend(r.points.iter().cloned());
+        last = Some(r);
+        if past {
+            break;
+        }
+    }
+    let mut all = last.expect("at least iodepth 1 is swept");
+    all.points = points;
+    let knee = all.knee_at(target_secs, None);
+    warnings.sort();
+    warnings.dedup();
+    Ok((all.points, knee, warnings))
+}
+
+/// Predicts every variant with `params` (see the module docs). Progress counts variants;
+/// a cancelled comparison returns `PredictError`'s cancellation from the step it was in.
+pub fn compare(
+    variants: &[VariantInput],
+    params: &ModelParams,
+    opts: &CompareOptions,
+    progress: &dyn Progress,
+) -> Result<ComparisonReport, PredictError> {
+    progress.start(variants.len() as u64, "variants");
+    let mut out = Vec::with_capacity(variants.len());
+    for v in variants {
+        progress.message(&format!("predicting {}", v.name));
+        let s = &v.scenario;
+        let r = predict(s, params, &PredictOptions::default())?;
+        let p99 = match &opts.tails {
+            Some(t) => Some(
+                predict_tails(s, params, t, &CancelOnly(progress))?
+                    .all
+                    .latency_p99_secs,
+            ),
+            None => None,
+        };
+        let (curve, knee, _) = curve_past_knee(s, params, opts.latency_target_secs, progress)?;
+        let cores = s.nodes * s.sockets * s.node_cpu.cores;
+        let cpu_tdp_watts = s
+            .node_cpu
+            .tdp_watts
+            .map(|w| w * f64::from(s.nodes * s.sockets));
+        out.push(VariantReport {
+            name: v.name.clone(),
+            origin: v.origin.clone(),
+            nodes: s.nodes,
+            osds: s.total_osds(),
+            cores,
+            cpu_tdp_watts,
+            raw_bytes: s.capacity.raw_bytes,
+            usable_bytes: s.capacity.usable_bytes,
+            in_flight: r.in_flight,
+            iodepth: s.iodepth,
+            iops: r.iops,
+            bandwidth_bytes_per_sec: r.bandwidth_bytes_per_sec,
+            latency_mean_secs: r.latency_mean_secs,
+            latency_p99_secs: p99,
+            interval: r.interval.clone(),
+            knee,
+            iops_per_node: r.iops / f64::from(s.nodes.max(1)),
+            iops_per_core: r.iops / f64::from(cores.max(1)),
+            iops_per_cpu_watt: cpu_tdp_watts.filter(|w| *w > 0.0).map(|w| r.iops / w),
+            bottleneck: r.bottleneck.clone(),
+            utilization: r.utilization.clone(),
+            curve,
+            warnings: r.warnings.clone(),
+            solver: crate::predict::format::solver_label(r.solver.method, r.warnings.len()),
+            sources: sources(s),
+            assumptions: marked_assumptions(&v.text),
+        });
+        progress.advance(1);
+    }
+    progress.finish();
+    Ok(ComparisonReport {
+        schema_version: COMPARE_SCHEMA_VERSION,
+        generator: format!(
+            "{} {}",
+            crate::io::GENERATED_MARKER,
+            env!("CARGO_PKG_VERSION")
+        ),
+        model: ModelInfo::of(params),
+        model_label: opts.model_label.clone(),
+        latency_target_secs: opts.latency_target_secs,
+        tails_seed: opts.tails.as_ref().map(|t| t.sim.seed),
+        tails_relative_precision: opts.tails.as_ref().map(|t| t.sim.relative_precision),
+        variants: out,
+    })
+}
+
+/// Forwards only cancellation (the simulation's own progress would reset the variant bar).
+struct CancelOnly<'a>(&'a dyn Progress);
+
+impl Progress for CancelOnly<'_> {
+    fn is_cancelled(&self) -> bool {
+        self.0.is_cancelled()
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,163 @@
+//! Oracles: the report's figures are the predict library's for the same scenario and model
+//! (`cephplan predict` makes the same call); base64 against RFC 4648's test vectors.
+
+use super::render::{base64, csv, html, markdown};
+use super::*;
+use crate::model::ModelParams;
+use crate::progress::NoProgress;
+use crate::spec::{parse_scenario, Catalogue};
+
+/// True when cephplan would replace a file with these contents (its marker is near the top).
+fn marked(bytes: &[u8]) -> bool {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("f");
+    std::fs::write(&p, bytes).unwrap();
+    crate::io::is_ours_or_absent(&p)
+}
+
+fn fixture(name: &str) -> (String, String) {
+    let path = format!("{}/tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"));
+    (std::fs::read_to_string(&path).unwrap(), path)
+}
+
+fn input(name: &str, text: &str, origin: &str) -> VariantInput {
+    VariantInput {
+        name: name.into(),
+        origin: origin.into(),
+        text: text.into(),
+        scenario: parse_scenario(text, origin, &Catalogue::builtin()).unwrap(),
+    }
+}
+
+fn two_variants() -> Vec<VariantInput> {
+    let (small, path) = fixture("small-3x2.toml");
+    let deeper = small.replace("iodepth = 2", "iodepth = 8");
+    vec![
+        input("iodepth 2", &small, &path),
+        input("iodepth 8", &deeper, "deeper.toml"),
+    ]
+}
+
+fn opts(tails: bool) -> CompareOptions {
+    CompareOptions {
+        latency_target_secs: 0.002,
+        tails: tails.then(|| TailOptions {
+            sim: crate::sim::SimOptions {
+                seed: 3,
+                relative_precision: 0.05,
+                ..Default::default()
+            },
+            service: Default::default(),
+        }),
+        model_label: "shipped default model".into(),
+    }
+}
+
+#[test]
+fn the_report_holds_the_predict_librarys_figures_for_each_variant() {
+    let params = ModelParams::shipped_default();
+    let vs = two_variants();
+    let r = compare(&vs, &params, &opts(true), &NoProgress).unwrap();
+    assert_eq!(r.variants.len(), 2);
+    for (v, input) in r.variants.iter().zip(&vs) {
+        let p = predict(&input.scenario, &params, &PredictOptions::default()).unwrap();
+        assert_eq!(v.iops, p.iops);
+        assert_eq!(v.bandwidth_bytes_per_sec, p.bandwidth_bytes_per_sec);
+        assert_eq!(v.latency_mean_secs, p.latency_mean_secs);
+        assert_eq!(v.interval, p.interval);
+        assert_eq!(v.warnings, p.warnings);
+        assert_eq!(v.raw_bytes, p.capacity.raw_bytes);
+        assert_eq!(v.usable_bytes, p.capacity.usable_bytes);
+        let t = predict_tails(
+            &input.scenario,
+            &params,
+            opts(true).tails.as_ref().unwrap(),
+            &NoProgress,
+        )
+        .unwrap();
+        assert_eq!(v.latency_p99_secs.as_ref(), Some(&t.all.latency_p99_secs));
+        // The fixture: 3 nodes × 4 cores, 2 OSDs per node.
+        assert_eq!((v.nodes, v.cores, v.osds), (3, 12, 6));
+        assert_eq!(v.iops_per_node, p.iops / 3.0);
+        assert_eq!(v.iops_per_core, p.iops / 12.0);
+        // Inline CPUs carry no TDP: no per-watt figure rather than a made-up one.
+        assert_eq!(v.iops_per_cpu_watt, None);
+        // The curve goes past the knee: its last point misses the target.
+        let last = v.curve.last().unwrap();
+        assert!(last.latency_mean_secs > r.latency_target_secs, "{last:?}");
+        // The knee is the sweep's (`cephplan sweep --vary iodepth=… --latency-target 2ms`).
+        let values: Vec<u64> = v.curve.iter().map(|p| p.value).collect();
+        let s = sweep(
+            &input.scenario,
+            &params,
+            &SweepSpec {
+                axis: SweepAxis::Iodepth,
+                values,
+                latency_target_secs: Some(0.002),
+                tails: None,
+            },
+            &NoProgress,
+        )
+        .unwrap();
+        assert_eq!(s.points, v.curve);
+        assert_eq!(s.knee.as_ref(), Some(&v.knee));
+    }
+}
+
+#[test]
+fn renders_markdown_with_plots_html_self_contained_and_csv() {
+    let params = ModelParams::shipped_default();
+    let r = compare(&two_variants(), &params, &opts(false), &NoProgress).unwrap();
+    let md = markdown(&r, "out").unwrap();
+    assert!(marked(md.text.as_bytes()));
+    assert!(md.text.contains("| IOPS | "));
+    assert!(md
+        .text
+        .contains("![mean latency against IOPS](out-latency.png)"));
+    assert_eq!(md.attachments.len(), 2);
+    for (name, png) in &md.attachments {
+        assert!(png.starts_with(b"\x89PNG\r\n\x1a\n"), "{name}");
+        assert!(marked(png), "{name} has no marker");
+    }
+    let page = html(&r).unwrap();
+    assert!(page.attachments.is_empty());
+    assert!(marked(page.text.as_bytes()));
+    assert_eq!(page.text.matches("data:image/png;base64,").count(), 2);
+    assert!(page.text.contains(&crate::predict::format::eng(
+        r.variants[0].iops,
+        crate::predict::format::Quantity::Iops
+    )));
+    let c = csv(&r).unwrap();
+    assert_eq!(c.lines().count(), 3);
+    assert!(c.lines().nth(1).unwrap().starts_with("iodepth 2,"));
+    // Assumptions are read from the file's comments; the fixture marks none.
+    assert!(r.variants[0].assumptions.is_empty());
+}
+
+#[test]
+fn marked_assumptions_are_read_from_comments() {
+    let text = "iodepth = 16   # INFERRED by Little's law\nbs = \"4k\" # ASSUMED: usual\nnodes = 3 # STATED\n# ASSUMED alone\n";
+    assert_eq!(
+        marked_assumptions(text),
+        vec![
+            "iodepth = 16 — INFERRED by Little's law".to_owned(),
+            "bs = \"4k\" — ASSUMED: usual".to_owned()
+        ]
+    );
+}
+
+/// RFC 4648 section 10.
+#[test]
+fn base64_matches_the_rfc_vectors() {
+    for (i, o) in [
+        ("", ""),
+        ("f", "Zg=="),
+        ("fo", "Zm8="),
+        ("foo", "Zm9v"),
+        ("foob", "Zm9vYg=="),
+        ("fooba", "Zm9vYmE="),
+        ("foobar", "Zm9vYmFy"),
+    ] {
+        assert_eq!(base64(i.as_bytes()), o);
+    }
+}
