@@ -434,18 +434,7 @@ mod tests {
             assert!(d.param.contains_key(name), "default.toml lacks {name}");
         }
         assert!(d.generator.contains(crate::io::GENERATED_MARKER));
-        for n in [
-            names::OSD_CPU_READ,
-            names::OSD_CPU_WRITE,
-            names::CPU_PER_BYTE,
-            names::CLIENT_CPU,
-            names::SMT_GAIN,
-            names::WRITE_AMP,
-            names::WAL_SHARE,
-            names::NET_EFF,
-            names::FIXED_READ,
-            names::FIXED_WRITE,
-        ] {
+        for n in REQUIRED {
             assert!(d.get(n).is_some(), "default model lacks {n}");
         }
     }
