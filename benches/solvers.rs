@@ -17,6 +17,7 @@ fn five_stations(n: u32) -> Network {
         multiplicity,
         demands: vec![Demand::new(d)],
         batching: None,
+        fractional_servers: None,
     };
     Network::new(
         vec![

@@ -10,7 +10,8 @@
 //!   load never fewer IOPS.
 //!
 //! `CEPHPLAN_SANITY_SCENARIOS` sets the scenario count (default 10,000); the seed is fixed,
-//! so a failure names a scenario that reproduces.
+//! so a failure names a scenario that reproduces; `CEPHPLAN_SANITY_VERBOSE=1` prints every
+//! violation, not only the first 20.
 //!
 //! **Known violations (a ratchet, not the goal).** Some generated scenarios still break a
 //! property by more than the slack: the multi-server queue's rounding of effective cores
@@ -285,6 +286,11 @@ fn predictions_are_physically_sane_over_generated_scenarios() {
         violating += usize::from(failures.len() > before);
     }
     let allowed = (KNOWN_VIOLATIONS_PER_10K * n).div_ceil(10_000);
+    if std::env::var_os("CEPHPLAN_SANITY_VERBOSE").is_some() {
+        for f in &failures {
+            eprintln!("{f}");
+        }
+    }
     eprintln!(
         "{violating} of {n} generated scenarios break a physical property (allowed: {allowed})"
     );

@@ -49,6 +49,7 @@ fn station(name: &str, kind: StationKind, servers: u32, mult: u32, d: f64) -> St
         multiplicity: mult,
         demands: vec![Demand::new(d)],
         batching: None,
+        fractional_servers: None,
     }
 }
 
@@ -509,6 +510,7 @@ fn two_class_network_matches_exact_multi_class_mva() {
         multiplicity: mult,
         demands: vec![Demand::new(a), Demand::new(b)],
         batching: None,
+        fractional_servers: None,
     };
     let net = Network::new(
         vec![

@@ -340,7 +340,7 @@ fn write_batch_below_calibrated(cn: &CephNetwork, x: f64, util: &[f64]) -> Optio
     if x <= 0.0 || d <= 0.0 {
         return None;
     }
-    let f = util[i] * f64::from(st.servers) * f64::from(st.multiplicity) / (x * d);
+    let f = util[i] * st.server_count() * f64::from(st.multiplicity) / (x * d);
     let b = if f >= 1.0 {
         1.0
     } else {

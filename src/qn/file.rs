@@ -292,6 +292,7 @@ pub fn parse_network(text: &str, origin: &str) -> Result<Network, NetworkFileErr
             multiplicity,
             demands,
             batching,
+            fractional_servers: None,
         });
     }
     Network::new(stations, classes).map_err(|source| NetworkFileError::Network {

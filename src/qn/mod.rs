@@ -7,6 +7,15 @@
 //! Vocabulary (as in PDQ and JMT's JMVA):
 //! - a **station** is a queue (FCFS/PS with `servers` identical servers) or a delay
 //!   (infinite server, no queueing);
+//! - a queue may have a **fractional server count** `c` (`Station::fractional_servers`,
+//!   e.g. 11.4 effective cores): with `j` jobs present it works at `min(j, c)` times one
+//!   server's speed, so a lone job takes its demand `D` and the capacity is `c/D`, both
+//!   continuous in `c`. Rounding `c` to whole servers instead either moves the capacity
+//!   or (scaling `D` to keep it) makes a lone job slower when `c` grows past `x.5`: more
+//!   cores, fewer IOPS at light load. The solvers take such a station by Seidmann's
+//!   decomposition with real `c` (a queue of demand `D/c` and a delay of `D(c−1)/c`),
+//!   the convolution oracle exactly (`min(j, c)`), and the simulator as `⌈c⌉` servers
+//!   running at `c/⌈c⌉` speed;
 //! - **multiplicity** `m` means `m` identical copies of the station sharing the load
 //!   evenly: a class's demand is split `D/m` per copy. 630 OSDs are one station with
 //!   multiplicity 630, solved once, not 630 stations;
@@ -167,6 +176,14 @@ pub struct Station {
     pub kind: StationKind,
     /// Servers per copy (1 for a plain queue; ignored for delays).
     pub servers: u32,
+    /// A real server count `c` with `servers − 1 < c ≤ servers`, `c > 1` (queues only):
+    /// the copy serves `min(j, c)` jobs' worth of work with `j` jobs present, so its
+    /// capacity is `c / D` while a lone job still takes `D` (effective cores, which are
+    /// rarely a whole number; see the module doc). Every solver takes such a station the
+    /// same way whether or not `c` happens to be whole, so the solution is continuous in
+    /// `c`. `None`: `servers` whole servers, solved exactly where the solver can.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fractional_servers: Option<f64>,
     /// Identical copies sharing the load evenly.
     pub multiplicity: u32,
     /// One entry per class, in the network's class order.
@@ -177,6 +194,13 @@ pub struct Station {
 }
 
 impl Station {
+    /// Servers per copy as a real number: [`Station::fractional_servers`] when set,
+    /// otherwise `servers`.
+    pub fn server_count(&self) -> f64 {
+        self.fractional_servers
+            .unwrap_or_else(|| f64::from(self.servers))
+    }
+
     /// Largest throughput of class-`r` work alone, jobs per second: servers × copies /
     /// (demand × smallest demand factor); infinite for a delay or zero demand.
     pub fn capacity_per_sec(&self, r: usize) -> f64 {
@@ -184,7 +208,7 @@ impl Station {
         if self.kind == StationKind::Delay || d <= 0.0 {
             f64::INFINITY
         } else {
-            f64::from(self.servers) * f64::from(self.multiplicity) / d
+            self.server_count() * f64::from(self.multiplicity) / d
         }
     }
 }
@@ -233,6 +257,12 @@ pub enum NetworkError {
     TooLarge { what: String, value: u64, max: u64 },
     #[error("station \"{0}\": servers must be ≥ 1 for a queue")]
     ZeroServers(String),
+    #[error("station \"{station}\": fractional_servers = {value} is invalid; it must be above servers − 1 and 1, at most servers (here {servers}), and only on a queue")]
+    BadFractionalServers {
+        station: String,
+        value: f64,
+        servers: u32,
+    },
     #[error("station \"{0}\": multiplicity must be ≥ 1")]
     ZeroMultiplicity(String),
     #[error("class \"{class}\": think time {value} is invalid; it must be finite, ≥ 0 and at most 1e9 seconds")]
@@ -315,6 +345,18 @@ impl Network {
             }
             if s.multiplicity == 0 {
                 return Err(NetworkError::ZeroMultiplicity(s.name.clone()));
+            }
+            if let Some(c) = s.fractional_servers {
+                let lo = f64::from(s.servers.max(1) - 1).max(1.0);
+                if s.kind != StationKind::Queue
+                    || !(c.is_finite() && c > lo && c <= f64::from(s.servers))
+                {
+                    return Err(NetworkError::BadFractionalServers {
+                        station: s.name.clone(),
+                        value: c,
+                        servers: s.servers,
+                    });
+                }
             }
             if let Some(b) = &s.batching {
                 b.validate(&s.name, s.kind)?;

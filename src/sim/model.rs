@@ -397,7 +397,13 @@ impl SimModel {
                 route: route.0,
             });
         }
-        let m = SimModel { stations, classes };
+        let mut m = SimModel { stations, classes };
+        // A fractional server count c runs as ⌈c⌉ servers at c/⌈c⌉ speed (see `crate::qn`).
+        for (si, s) in net.stations.iter().enumerate() {
+            if let Some(c) = s.fractional_servers {
+                m.scale_service(StationId(si), f64::from(s.servers) / c);
+            }
+        }
         m.validate()?;
         Ok(m)
     }
@@ -583,6 +589,7 @@ mod tests {
                     multiplicity: 4,
                     demands: vec![Demand::forked(0.004, path_secs)],
                     batching: None,
+                    fractional_servers: None,
                 },
                 Station {
                     name: "idle".into(),
@@ -591,6 +598,7 @@ mod tests {
                     multiplicity: 1,
                     demands: vec![Demand::new(0.0)],
                     batching: None,
+                    fractional_servers: None,
                 },
             ],
             vec![Class {

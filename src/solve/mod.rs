@@ -243,7 +243,7 @@ impl Flat {
                 StationKind::Delay => stations.push(part(true, 1.0)),
                 StationKind::Queue if s.servers == 1 => stations.push(part(false, 1.0)),
                 StationKind::Queue => {
-                    let c = f64::from(s.servers);
+                    let c = s.server_count();
                     stations.push(part(false, 1.0 / c));
                     stations.push(part(true, (c - 1.0) / c));
                     seidmann.push(s.name.clone());
@@ -338,7 +338,7 @@ impl Flat {
         }
         for ((out, s), f) in stations.iter_mut().zip(&net.stations).zip(&factor) {
             if s.kind == StationKind::Queue {
-                let cap = f64::from(s.multiplicity) * f64::from(s.servers);
+                let cap = f64::from(s.multiplicity) * s.server_count();
                 for (((pc, d), xr), fr) in out.per_class.iter_mut().zip(&s.demands).zip(x).zip(f) {
                     pc.utilization = xr * d.secs * fr / cap;
                     out.utilization += pc.utilization;
@@ -471,7 +471,11 @@ impl SolveReport {
         SolveReport {
             method: sol.method,
             // Batching is solved by the mean-value rule, never exactly.
-            exact: sol.method.is_exact() && net.stations.iter().all(|s| s.batching.is_none()),
+            exact: sol.method.is_exact()
+                && net
+                    .stations
+                    .iter()
+                    .all(|s| s.batching.is_none() && s.fractional_servers.is_none()),
             convergence: sol.convergence.clone(),
             notes: sol.notes.clone(),
             classes,

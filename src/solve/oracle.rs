@@ -26,16 +26,16 @@ fn ln_add(a: f64, b: f64) -> f64 {
     hi + (lo - hi).exp().ln_1p()
 }
 
-/// ln f(j), j = 0..=n, for one copy with per-copy demand `d` and `c` servers
-/// (`c = None`: delay).
-fn ln_factor(d: f64, c: Option<u32>, n: usize) -> Vec<f64> {
+/// ln f(j), j = 0..=n, for one copy with per-copy demand `d` and `c` servers, possibly a
+/// fractional count (speed `min(j, c)`; `c = None`: delay).
+fn ln_factor(d: f64, c: Option<f64>, n: usize) -> Vec<f64> {
     ln_factor_batched(d, c, None, n)
 }
 
 /// [`ln_factor`] with the load-dependent speed of a batching station.
 fn ln_factor_batched(
     d: f64,
-    c: Option<u32>,
+    c: Option<f64>,
     batching: Option<&crate::qn::Batching>,
     n: usize,
 ) -> Vec<f64> {
@@ -46,10 +46,10 @@ fn ln_factor_batched(
         } else {
             let alpha = match c {
                 None => j as f64,
-                Some(c) => (j as f64).min(f64::from(c)),
+                Some(c) => (j as f64).min(c),
             };
             // The batch is the queue: the jobs beyond the other busy servers.
-            let queue = c.map_or(j, |c| (j + 1).saturating_sub(c as usize).max(1));
+            let queue = c.map_or(j, |c| (j + 1).saturating_sub(c.ceil() as usize).max(1));
             let speed = batching.map_or(1.0, |b| 1.0 / b.demand_factor(queue as f64));
             f[j - 1] + d.ln() - (alpha * speed).ln()
         };
@@ -91,7 +91,7 @@ pub(crate) fn convolution(net: &Network) -> OracleSolution {
         .iter()
         .map(|s| {
             let d = s.demands[0].secs / f64::from(s.multiplicity);
-            let c = (s.kind == StationKind::Queue).then_some(s.servers);
+            let c = (s.kind == StationKind::Queue).then(|| s.server_count());
             ln_factor_batched(d, c, s.batching.as_ref(), n)
         })
         .collect();
@@ -171,7 +171,7 @@ pub(crate) fn machine_repairman(n: u32, z: f64, c: u32, d: f64) -> (f64, f64) {
 /// Throughput only, by the same log-space convolution but in O(N·c) per copy: for a copy
 /// with `c` servers `f(j) = f(j−1)·d/c` for `j > c`, so the tail of the convolution sum
 /// `T(n) = Σ_{j≥c} f(j)·g(n−j)` obeys `T(n) = f(c)·g(n−c) + (d/c)·T(n−1)` (all terms
-/// positive). Fast enough (minutes) for the 630-OSD network once, offline.
+/// positive; for a fractional `c` the index is `⌈c⌉` and the ratio `d/c`). Fast enough (minutes) for the 630-OSD network once, offline.
 pub(crate) fn convolution_throughput(net: &Network) -> f64 {
     assert_eq!(net.classes.len(), 1);
     assert!(
@@ -186,13 +186,13 @@ pub(crate) fn convolution_throughput(net: &Network) -> f64 {
         if d == 0.0 {
             continue;
         }
-        let c = match s.kind {
-            StationKind::Queue => s.servers as usize,
+        let (c, c_real) = match s.kind {
+            StationKind::Queue => (s.servers as usize, s.server_count()),
             // A delay is a station with as many servers as jobs.
-            StationKind::Delay => n + 1,
+            StationKind::Delay => (n + 1, (n + 1) as f64),
         };
-        let f = ln_factor(d, (c <= n).then_some(c as u32), n);
-        let ln_ratio = (d / c as f64).ln();
+        let f = ln_factor(d, (c <= n).then_some(c_real), n);
+        let ln_ratio = (d / c_real).ln();
         for _ in 0..s.multiplicity {
             let mut h = vec![f64::NEG_INFINITY; n + 1];
             let mut tail = f64::NEG_INFINITY;

@@ -381,10 +381,14 @@ fn is_multi(s: &crate::qn::Station) -> bool {
 }
 
 /// A multi-server station solved by Seidmann's decomposition, not by the multi-server
-/// recursion (see the module doc): its class forks at it (path demand below demand), or
-/// it batches (a load-dependent speed the recursion does not have).
+/// recursion (see the module doc): its class forks at it (path demand below demand), it
+/// batches (a load-dependent speed the recursion does not have), or its server count is
+/// fractional (the recursion's marginals are indexed by whole servers).
 fn is_seidmann_multi(s: &crate::qn::Station) -> bool {
-    is_multi(s) && (s.demands[0].path_secs < s.demands[0].secs || s.batching.is_some())
+    is_multi(s)
+        && (s.demands[0].path_secs < s.demands[0].secs
+            || s.batching.is_some()
+            || s.fractional_servers.is_some())
 }
 
 /// Optimistic throughput bound min(N/(Z+D_path), min_k capacity_k) (batching at its
@@ -407,6 +411,8 @@ struct Planned {
     approximated: Vec<String>,
     /// Forked multi-server stations solved by Seidmann's decomposition.
     seidmann: Vec<String>,
+    /// Stations with a fractional server count (Seidmann's decomposition with real `c`).
+    fractional: Vec<String>,
     /// Batching stations (solved with the mean-value rule of `qn`).
     batched: Vec<String>,
 }
@@ -454,6 +460,7 @@ fn plan(net: &Network, risky: &[bool], n_pop: usize, budget: f64) -> Planned {
     let mut groups = Vec::new();
     let mut approximated = Vec::new();
     let mut seidmann = Vec::new();
+    let mut fractional = Vec::new();
     let mut batched: Vec<String> = Vec::new();
     for (i, s) in net.stations.iter().enumerate() {
         let m = f64::from(s.multiplicity);
@@ -473,11 +480,14 @@ fn plan(net: &Network, risky: &[bool], n_pop: usize, budget: f64) -> Planned {
             StationKind::Delay => sts.push(st(Kind::Delay, d, dp)),
             StationKind::Queue if s.servers == 1 => sts.push(st(Kind::Single, d, dp)),
             StationKind::Queue if is_seidmann_multi(s) => {
-                let cf = c as f64;
+                let cf = s.server_count();
                 sts.push(st(Kind::Single, d / cf, dp / cf));
                 sts.push(st(Kind::Delay, d * (cf - 1.0) / cf, dp * (cf - 1.0) / cf));
                 if dp < d {
                     seidmann.push(s.name.clone());
+                }
+                if s.fractional_servers.is_some() {
+                    fractional.push(s.name.clone());
                 }
             }
             StationKind::Queue if !risky[i] => {
@@ -513,6 +523,7 @@ fn plan(net: &Network, risky: &[bool], n_pop: usize, budget: f64) -> Planned {
         groups,
         approximated,
         seidmann,
+        fractional,
         batched,
     }
 }
@@ -1102,7 +1113,7 @@ fn assemble(net: &Network, planned: &Planned, run: &Snap, refined: Option<(u32, 
     }
     for ((out, s), f) in stations.iter_mut().zip(&net.stations).zip(&factor) {
         if s.kind == StationKind::Queue {
-            let u = x * s.demands[0].secs * f / (f64::from(s.multiplicity) * f64::from(s.servers));
+            let u = x * s.demands[0].secs * f / (f64::from(s.multiplicity) * s.server_count());
             out.utilization = u;
             out.per_class[0].utilization = u;
         }
@@ -1134,6 +1145,14 @@ fn assemble(net: &Network, planned: &Planned, run: &Snap, refined: Option<(u32, 
              decomposition (single server D/c + delay D(c-1)/c), as the approximate \
              solvers do",
             planned.seidmann.join(", ")
+        ));
+    }
+    if !planned.fractional.is_empty() {
+        notes.push(format!(
+            "stations {} have a fractional server count (effective cores); they use \
+             Seidmann's decomposition with real c (single server D/c + delay D(c-1)/c), \
+             as the approximate solvers do",
+            planned.fractional.join(", ")
         ));
     }
     if !planned.batched.is_empty() {

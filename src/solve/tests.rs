@@ -14,6 +14,7 @@ pub(crate) fn station(name: &str, kind: StationKind, servers: u32, m: u32, d: &[
         multiplicity: m,
         demands: d.iter().map(|&s| Demand::new(s)).collect(),
         batching: None,
+        fractional_servers: None,
     }
 }
 
@@ -441,6 +442,7 @@ fn three_class_net(scale: u32) -> Network {
         multiplicity: m,
         demands: d.iter().map(|&s| Demand::new(s)).collect(),
         batching: None,
+        fractional_servers: None,
     };
     Network::new(
         vec![
@@ -973,4 +975,77 @@ fn a_demand_beyond_1e9_seconds_is_refused() {
     )
     .unwrap_err();
     assert!(e.to_string().contains("at most 1e9 seconds"), "{e}");
+}
+
+/// A queue with a fractional server count.
+fn fractional(name: &str, c: f64, m: u32, d: f64) -> Station {
+    Station {
+        fractional_servers: Some(c),
+        ..station(name, StationKind::Queue, c.ceil() as u32, m, &[d])
+    }
+}
+
+#[test]
+fn fractional_servers_oracle_matches_the_birth_death_chain() {
+    // Hand calculation: 2 jobs, think time 1 s, one queue of demand 1 s with c = 1.5
+    // servers (speed min(j, 1.5)). Birth-death chain over the jobs j at the queue:
+    // p1/p0 = (2/Z)·D/1 = 2, p2/p1 = (1/Z)·D/1.5 = 2/3, so p = (3, 6, 4)/13 and
+    // X = Σ p(j)·min(j, c)/D = 6/13 + 1.5·4/13 = 12/13 jobs per second.
+    let net = Network::new(vec![fractional("cpu", 1.5, 1, 1.0)], vec![class("io", 2, 1.0)])
+        .unwrap();
+    let sol = convolution(&net);
+    assert!(rel(sol.throughput_per_sec, 12.0 / 13.0) < 1e-12);
+    assert!(rel(sol.queue_length_per_copy[0], (6.0 + 8.0) / 13.0) < 1e-12);
+    let fast = super::oracle::convolution_throughput(&net);
+    assert!(rel(fast, 12.0 / 13.0) < 1e-12, "{fast}");
+}
+
+#[test]
+fn fractional_servers_are_continuous_and_monotone_in_the_count() {
+    // Seidmann's decomposition with real c: more servers never less throughput, a lone job
+    // always takes its demand, and whole c within 1e-6 of c ± ε gives the same answer.
+    let mut last = 0.0;
+    for step in 0..=60 {
+        let c = 1.05 + 0.05 * f64::from(step);
+        let net = |n| {
+            Network::new(
+                vec![
+                    fractional("cpu", c, 3, 0.006),
+                    station("nic", StationKind::Queue, 1, 3, &[0.0005]),
+                ],
+                vec![class("io", n, 0.0002)],
+            )
+            .unwrap()
+        };
+        let sol = solve(&net(24), &SolveOptions::default()).unwrap();
+        check_invariants(&net(24), &sol, 1e-9);
+        let x = sol.classes[0].throughput_per_sec;
+        assert!(x >= last * (1.0 - 1e-12), "c = {c}: X {x} after {last}");
+        assert!(x <= 3.0 * c / 0.006 * (1.0 + 1e-9));
+        last = x;
+        let lone = solve(&net(1), &SolveOptions::default()).unwrap().classes[0].response_time_secs;
+        assert!(rel(lone, 0.0065) < 1e-9, "c = {c}: lone job {lone}");
+    }
+    let at = |c: f64| {
+        let net = Network::new(vec![fractional("cpu", c, 1, 0.01)], vec![class("io", 8, 0.0)])
+            .unwrap();
+        solve(&net, &SolveOptions::default()).unwrap().classes[0].throughput_per_sec
+    };
+    assert!(rel(at(3.0), at(3.0 - 1e-7)) < 1e-5);
+    assert!(rel(at(3.0), at(3.0 + 1e-7)) < 1e-5);
+}
+
+#[test]
+fn fractional_servers_outside_the_whole_count_are_refused() {
+    for (servers, c) in [(3, 2.0), (3, 3.5), (1, 0.5), (2, f64::NAN)] {
+        let s = Station {
+            fractional_servers: Some(c),
+            ..station("cpu", StationKind::Queue, servers, 1, &[0.01])
+        };
+        let err = Network::new(vec![s], vec![class("io", 2, 0.0)]).unwrap_err();
+        assert!(
+            err.to_string().contains("fractional_servers"),
+            "{servers}, {c}: {err}"
+        );
+    }
 }

@@ -112,6 +112,7 @@ impl NetworkInputs {
                 multiplicity: r.multiplicity,
                 demands: vec![Demand::new(r.demand_ms / 1e3)],
                 batching: None,
+                fractional_servers: None,
             })
             .collect();
         let class = Class {

@@ -163,7 +163,7 @@ fn mean_field_factor(net: &CephNetwork, population: u32) -> (usize, f64) {
     let x = sol.classes[0].throughput_per_sec;
     let d = st.demands[0].secs;
     let f = if x > 0.0 && d > 0.0 {
-        sol.stations[i].utilization * f64::from(st.servers) * f64::from(st.multiplicity) / (x * d)
+        sol.stations[i].utilization * st.server_count() * f64::from(st.multiplicity) / (x * d)
     } else {
         1.0
     };
@@ -347,6 +347,12 @@ pub fn build_sim(
         Route::new().choose(branches),
     );
     let mut model = b.build()?;
+    // A fractional server count c runs as ⌈c⌉ servers at c/⌈c⌉ speed (see `crate::qn`).
+    for (i, st) in plan.stations.iter().enumerate() {
+        if let Some(c) = st.fractional_servers {
+            model.scale_service(StationId(i), f64::from(st.servers) / c);
+        }
+    }
     let mean_field = opts.batching == SimBatching::MeanField
         && plan.stations[plan.ids.osd_cpu].batching.is_some();
     let (unscaled, osd_cpu_factor) = if mean_field {

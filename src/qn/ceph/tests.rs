@@ -257,7 +257,8 @@ fn colocated_fio_on_the_osd_cores_is_not_limited_by_the_per_osd_curve() {
 fn an_osd_uses_cores_with_diminishing_returns() {
     // C = 3 (the prior, from ceph.io's "Ceph OSD CPU scaling"). The tiny node: 4 cores,
     // 2 OSDs, so n = 2 cores per OSD, each using 3·(1 − e^(−2/3)) = 1.45975 cores: 2.91950
-    // effective per node, 3 servers, per-op demand scaled by 3 / 2.91950.
+    // effective per node: a fractional 2.91950 servers (3 whole ones for the simulator),
+    // and a lone op still takes its unscaled demand.
     let mut p = params();
     p.param.insert(
         names::OSD_CORE_SCALE.into(),
@@ -268,10 +269,20 @@ fn an_osd_uses_cores_with_diminishing_returns() {
     let net = build(&tiny(|t| t.replace("\"randwrite\"", "\"randread\"")), &p).unwrap();
     let i = net.network.station_index("osd_cpu").unwrap();
     assert_eq!(net.network.stations[i].servers, 3);
-    // One read op: 100 µs on a 2 GHz core, times 3 / 2.91950.
+    assert_relative_eq!(
+        net.network.stations[i].fractional_servers.unwrap(),
+        eff,
+        max_relative = 1e-12
+    );
+    // One read op: 100 µs on a 2 GHz core; the capacity is 2.91950 / 100 µs per copy.
     assert_relative_eq!(
         at(&net, &net.read, "osd_cpu").secs,
-        100e-6 * 3.0 / eff,
+        100e-6,
+        max_relative = 1e-9
+    );
+    assert_relative_eq!(
+        net.network.stations[i].capacity_per_sec(0),
+        eff / 100e-6 * f64::from(net.network.stations[i].multiplicity),
         max_relative = 1e-9
     );
     // The ceph.io post's own ratio: 16 against 2 cores per OSD gives 2.05× the cores.
