@@ -399,11 +399,12 @@ mod tests {
 
     /// Every power figure `design` adds up is traceable: a drive or NIC `power_watts`
     /// appears in its entry's `source` as "power_watts = <value>" next to the cited
-    /// document's address, and a CPU `tdp_watts` appears there as "<value> W".
+    /// document, and a CPU `tdp_watts` appears there as "<value> W".
     #[test]
     fn every_power_figure_names_its_source() {
         let c = Catalogue::builtin();
-        let cited = |source: &str| source.contains("http://") || source.contains("https://");
+        // A cited document: a web address, or a named repository's file ("…, file <path>").
+        let cited = |source: &str| source.contains("://") || source.contains(", file ");
         let mut figures = 0;
         for (n, e) in &c.drive {
             if let Some(w) = e.power_watts {
