@@ -124,7 +124,10 @@ fn every_returned_design_meets_every_target_when_predict_reruns_its_scenario() {
                 let bw = pred["bandwidth_bytes_per_sec"].as_f64().unwrap();
                 let mean = pred["latency_mean_secs"].as_f64().unwrap();
                 let t = &w.target;
-                assert!(t.iops_min.is_none_or(|m| iops >= m), "{id} {state}: {iops} IOPS");
+                assert!(
+                    t.iops_min.is_none_or(|m| iops >= m),
+                    "{id} {state}: {iops} IOPS"
+                );
                 assert!(
                     t.bandwidth_bytes_per_sec_min.is_none_or(|m| bw >= m),
                     "{id} {state}: {bw} B/s"
