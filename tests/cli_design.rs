@@ -71,6 +71,78 @@ fn design_writes_scenarios_that_predict_reproduces() {
         .success();
 }
 
+/// The acceptance test: every returned design, re-predicted by `cephplan predict`
+/// on the scenario file it wrote, meets every target of the requirements file — with all
+/// nodes up and with the `[degraded]` table (nodes down during recovery). The targets are
+/// read from the requirements file itself, not repeated here.
+#[test]
+fn every_returned_design_meets_every_target_when_predict_reruns_its_scenario() {
+    use cephplan::design::load_requirements;
+    use cephplan::spec::Catalogue;
+    let req = load_requirements(OLTP.as_ref(), &Catalogue::builtin()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let out = cephplan()
+        .args([
+            "design",
+            "--requirements",
+            OLTP,
+            "--prices",
+            PRICES,
+            "--format",
+            "json",
+        ])
+        .arg("--write-scenarios")
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let designs = r["designs"].as_array().unwrap();
+    assert!(!designs.is_empty());
+    let mut checked = 0;
+    for d in designs {
+        let id = d["id"].as_str().unwrap();
+        for w in &req.workloads {
+            let path = dir.path().join(format!("{id}-{}.toml", w.name));
+            let out = cephplan()
+                .args(["predict", "--format", "json", "--scenario"])
+                .arg(&path)
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "{id}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let p: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+            for (state, pred) in [("up", &p), ("down", &p["degraded"]["prediction"])] {
+                let iops = pred["iops"].as_f64().unwrap();
+                let bw = pred["bandwidth_bytes_per_sec"].as_f64().unwrap();
+                let mean = pred["latency_mean_secs"].as_f64().unwrap();
+                let t = &w.target;
+                assert!(
+                    t.iops_min.is_none_or(|m| iops >= m),
+                    "{id} {state}: {iops} IOPS"
+                );
+                assert!(
+                    t.bandwidth_bytes_per_sec_min.is_none_or(|m| bw >= m),
+                    "{id} {state}: {bw} B/s"
+                );
+                assert!(
+                    t.latency_mean_max_secs.is_none_or(|m| mean <= m),
+                    "{id} {state}: mean {mean} s"
+                );
+                checked += 1;
+            }
+        }
+    }
+    assert_eq!(checked, 2 * designs.len() * req.workloads.len());
+}
+
 #[test]
 fn design_refuses_to_overwrite_a_foreign_file() {
     let dir = tempfile::tempdir().unwrap();

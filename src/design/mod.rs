@@ -21,6 +21,12 @@
 //!    runs (so the numbers agree), and the simulated p99 ([`crate::predict::predict_tails`])
 //!    only when a p99 target is set and everything else holds.
 //!
+//! A candidate's load is fixed (each workload's `images × jobs × iodepth` in flight), so
+//! each of its scenarios is one solver pass: exact MVA reaches that population through
+//! every smaller one in the same pass (the load curve `solve::single::solve_curve`
+//! returns), and nothing is re-solved per population. Node counts are not points on a
+//! load curve (each is a different network) and are separate candidates.
+//!
 //! Each workload is evaluated on its own (the model has one class per scenario): the
 //! targets must hold when that workload runs alone. With resilience, each is also
 //! predicted by [`crate::predict::degraded_scenario`] (survivors, recovery share).

@@ -153,10 +153,24 @@ source = "test"
     // Without prices and without power figures: rack units, then nodes — the same design.
     let r = run(&hand_spec(), None);
     assert_eq!(r.designs[0].rack_units, 6);
-    assert!(r
+    // The note names exactly the parts without a power figure: both chassis (no
+    // base_power_watts in the file), the drive and the NIC (none in the catalogue) — not
+    // the CPU, whose TDP the catalogue carries.
+    let note = r
         .notes
         .iter()
-        .any(|n| n.contains("power objective refused")));
+        .find(|n| n.contains("power objective refused"))
+        .expect("the report says power is refused");
+    for part in [
+        "chassis.1u-4",
+        "chassis.2u-12",
+        "drive.generic-nvme-gen3",
+        "nic.25gbe",
+    ] {
+        assert!(note.contains(part), "{part} missing from: {note}");
+    }
+    assert!(!note.contains("cpu.intel-xeon-gold-6430"), "{note}");
+    assert!(!r.objectives.iter().any(|o| o == "power"));
 }
 
 #[test]

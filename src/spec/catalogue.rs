@@ -397,6 +397,46 @@ mod tests {
         }
     }
 
+    /// Every power figure `design` adds up is traceable: a drive or NIC `power_watts`
+    /// appears in its entry's `source` as "power_watts = <value>" next to the cited
+    /// document, and a CPU `tdp_watts` appears there as "<value> W".
+    #[test]
+    fn every_power_figure_names_its_source() {
+        let c = Catalogue::builtin();
+        // A cited document: a web address, or a named repository's file ("…, file <path>").
+        let cited = |source: &str| source.contains("://") || source.contains(", file ");
+        let mut figures = 0;
+        for (n, e) in &c.drive {
+            if let Some(w) = e.power_watts {
+                figures += 1;
+                assert!(
+                    e.source.contains(&format!("power_watts = {w}")) && cited(&e.source),
+                    "drive {n}: power_watts = {w} is not quoted with a document in its source"
+                );
+            }
+        }
+        for (n, e) in &c.nic {
+            if let Some(w) = e.power_watts {
+                figures += 1;
+                assert!(
+                    e.source.contains(&format!("power_watts = {w}")) && cited(&e.source),
+                    "nic {n}: power_watts = {w} is not quoted with a document in its source"
+                );
+            }
+        }
+        for (n, e) in &c.cpu {
+            if let Some(w) = e.tdp_watts {
+                figures += 1;
+                assert!(
+                    e.source.contains(&format!("{w} W")) && cited(&e.source),
+                    "cpu {n}: tdp_watts = {w} does not appear as \"{w} W\" in its source"
+                );
+            }
+        }
+        // The test checks something: the catalogue carries power figures.
+        assert!(figures > 0);
+    }
+
     #[test]
     fn closest_names_rank_substrings_and_small_edits_first() {
         let names: Vec<String> = [
