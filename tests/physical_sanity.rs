@@ -14,12 +14,15 @@
 //! violation, not only the first 20.
 //!
 //! **Known violations (a ratchet, not the goal).** Some generated scenarios still break a
-//! property by more than the slack: the multi-server queue's rounding of effective cores
-//! to whole servers (four more cores can lower IOPS by up to ~2 %), and one more drive per
-//! node (more OSDs: write batching splits the writes into more, smaller batches, up to
-//! ~15 % fewer IOPS; without batching 188 scenarios still break a property, by the
-//! rounding). Utilisation above 1 and fewer IOPS under more load (the fork heuristic's
-//! throughput passing a queue's capacity) are fixed: the solver caps it. Until those are
+//! property by more than the slack: one more drive per node (more OSDs on the same
+//! cores: write batching is per OSD, so the same writes form more, smaller batches; up to
+//! ~17 % fewer IOPS in a 2-core node). The direction is measured (officinalis 2023, "1 or 2
+//! OSDs per NVMe", 4k randwrite at 2 CPU threads per NVMe: 88,820 IOPS with 1 OSD per
+//! drive, 82,130 with 2, −7.5 %), the size is not: the model's drop is up to twice that.
+//! The rounding of effective cores to whole servers (four more cores lowering IOPS by up
+//! to 4 %, 112 scenarios and 72 of the drive ones) is fixed by fractional server counts;
+//! utilisation above 1 and fewer IOPS under more load (the fork heuristic's throughput
+//! passing a queue's capacity) are fixed by the solver's cap. Until the batching is
 //! reworked (issue 14 stays open), the test fails when the count of violating scenarios
 //! grows beyond the count recorded in [`KNOWN_VIOLATIONS_PER_10K`], and prints them.
 
@@ -204,7 +207,7 @@ const SLACK: f64 = 1e-3;
 
 /// Scenarios (of the first 10,000 of seed 14) that break a property today; see the
 /// module doc. Lower it when a fix lowers the count.
-const KNOWN_VIOLATIONS_PER_10K: usize = 247;
+const KNOWN_VIOLATIONS_PER_10K: usize = 60;
 
 fn scenarios() -> usize {
     std::env::var("CEPHPLAN_SANITY_SCENARIOS")

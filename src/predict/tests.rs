@@ -364,7 +364,7 @@ fn a_cancelled_sizing_stops_and_says_so() {
 }
 
 /// Found by tests/robustness.rs: a model whose covariance gives a parameter an absurd
-/// variance (here 4.3e9 for a value of 6e-5) predicted an interval of [0, inf] (null in
+/// variance (4.3e9 for a value of 6e-5, then on the client CPU cost; here on the write cost) predicted an interval of [0, inf] (null in
 /// JSON). Now an error naming the model and the fix.
 #[test]
 fn an_absurd_covariance_is_an_error_not_an_infinite_interval() {
@@ -373,8 +373,8 @@ fn an_absurd_covariance_is_an_error_not_an_infinite_interval() {
     let i = cov
         .names
         .iter()
-        .position(|n| n == names::CLIENT_CPU)
-        .expect("client CPU is fitted");
+        .position(|n| n == names::OSD_CPU_WRITE)
+        .expect("the write cost is fitted");
     cov.matrix[i][i] = 4_294_967_295.0;
     let s = with("iodepth = 1", "iodepth = 4");
     let e = predict(&s, &m, &opts()).unwrap_err();

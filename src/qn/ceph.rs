@@ -281,7 +281,11 @@ fn servers_for(effective: f64) -> (u32, Option<f64>, f64) {
     } else {
         // Whole counts within rounding error stay whole (8 cores, not 8.000000001).
         let whole = effective.round();
-        let c = if (effective - whole).abs() < 1e-9 { whole } else { effective };
+        let c = if (effective - whole).abs() < 1e-9 {
+            whole
+        } else {
+            effective
+        };
         (c.ceil() as u32, Some(c), 1.0)
     }
 }

@@ -43,8 +43,9 @@ use crate::spec::Catalogue;
 pub const REFIT_SCHEMA_VERSION: u32 = 1;
 
 /// A recorded prediction and the recomputed "before" differing by more than this
-/// (relative) means the sweep ran with another model. Both come from the same solver on
-/// the same scenario, so they agree to rounding when the model is the same.
+/// (relative) means the sweep ran with another model or an earlier cephplan whose
+/// network differed. With the same model and version both come from the same solver on
+/// the same scenario, so they agree to rounding.
 const RECORDED_MISMATCH_REL: f64 = 0.005;
 
 #[derive(Debug, thiserror::Error)]
@@ -368,7 +369,7 @@ pub fn refit(
         if let (Some(rec), Some(b)) = (rec, iops_before.predicted) {
             if (b / rec - 1.0).abs() > RECORDED_MISMATCH_REL {
                 warnings.push(format!(
-                    "run {}: the sweep recorded a prediction of {rec:.0} IOPS, the base model predicts {b:.0}: the sweep ran with another model, so \"before\" is not what it showed; pass the same --model",
+                    "run {}: the sweep recorded a prediction of {rec:.0} IOPS, the base model predicts {b:.0}: the sweep ran with another model or an earlier cephplan, so \"before\" is not what it showed; pass the same --model (or re-run the sweep with this version)",
                     r.run_id
                 ));
             }
@@ -600,16 +601,21 @@ mod tests {
         let recorded = recorded_comparison();
         // Oracle: the sweep's own comparison CSVs (7 points; predictions made at run time
         // with the shipped default model of that day, which was the prior: the base here).
+        // They were recorded before the CPU stations got fractional server counts (the
+        // effective cores were rounded to whole servers, the demand scaled), which moves
+        // this 1-node lab's predictions by up to 7 %: "before" reproduces them to 10 %,
+        // and the refit says that the sweep ran with an earlier network.
         assert_eq!(r.points.len(), 7);
         assert_eq!(r.fitted_runs, 7);
         for p in &r.points {
             let (pred, meas, err) = recorded[&p.run_id];
             assert_eq!(p.iops_before.measured, Some(meas));
+            let before = p.iops_before.predicted.unwrap();
+            assert!((before / pred - 1.0).abs() < 0.10, "{p:?}");
             assert!(
-                (p.iops_before.predicted.unwrap() / pred - 1.0).abs() < 1e-9,
-                "{p:?}"
+                (p.iops_before.error_percent.unwrap() - (before / meas - 1.0) * 100.0).abs() < 1e-6
             );
-            assert!((p.iops_before.error_percent.unwrap() - err).abs() < 1e-6);
+            assert!((err - (pred / meas - 1.0) * 100.0).abs() < 0.01, "{err}");
             assert_eq!(p.iops_recorded_prediction, Some(pred));
             // The refitted model has a covariance, so "after" has an interval.
             assert!(p.iops_after.interval.is_some() && p.iops_after.measured == Some(meas));
@@ -619,7 +625,7 @@ mod tests {
             recorded.values().map(|v| v.2.abs()).sum::<f64>() / recorded.len() as f64;
         let before = r.iops_mape_before_percent.unwrap();
         assert!(
-            (before - mape_recorded).abs() < 1e-6,
+            (before / mape_recorded - 1.0).abs() < 0.15,
             "{before} vs {mape_recorded}"
         );
         assert!(r.iops_mape_after_percent.unwrap() < before, "{r:#?}");
@@ -629,7 +635,7 @@ mod tests {
         );
         assert!(r.termination.converged, "{:?}", r.termination);
         assert!(
-            !r.warnings.iter().any(|w| w.contains("another model")),
+            r.warnings.iter().any(|w| w.contains("an earlier cephplan")),
             "{:?}",
             r.warnings
         );
