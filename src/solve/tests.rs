@@ -991,8 +991,11 @@ fn fractional_servers_oracle_matches_the_birth_death_chain() {
     // servers (speed min(j, 1.5)). Birth-death chain over the jobs j at the queue:
     // p1/p0 = (2/Z)·D/1 = 2, p2/p1 = (1/Z)·D/1.5 = 2/3, so p = (3, 6, 4)/13 and
     // X = Σ p(j)·min(j, c)/D = 6/13 + 1.5·4/13 = 12/13 jobs per second.
-    let net = Network::new(vec![fractional("cpu", 1.5, 1, 1.0)], vec![class("io", 2, 1.0)])
-        .unwrap();
+    let net = Network::new(
+        vec![fractional("cpu", 1.5, 1, 1.0)],
+        vec![class("io", 2, 1.0)],
+    )
+    .unwrap();
     let sol = convolution(&net);
     assert!(rel(sol.throughput_per_sec, 12.0 / 13.0) < 1e-12);
     assert!(rel(sol.queue_length_per_copy[0], (6.0 + 8.0) / 13.0) < 1e-12);
@@ -1027,8 +1030,11 @@ fn fractional_servers_are_continuous_and_monotone_in_the_count() {
         assert!(rel(lone, 0.0065) < 1e-9, "c = {c}: lone job {lone}");
     }
     let at = |c: f64| {
-        let net = Network::new(vec![fractional("cpu", c, 1, 0.01)], vec![class("io", 8, 0.0)])
-            .unwrap();
+        let net = Network::new(
+            vec![fractional("cpu", c, 1, 0.01)],
+            vec![class("io", 8, 0.0)],
+        )
+        .unwrap();
         solve(&net, &SolveOptions::default()).unwrap().classes[0].throughput_per_sec
     };
     assert!(rel(at(3.0), at(3.0 - 1e-7)) < 1e-5);
