@@ -397,3 +397,7 @@ pub fn apply_ratio_fit(report: &mut CalibrationReport, fit: RatioFit) {
     report.warnings.extend(fit.warnings.iter().cloned());
     report.ratios = Some(fit);
 }
+
+#[cfg(test)]
+#[path = "ratio_tests.rs"]
+mod tests;
