@@ -18,8 +18,8 @@
 //! [`MEASUREMENT_NOISE_REL`] and weighted by system ([`fit_sample`]: a system counts as at
 //! most [`SYSTEM_WEIGHT_RUNS`] runs, and a fit evaluates at most [`FIT_RUNS_PER_SYSTEM`]
 //! of its runs, evenly spread). The covariance is `(JᵀJ)⁻¹`, inflated by `s²` when
-//! the residual variance exceeds the noise (the model misfits), never deflated. Ratio rows (seed 003) have no scenario
-//! and are listed as not modelled. The chosen parameters are fitted as `ln(value)`, which
+//! the residual variance exceeds the noise (the model misfits), never deflated. Ratio rows (seed 003)
+//! are not in this fit: `calibrate::ratio` fits the factors only they inform afterwards. The chosen parameters are fitted as `ln(value)`, which
 //! keeps them positive and makes steps relative; each also gets a prior residual
 //! `(ln v − ln v_prior) / w` from `models/prior.toml`, with the stated width
 //! `w = ln(upper/lower) / 4` (the prior's bounds span ±2 standard deviations), so that
@@ -113,13 +113,25 @@ fn map_pattern(p: DataPattern) -> Pattern {
 /// Applies a row's workload cells to a scenario spec.
 pub fn apply_overrides(spec: &mut ScenarioSpec, run: &MeasuredRun) {
     let w = &run.workload;
+    if spec.workload.engine == crate::spec::Engine::Rados {
+        // rados bench: the row's block size is the object size, its concurrency the total
+        // in flight, shared by the client nodes (one rados bench each, rounded).
+        if let Some(b) = w.block_size_bytes {
+            spec.workload.object_size = Some(Bytes(b));
+        }
+        if let Some(c) = w.concurrency {
+            let clients = spec.clients.nodes.max(1);
+            spec.workload.concurrency = Some((f64::from(c) / f64::from(clients)).round() as u32);
+        }
+    }
+    let rados = spec.workload.engine == crate::spec::Engine::Rados;
     if let Some(p) = w.pattern {
         spec.workload.pattern = map_pattern(p);
         if p != DataPattern::Randrw {
             spec.workload.read_percent = None;
         }
     }
-    if let Some(b) = w.block_size_bytes {
+    if let Some(b) = w.block_size_bytes.filter(|_| !rados) {
         spec.workload.block_size = Bytes(b);
     }
     if let Some(v) = w.iodepth {
@@ -159,12 +171,19 @@ pub fn prepare_runs(
             .unwrap_or_default();
         let path = match (&r.kind, &r.scenario_resolved) {
             (RunKind::Ratio, _) => {
+                let both = r.scenario_resolved.is_some()
+                    && r.measured
+                        .ratio
+                        .as_ref()
+                        .is_some_and(|x| x.reference.trim().ends_with(".toml"));
                 skipped.push(NotModelled {
                     run_id: r.run_id.clone(),
                     system_id: r.system_id.clone(),
-                    reason:
-                        "ratio row without scenario files for both systems: recorded, not fitted"
-                            .into(),
+                    reason: if both {
+                        super::ratio::ratio_stage_reason()
+                    } else {
+                        super::ratio::ratio_unfitted_reason()
+                    },
                 });
                 continue;
             }
@@ -670,6 +689,10 @@ pub struct CalibrationReport {
     pub usl: Option<UslReport>,
     pub not_modelled: Vec<NotModelled>,
     pub warnings: Vec<String>,
+    /// Ratio rows (seed 003) and the factors fitted from them after the main fit
+    /// (`calibrate::ratio`); None when the calibration had none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ratios: Option<super::ratio::RatioFit>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -899,7 +922,7 @@ pub fn calibrate(
                 || r.chars().all(|c| c.is_ascii_digit()) && !r.is_empty()
         }) || n
             .strip_prefix(names::ARCH_PREFIX)
-            .is_some_and(|a| a == "aarch64")
+            .is_some_and(|a| a == "aarch64" || a == "armv7")
             || n.strip_prefix(names::UARCH_PREFIX)
                 .is_some_and(|u| crate::spec::Uarch::ALL.iter().any(|x| x.as_str() == u));
         if !(known || factor) {
@@ -1211,6 +1234,7 @@ pub fn calibrate(
         usl,
         not_modelled,
         warnings,
+        ratios: None,
     };
     Ok((report, model))
 }

@@ -13,6 +13,7 @@ use cephplan::calibrate::ceph::{
     calibrate, data_files, prepare_runs, CalibrateOptions, CalibrationReport, NotModelled,
     ParameterEstimate, PreparedRun,
 };
+use cephplan::calibrate::ratio;
 use cephplan::data::load_runs;
 use cephplan::model::ModelParams;
 use cephplan::spec::Catalogue;
@@ -77,6 +78,8 @@ pub struct FitInputs {
     pub not_modelled: Vec<NotModelled>,
     pub prior: ModelParams,
     pub start: ModelParams,
+    /// Ratio rows with both systems' scenarios (fitted after the main fit).
+    pub ratios: Vec<cephplan::calibrate::ratio::PreparedRatio>,
 }
 
 /// Loads `--data`, `--prior`, `--start` and `--catalogue`; dataset warnings go to stderr.
@@ -107,11 +110,13 @@ pub fn load_inputs(a: &FitInputArgs) -> anyhow::Result<FitInputs> {
         runs.extend(r);
     }
     let (prepared, not_modelled) = prepare_runs(&runs, &cat)?;
+    let (ratios, _) = cephplan::calibrate::ratio::prepare_ratios(&runs, &cat)?;
     Ok(FitInputs {
         prepared,
         not_modelled,
         prior,
         start,
+        ratios,
     })
 }
 
@@ -123,6 +128,7 @@ pub fn run(args: CalibrateArgs) -> anyhow::Result<ExitCode> {
         not_modelled,
         prior,
         start,
+        ratios,
     } = load_inputs(&args.inputs)?;
     let files = data_files(&args.inputs.sources.data);
     let opts = CalibrateOptions {
@@ -132,8 +138,14 @@ pub fn run(args: CalibrateArgs) -> anyhow::Result<ExitCode> {
         ..CalibrateOptions::default()
     };
     let bar = BarProgress::new();
-    let (report, mut model) =
+    let (mut report, mut model) =
         calibrate(&prepared, not_modelled, &start, &prior, &files, &opts, &bar)?;
+    // Ratio rows: the factors only they inform, every other parameter held at the fit.
+    let names = ratio::ratio_fit_names(&ratios, &prepared, &model, &prior);
+    let (ratio_fit, with_ratios) =
+        ratio::fit_ratios(&ratios, &model, &prior, &names, &opts.lm, &bar);
+    model = with_ratios;
+    ratio::apply_ratio_fit(&mut report, ratio_fit);
     model.name = args
         .out
         .file_stem()
@@ -295,7 +307,52 @@ fn render(r: &CalibrationReport) -> String {
             out.push_str(&format!("USL {}: {}\n", s.label(), s.note));
         }
     }
+    if let Some(f) = &r.ratios {
+        out.push_str(&ratio_section(f));
+    }
     out.push_str(&fit_notes(&r.not_modelled, &r.warnings));
+    out
+}
+
+/// The ratio rows (seed 003) with their errors and the factors fitted from them.
+pub fn ratio_section(f: &ratio::RatioFit) -> String {
+    let mut out = String::new();
+    out.push_str("\nratio rows (numerator system / reference system, same workload):\n");
+    if !f.parameters.is_empty() {
+        out.push_str(&parameter_table(&f.parameters));
+    }
+    let rows: Vec<Vec<String>> = f
+        .runs
+        .iter()
+        .map(|c| {
+            vec![
+                c.run_id.clone(),
+                format!("{:?}", c.metric).to_lowercase(),
+                format!("{:.3}", c.measured),
+                format!("{:.3}", c.predicted),
+                format!("{:+.1}", c.error_pct),
+                format!("{:.4e}", c.predicted_numerator),
+                format!("{:.4e}", c.predicted_reference),
+            ]
+        })
+        .collect();
+    out.push_str(&table(
+        &[
+            "ratio run",
+            "metric",
+            "measured",
+            "predicted",
+            "error %",
+            "numerator",
+            "reference",
+        ],
+        &rows,
+    ));
+    out.push_str(&format!(
+        "ratio rows: MAPE {} % over {} rows\n",
+        opt(f.mape, |v| format!("{v:.1}")),
+        f.runs.len()
+    ));
     out
 }
 

@@ -923,6 +923,9 @@ impl RequirementsSpec {
                     pattern: w.pattern,
                     read_percent: w.read_percent,
                     image_size: None,
+                    engine: crate::spec::Engine::FioRbd,
+                    object_size: None,
+                    concurrency: None,
                 },
                 clients: crate::spec::ClientsSpec {
                     nodes: w.clients,

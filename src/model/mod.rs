@@ -47,6 +47,9 @@ pub mod names {
     pub const OSD_CPU_WRITE: &str = "osd_cpu_write_gcycles";
     pub const CPU_PER_BYTE: &str = "cpu_gcycles_per_byte";
     pub const CLIENT_CPU: &str = "client_cpu_gcycles_per_io";
+    /// Share of `client_cpu_gcycles_per_io` (fio + librbd) a `rados bench` client pays:
+    /// librados alone, no fio and no librbd.
+    pub const CLIENT_LIBRADOS_SHARE: &str = "client_cpu_librados_share";
     pub const SMT_GAIN: &str = "smt_gain";
     pub const WRITE_AMP: &str = "write_amplification";
     pub const WAL_SHARE: &str = "wal_share";

@@ -25,7 +25,7 @@
 //!
 //! | station | m | servers per copy | demand per I/O |
 //! |---|---|---|---|
-//! | `client_cpu` | client nodes | effective client cores | `(client_cpu + bs·cpu_per_byte) / (GHz·arch)`; absent when co-located clients share the OSD cores |
+//! | `client_cpu` | client nodes | effective client cores | `(client_cpu·engine + bs·cpu_per_byte) / (GHz·arch)`, `engine` = 1 for fio rbd, `client_cpu_librados_share` for `rados bench` (librados alone: no fio, no librbd); absent when co-located clients share the OSD cores |
 //! | `client_nic_tx` / `_rx` | client nodes | 1 | bytes·8 / (NIC·net_eff) |
 //! | `osd_public_rx` / `_tx` | OSD nodes | 1 | bytes·8 / (public·net_eff) |
 //! | `osd_cluster_tx` / `_rx` | OSD nodes | 1 | replication bytes·8 / (cluster·net_eff); absent when no cluster network is given, the traffic then goes on the public stations |
@@ -187,7 +187,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{Class, Demand, Network, NetworkError, Station, StationKind};
 use crate::model::{names, ModelError, ModelParams};
-use crate::spec::{CpuEntry, DriveEntry, Protection, RocksdbBuild, Scenario};
+use crate::spec::{CpuEntry, DriveEntry, Engine, Protection, RocksdbBuild, Scenario};
 
 pub mod sim;
 
@@ -393,6 +393,19 @@ impl<'a> Plan<'a> {
         let osd_write = p.require(names::OSD_CPU_WRITE)?;
         let per_byte = p.require(names::CPU_PER_BYTE)?;
         let client_gc = p.require(names::CLIENT_CPU)?;
+        // rados bench: librados alone (no fio, no librbd) pays a share of the client cost.
+        let client_gc = match (s.engine, p.get(names::CLIENT_LIBRADOS_SHARE)) {
+            (Engine::FioRbd, _) => client_gc,
+            (Engine::Rados, Some(f)) => client_gc * f,
+            (Engine::Rados, None) => {
+                warnings.push(format!(
+                    "model \"{}\" has no {}: the rados bench client is charged fio + librbd's client CPU; add the parameter from models/prior.toml",
+                    p.name,
+                    names::CLIENT_LIBRADOS_SHARE
+                ));
+                client_gc
+            }
+        };
         let smt = p.require(names::SMT_GAIN)?;
         let wa = p.require(names::WRITE_AMP)?;
         let wal_share = p.require(names::WAL_SHARE)?;

@@ -22,6 +22,8 @@ const BUILTIN: &str = include_str!("../../models/catalogue.toml");
 pub enum Arch {
     X86_64,
     Aarch64,
+    /// 32-bit Arm (ARMv7-A, e.g. Cortex-A9 microservers).
+    Armv7,
 }
 
 impl Arch {
@@ -29,6 +31,7 @@ impl Arch {
         match self {
             Arch::X86_64 => "x86_64",
             Arch::Aarch64 => "aarch64",
+            Arch::Armv7 => "armv7",
         }
     }
 }

@@ -523,23 +523,74 @@ pub enum Pattern {
     Write,
 }
 
+/// What generates the load, and so which client library the client's CPU runs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Engine {
+    /// fio's rbd engine: images, jobs and iodepth; the client runs fio + librbd + librados.
+    #[default]
+    FioRbd,
+    /// `rados bench`: objects of `object_size` written or read through librados alone (no
+    /// librbd, no images), `concurrency` operations in flight per client node (`-t`).
+    Rados,
+}
+
+impl Engine {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Engine::FioRbd => "fio-rbd",
+            Engine::Rados => "rados",
+        }
+    }
+    fn is_fio_rbd(&self) -> bool {
+        *self == Engine::FioRbd
+    }
+}
+
+/// The `[workload]` table. With `engine = "fio-rbd"` (the default) it takes `images`,
+/// `jobs_per_image`, `iodepth` and `block_size`; with `engine = "rados"` (`rados bench`)
+/// `object_size` and `concurrency` instead. `images`, `iodepth` and `block_size` read as 0
+/// when absent, which validation reports as missing for fio.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct WorkloadSpec {
+    #[serde(default, skip_serializing_if = "Engine::is_fio_rbd")]
+    pub engine: Engine,
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub images: u32,
     #[serde(default = "one")]
     pub jobs_per_image: u32,
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub iodepth: u32,
+    #[serde(default = "zero_bytes", skip_serializing_if = "is_zero_bytes")]
     pub block_size: Bytes,
     pub pattern: Pattern,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub read_percent: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub image_size: Option<Bytes>,
+    /// `engine = "rados"`: the object size (`rados bench -b`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub object_size: Option<Bytes>,
+    /// `engine = "rados"`: operations in flight per client node (`rados bench -t`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub concurrency: Option<u32>,
 }
 
 fn one() -> u32 {
     1
+}
+
+fn is_zero(v: &u32) -> bool {
+    *v == 0
+}
+
+fn zero_bytes() -> Bytes {
+    Bytes(0)
+}
+
+fn is_zero_bytes(b: &Bytes) -> bool {
+    b.0 == 0
 }
 
 impl ScenarioSpec {
@@ -812,32 +863,127 @@ impl ScenarioSpec {
             }
         }
         let w = &self.workload;
-        for (field, v) in [
-            ("workload.images", w.images),
-            ("workload.jobs_per_image", w.jobs_per_image),
-            ("workload.iodepth", w.iodepth),
-        ] {
-            if v == 0 {
-                return inv(
-                    field,
-                    format!("{} = 0", field.rsplit('.').next().unwrap_or(field)),
-                    "must be ≥ 1",
-                );
+        let (images, jobs_per_image, iodepth, bs) = match w.engine {
+            Engine::FioRbd => {
+                for (field, set) in [
+                    ("workload.object_size", w.object_size.is_some()),
+                    ("workload.concurrency", w.concurrency.is_some()),
+                ] {
+                    if set {
+                        return inv(
+                            field,
+                            format!(
+                                "{} is a rados bench field, but engine is \"fio-rbd\"",
+                                field.rsplit('.').next().unwrap_or(field)
+                            ),
+                            "set engine = \"rados\" for a rados bench workload, or use block_size and iodepth for fio",
+                        );
+                    }
+                }
+                for (field, v) in [
+                    ("workload.images", w.images),
+                    ("workload.jobs_per_image", w.jobs_per_image),
+                    ("workload.iodepth", w.iodepth),
+                ] {
+                    if v == 0 {
+                        return inv(
+                            field,
+                            format!(
+                                "{} = 0 (or missing field `{}`)",
+                                field.rsplit('.').next().unwrap_or(field),
+                                field.rsplit('.').next().unwrap_or(field)
+                            ),
+                            "must be ≥ 1",
+                        );
+                    }
+                }
+                if w.block_size.0 == 0 {
+                    return inv(
+                        "workload.block_size",
+                        "missing field `block_size` (or 0 bytes)".into(),
+                        "add block_size = \"4k\" (a multiple of 512 bytes from 512 to 1G) to [workload]",
+                    );
+                }
+                (w.images, w.jobs_per_image, w.iodepth, w.block_size.0)
             }
-        }
-        let population = u64::from(w.images) * u64::from(w.jobs_per_image) * u64::from(w.iodepth);
+            Engine::Rados => {
+                // rados bench has no images, jobs or iodepth: a value there is a fio
+                // workload's, and would be silently ignored.
+                for (field, set) in [
+                    ("workload.images", w.images != 0),
+                    ("workload.jobs_per_image", w.jobs_per_image != 1),
+                    ("workload.iodepth", w.iodepth != 0),
+                    ("workload.block_size", w.block_size.0 != 0),
+                    ("workload.image_size", w.image_size.is_some()),
+                ] {
+                    if set {
+                        return inv(
+                            field,
+                            format!(
+                                "{} is a fio rbd field, but engine is \"rados\" (rados bench writes objects through librados: no images)",
+                                field.rsplit('.').next().unwrap_or(field)
+                            ),
+                            "remove it; a rados workload takes object_size (rados bench -b) and concurrency (-t, ops in flight per client node)",
+                        );
+                    }
+                }
+                let Some(obj) = w.object_size else {
+                    return inv(
+                        "workload.object_size",
+                        "missing field `object_size` (engine = \"rados\")".into(),
+                        "add object_size = \"4M\" (rados bench -b; a multiple of 512 bytes from 512 to 1G)",
+                    );
+                };
+                let c = match w.concurrency {
+                    Some(c) if c >= 1 => c,
+                    Some(_) => {
+                        return inv(
+                            "workload.concurrency",
+                            "concurrency = 0".into(),
+                            "must be ≥ 1 (rados bench -t, ops in flight per client node; its default is 16)",
+                        )
+                    }
+                    None => {
+                        return inv(
+                            "workload.concurrency",
+                            "missing field `concurrency` (engine = \"rados\")".into(),
+                            "add concurrency = 16 (rados bench -t, ops in flight per client node)",
+                        )
+                    }
+                };
+                if matches!(w.pattern, Pattern::Randwrite | Pattern::Randrw) {
+                    return inv(
+                        "workload.pattern",
+                        format!("rados bench has no {:?} mode", w.pattern).to_lowercase(),
+                        "use pattern = \"write\" (rados bench write), \"read\" (seq) or \"randread\" (rand)",
+                    );
+                }
+                // One rados bench process per client node, each with `concurrency` ops.
+                (cl.nodes, 1, c, obj.0)
+            }
+        };
+        let population = u64::from(images) * u64::from(jobs_per_image) * u64::from(iodepth);
         if population > 10_000_000 {
             return inv(
-                "workload.iodepth",
-                format!("images × jobs_per_image × iodepth = {population} I/Os in flight"),
+                match w.engine {
+                    Engine::FioRbd => "workload.iodepth",
+                    Engine::Rados => "workload.concurrency",
+                },
+                format!("{population} I/Os in flight"),
                 "keep the in-flight count at or below 10,000,000",
             );
         }
-        let bs = w.block_size.0;
+        let size_field = match w.engine {
+            Engine::FioRbd => "workload.block_size",
+            Engine::Rados => "workload.object_size",
+        };
         if bs < 512 || !bs.is_multiple_of(512) || bs > MAX_BLOCK_SIZE_BYTES {
             return inv(
-                "workload.block_size",
-                format!("block_size = {bs} bytes"),
+                size_field,
+                format!(
+                    "{} = {bs} bytes",
+                    size_field.rsplit('.').next().unwrap_or(size_field)
+                ),
                 "use a multiple of 512 bytes from 512 to 1G (e.g. \"4k\", \"64k\", \"4M\")",
             );
         }
@@ -924,9 +1070,10 @@ impl ScenarioSpec {
             client_cpu,
             client_sockets,
             client_nic_bits_per_sec,
-            images: w.images,
-            jobs_per_image: w.jobs_per_image,
-            iodepth: w.iodepth,
+            engine: w.engine,
+            images,
+            jobs_per_image,
+            iodepth,
             block_size_bytes: bs,
             pattern: w.pattern,
             read_fraction,
@@ -1066,9 +1213,15 @@ pub struct Scenario {
     pub client_cpu: CpuEntry,
     pub client_sockets: u32,
     pub client_nic_bits_per_sec: f64,
+    /// fio rbd or rados bench (the client library the client CPU runs).
+    pub engine: Engine,
+    /// fio: images; rados: client nodes (one rados bench process each).
     pub images: u32,
+    /// fio: jobs per image; rados: 1.
     pub jobs_per_image: u32,
+    /// fio: iodepth; rados: `concurrency` (ops in flight per client node).
     pub iodepth: u32,
+    /// fio: block size; rados: object size.
     pub block_size_bytes: u64,
     pub pattern: Pattern,
     /// Share of I/Os that are reads, 0..1 (1 for read patterns, 0 for write patterns).

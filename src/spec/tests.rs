@@ -465,3 +465,84 @@ fn more_wal_devices_than_data_devices_are_refused() {
     let e = err(&text);
     assert_eq!(e.field, "cluster.node.wal_device.count", "{e}");
 }
+
+/// Issue 14 item 6: a `rados bench` workload (librados, objects, ops in flight per client)
+/// validates to `clients × concurrency` in flight at the object size.
+#[test]
+fn a_rados_workload_validates_to_concurrency_per_client() {
+    let text = GOOD.replace(
+        &GOOD[GOOD.find("[workload]").unwrap()..],
+        "[workload]\nengine = \"rados\"\nobject_size = \"4M\"\nconcurrency = 16\npattern = \"write\"\n",
+    );
+    let s = parse_scenario(&text, "rados.toml", &cat()).unwrap();
+    assert_eq!(s.engine, Engine::Rados);
+    assert_eq!(s.block_size_bytes, 4 << 20);
+    // seed-000 fixture: 4 client nodes, one rados bench each with -t 16.
+    assert_eq!(s.client_nodes, 4);
+    assert_eq!(s.population(), 4 * 16);
+    // It round-trips through TOML without fio fields.
+    let again = ScenarioSpec::parse(&s.spec.to_toml(), "again").unwrap();
+    assert_eq!(again.workload, s.spec.workload);
+    assert!(!s.spec.to_toml().contains("iodepth"));
+}
+
+/// Issue 14 item 6: rados and fio fields are refused in the other engine's workload, naming
+/// the field, with a fix.
+#[test]
+fn rados_and_fio_fields_are_refused_in_the_wrong_engine() {
+    let head = &GOOD[..GOOD.find("[workload]").unwrap()];
+    let rados = |body: &str| format!("{head}[workload]\nengine = \"rados\"\n{body}");
+    for (text, field, word) in [
+        (
+            rados("object_size = \"4M\"\nconcurrency = 16\npattern = \"write\"\nimages = 4\n"),
+            "workload.images",
+            "concurrency",
+        ),
+        (
+            rados("object_size = \"4M\"\nconcurrency = 16\npattern = \"write\"\niodepth = 4\n"),
+            "workload.iodepth",
+            "object_size",
+        ),
+        (
+            rados("concurrency = 16\npattern = \"write\"\n"),
+            "workload.object_size",
+            "rados bench -b",
+        ),
+        (
+            rados("object_size = \"4M\"\npattern = \"write\"\n"),
+            "workload.concurrency",
+            "rados bench -t",
+        ),
+        (
+            rados("object_size = \"4M\"\nconcurrency = 0\npattern = \"write\"\n"),
+            "workload.concurrency",
+            "≥ 1",
+        ),
+        (
+            rados("object_size = \"4M\"\nconcurrency = 16\npattern = \"randwrite\"\n"),
+            "workload.pattern",
+            "seq",
+        ),
+        (
+            rados("object_size = \"3000\"\nconcurrency = 16\npattern = \"write\"\n"),
+            "workload.object_size",
+            "multiple of 512",
+        ),
+        (
+            GOOD.replace("iodepth = 16", "iodepth = 16\nconcurrency = 8"),
+            "workload.concurrency",
+            "engine = \"rados\"",
+        ),
+        (
+            rados("object_size = \"4M\"\nconcurrency = 16\npattern = \"write\"\nengine2 = 1\n"),
+            "workload.engine2",
+            "",
+        ),
+    ] {
+        let e = err(&text);
+        let msg = e.to_string();
+        assert!(e.field.starts_with(field), "{field}: {msg}");
+        assert!(msg.contains("fix:") || field == "workload.engine2", "{msg}");
+        assert!(msg.contains(word), "{word}: {msg}");
+    }
+}
