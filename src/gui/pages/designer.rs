@@ -240,7 +240,12 @@ impl DesignerPage {
                     .hint_text("models/examples/….toml"),
             )
             .labelled_by(l.id);
-            if ui.button("Open").clicked() {
+            let shortcut = ui.ctx().format_shortcut(&crate::gui::app::SHORTCUT_OPEN);
+            if ui
+                .button("Open")
+                .on_hover_text(format!("open the file named here ({shortcut})"))
+                .clicked()
+            {
                 cmds.push(Command::OpenScenario(PathBuf::from(self.open_path.trim())));
             }
             ui.menu_button("Recent", |ui| {
@@ -259,14 +264,13 @@ impl DesignerPage {
             let l = ui.label("save as");
             ui.add(egui::TextEdit::singleline(&mut self.save_path).desired_width(360.0))
                 .labelled_by(l.id);
-            if ui.button("Save").clicked() {
-                match self.save() {
-                    Ok(p) => {
-                        cmds.push(Command::Status(format!("saved {}", p.display())));
-                        cmds.push(Command::RememberFile(p));
-                    }
-                    Err(e) => cmds.push(Command::Status(e)),
-                }
+            let shortcut = ui.ctx().format_shortcut(&crate::gui::app::SHORTCUT_SAVE);
+            if ui
+                .button("Save")
+                .on_hover_text(format!("write the text to this file ({shortcut})"))
+                .clicked()
+            {
+                cmds.push(Command::SaveScenario);
             }
         });
         // The validation summary sits in a box of fixed height (scrolling when long), so
