@@ -1327,3 +1327,43 @@ fn a_scenario_given_with_compare_at_launch_is_filed_as_add_to_compare_files_it()
     assert_eq!(launched.len(), 1, "{}", app.status());
     assert_eq!(launched[0], clicked);
 }
+
+#[test]
+fn the_osd_node_cpu_is_picked_from_the_catalogue_by_searching() {
+    let cat = cephplan::spec::Catalogue::builtin();
+    let want = "amd-epyc-7402";
+    let entry = &cat.cpu[want];
+    let mut h = harness(State::default());
+    open_in_designer(&mut h, &example_path());
+    let before = h.state().state.designer.text.clone();
+    assert!(before.contains("cpu = \"ampere-altra-max-m128-30\""));
+    h.get_by_role_and_label(egui::Role::ComboBox, "OSD node CPU")
+        .click();
+    h.run();
+    h.get_by_role_and_label(egui::Role::TextInput, "search CPUs")
+        .click();
+    h.run();
+    h.get_by_role_and_label(egui::Role::TextInput, "search CPUs")
+        .type_text("7402");
+    h.run();
+    // The search leaves the matching CPUs only.
+    assert!(h
+        .query_by_label_contains("ampere-altra-max-m128-30:")
+        .is_none());
+    h.get_by_label_contains(&format!("{want}: {} {}", entry.vendor, entry.model))
+        .click();
+    h.run();
+    let d = &h.state().state.designer;
+    // Only the OSD node's CPU changed in the text; the client CPU kept its value.
+    assert_eq!(
+        d.text,
+        before.replacen(
+            "cpu = \"ampere-altra-max-m128-30\"",
+            &format!("cpu = \"{want}\""),
+            1
+        )
+    );
+    let s = cephplan::spec::parse_scenario(&d.text, "test", &cat).unwrap();
+    assert_eq!(s.node_cpu.cores, entry.cores);
+    assert!(d.capacity().is_some());
+}
