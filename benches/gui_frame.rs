@@ -98,7 +98,7 @@ fn prediction_63_while_editing() {
     let mut frame = 0_u32;
     let mut made = 0;
     loop {
-        let edit = frame % 12 == 0 && made < edits;
+        let edit = frame.is_multiple_of(12) && made < edits;
         let t = Instant::now();
         if edit {
             // 64 → 63 → 62 → … : every edit is a new scenario text.
