@@ -128,3 +128,42 @@ fn sizing_searches_with_the_model_selected_in_the_top_bar() {
     h.run();
     h.get_by_label_contains("not the model selected now");
 }
+
+#[test]
+fn at_1024_by_640_the_designs_table_is_not_cut_off() {
+    use egui_kittest::kittest::{By, NodeT};
+    let mut h = Harness::builder()
+        .with_size(egui::vec2(1024.0, 640.0))
+        .with_max_steps(200)
+        .build_ui_state(
+            |ui, app: &mut App| app.ui_root(ui),
+            App::new(State {
+                page: Page::Sizing,
+                ..State::default()
+            }),
+        );
+    h.run();
+    h.get_by_label("Search").click();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while h.state().state.sizing.report().is_none() {
+        assert!(h.state().state.sizing.error().is_none());
+        assert!(Instant::now() < deadline, "the search did not finish");
+        h.step();
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    h.run();
+    assert!(!h.state().state.sizing.report().unwrap().designs.is_empty());
+    h.get_by_label("Add d1 to Compare");
+    let cut: Vec<String> = h
+        .query_all(By::new().include_labels().predicate(|_| true))
+        .filter(|n| {
+            matches!(
+                n.accesskit_node().role(),
+                egui::Role::Button | egui::Role::Label | egui::Role::TextInput
+            )
+        })
+        .filter(|n| n.rect().max.x > 1024.5)
+        .map(|n| format!("{:?} at {:?}", n.accesskit_node().label(), n.rect()))
+        .collect();
+    assert!(cut.is_empty(), "{cut:#?}");
+}
