@@ -1257,3 +1257,113 @@ fn compare_shows_the_report_table_and_exports_the_report_cephplan_compare_writes
     let page = std::fs::read_to_string(&out).unwrap();
     assert_eq!(page, cephplan::report::render::html(&want).unwrap().text);
 }
+
+#[test]
+fn ctrl_s_saves_ctrl_o_opens_and_ctrl_enter_predicts_from_any_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let saved = dir.path().join("edited.toml");
+    let mut h = harness(State::default());
+    h.run();
+    open_in_designer(&mut h, &small_fixture_path());
+    let opened = std::fs::read_to_string(small_fixture_path()).unwrap();
+    assert_eq!(h.state().state.designer.text, opened);
+    // An edit in the form, then Ctrl+S with the focus still in a text field.
+    retype(&mut h, "save as", &saved.display().to_string());
+    retype(&mut h, "block size", "8k");
+    h.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::S);
+    h.run();
+    let on_disk = std::fs::read_to_string(&saved).unwrap();
+    assert_eq!(on_disk, h.state().state.designer.text);
+    assert!(on_disk.contains("block_size = \"8k\""), "{on_disk}");
+    assert!(!h.state().state.designer.is_modified());
+    assert_eq!(h.state().status(), format!("saved {}", saved.display()));
+
+    // Ctrl+O opens what the "scenario file" field names (the fixture again).
+    retype(&mut h, "scenario file", &small_fixture_path());
+    h.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::O);
+    h.run();
+    assert_eq!(h.state().state.designer.text, opened);
+
+    // Ctrl+Enter from the designer: the Prediction page, predicting that text now.
+    run_until_within(&mut h, "the follow-up prediction", 120, |a| {
+        a.state.prediction.result_is_current() && !a.state.prediction.is_busy()
+    });
+    h.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::Enter);
+    h.step();
+    assert_eq!(h.state().state.page, Page::Prediction);
+    assert_eq!(
+        h.state().status(),
+        format!("predicting {}", small_fixture_path())
+    );
+    run_until_within(&mut h, "the prediction of Ctrl+Enter", 120, |a| {
+        a.state.prediction.result_is_current() && !a.state.prediction.is_busy()
+    });
+    let p = h.state().state.prediction.result().unwrap();
+    assert_eq!(p.scenario_text, opened);
+}
+
+#[test]
+fn a_scenario_given_with_compare_at_launch_is_filed_as_add_to_compare_files_it() {
+    // Through the Prediction page: open the fixture in the designer, press Add to Compare.
+    let mut h = harness(State::default());
+    h.run();
+    open_in_designer(&mut h, &small_fixture_path());
+    h.get_by_label("Prediction").click();
+    run_until_within(&mut h, "prediction", 120, |a| {
+        a.state.prediction.result_is_current()
+    });
+    h.run();
+    h.get_by_label("Add to Compare").click();
+    h.run();
+    let clicked = h.state().state.compare.variants[0].clone();
+
+    // At launch: `cephplan-gui --compare tests/fixtures/small-3x2.toml`.
+    let opts = cephplan::gui::LaunchOptions {
+        compare: vec![small_fixture_path().into()],
+        ..Default::default()
+    };
+    let app = cephplan::gui::launch(State::default(), &opts, &egui::Context::default());
+    let launched = &app.state.compare.variants;
+    assert_eq!(launched.len(), 1, "{}", app.status());
+    assert_eq!(launched[0], clicked);
+}
+
+#[test]
+fn the_osd_node_cpu_is_picked_from_the_catalogue_by_searching() {
+    let cat = cephplan::spec::Catalogue::builtin();
+    let want = "amd-epyc-7402";
+    let entry = &cat.cpu[want];
+    let mut h = harness(State::default());
+    open_in_designer(&mut h, &example_path());
+    let before = h.state().state.designer.text.clone();
+    assert!(before.contains("cpu = \"ampere-altra-max-m128-30\""));
+    h.get_by_role_and_label(egui::Role::ComboBox, "OSD node CPU")
+        .click();
+    h.run();
+    h.get_by_role_and_label(egui::Role::TextInput, "search CPUs")
+        .click();
+    h.run();
+    h.get_by_role_and_label(egui::Role::TextInput, "search CPUs")
+        .type_text("7402");
+    h.run();
+    // The search leaves the matching CPUs only.
+    assert!(h
+        .query_by_label_contains("ampere-altra-max-m128-30:")
+        .is_none());
+    h.get_by_label_contains(&format!("{want}: {} {}", entry.vendor, entry.model))
+        .click();
+    h.run();
+    let d = &h.state().state.designer;
+    // Only the OSD node's CPU changed in the text; the client CPU kept its value.
+    assert_eq!(
+        d.text,
+        before.replacen(
+            "cpu = \"ampere-altra-max-m128-30\"",
+            &format!("cpu = \"{want}\""),
+            1
+        )
+    );
+    let s = cephplan::spec::parse_scenario(&d.text, "test", &cat).unwrap();
+    assert_eq!(s.node_cpu.cores, entry.cores);
+    assert!(d.capacity().is_some());
+}

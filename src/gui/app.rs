@@ -193,9 +193,22 @@ pub enum Command {
     AddToCompare(Variant),
     /// Predict with this model on every page.
     UseModel(ModelChoice),
+    /// Write the designer's text to its "save as" path (Save, Ctrl+S).
+    SaveScenario,
+    /// Predict the designer's scenario now, without the edit debounce, and show the
+    /// Prediction page (Ctrl+Enter).
+    Predict,
     /// Show a line in the status bar.
     Status(String),
 }
+
+/// The app's keyboard shortcuts (Ctrl on Linux and Windows, Cmd on macOS).
+pub const SHORTCUT_OPEN: egui::KeyboardShortcut =
+    egui::KeyboardShortcut::new(egui::Modifiers::COMMAND, egui::Key::O);
+pub const SHORTCUT_SAVE: egui::KeyboardShortcut =
+    egui::KeyboardShortcut::new(egui::Modifiers::COMMAND, egui::Key::S);
+pub const SHORTCUT_PREDICT: egui::KeyboardShortcut =
+    egui::KeyboardShortcut::new(egui::Modifiers::COMMAND, egui::Key::Enter);
 
 /// What waits for the user's answer about unsaved designer edits.
 #[derive(Debug, Clone, PartialEq)]
@@ -302,7 +315,38 @@ impl App {
                 }
                 Err(e) => self.status = e,
             },
+            Command::SaveScenario => match self.state.designer.save() {
+                Ok(p) => {
+                    self.status = format!("saved {}", p.display());
+                    self.apply(Command::RememberFile(p));
+                }
+                Err(e) => self.status = e,
+            },
+            Command::Predict => {
+                self.state.prediction.predict_now();
+                self.state.page = Page::Prediction;
+                self.status = format!("predicting {}", self.state.designer.origin());
+            }
             Command::Status(s) => self.status = s,
+        }
+    }
+
+    /// Ctrl+O opens the file named in the designer's "scenario file" field, Ctrl+S saves
+    /// to its "save as" field, Ctrl+Enter predicts; on every page. Consumed before the
+    /// widgets run, so a focused text field does not also take the keys.
+    fn shortcuts(&mut self, ctx: &egui::Context) {
+        let [open, save, predict] = ctx.input_mut(|i| {
+            [SHORTCUT_OPEN, SHORTCUT_SAVE, SHORTCUT_PREDICT].map(|k| i.consume_shortcut(&k))
+        });
+        if open {
+            let path = PathBuf::from(self.state.designer.open_path.trim());
+            self.commands.push(Command::OpenScenario(path));
+        }
+        if save {
+            self.commands.push(Command::SaveScenario);
+        }
+        if predict {
+            self.commands.push(Command::Predict);
         }
     }
 
@@ -418,6 +462,9 @@ impl App {
     /// Draws the whole app into `ui` (the eframe root or a test harness).
     pub fn ui_root(&mut self, ui: &mut egui::Ui) {
         self.intercept_close(ui.ctx());
+        if self.confirm.is_none() {
+            self.shortcuts(ui.ctx());
+        }
         egui::Panel::top("nav").show(ui, |ui| {
             ui.horizontal_wrapped(|ui| {
                 ui.strong("cephplan");
@@ -465,7 +512,7 @@ impl App {
                 Page::Network => s.network.ui(ui, cmds),
                 Page::Prediction => scrolled(ui, &mut |ui| s.prediction.ui(ui, cmds)),
                 Page::Compare => scrolled(ui, &mut |ui| s.compare.ui(ui, &self.model, cmds)),
-                Page::Sizing => scrolled(ui, &mut |ui| s.sizing.ui(ui, cmds)),
+                Page::Sizing => scrolled(ui, &mut |ui| s.sizing.ui(ui, &self.model, cmds)),
                 Page::Calibration => scrolled(ui, &mut |ui| s.calibration.ui(ui, cmds)),
                 Page::Validation => scrolled(ui, &mut |ui| {
                     s.validation.ui(ui, &s.designer, &self.model, cmds)

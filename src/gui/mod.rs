@@ -13,6 +13,8 @@ pub mod plot;
 
 pub use app::{App, Command, Page, State};
 
+use pages::compare::Variant;
+
 /// Launch options of the desktop binary.
 #[derive(Debug, Clone, Default)]
 pub struct LaunchOptions {
@@ -29,8 +31,15 @@ pub struct LaunchOptions {
     pub calibration_loo: Option<bool>,
     /// Start a fit on the Calibration page as soon as the window opens.
     pub fit_on_start: bool,
+    /// Start the Sizing page's design search as soon as the window opens.
+    pub search_on_start: bool,
     /// Turn on "Simulate tails" on the Prediction page (overrides the saved choice).
     pub tails: bool,
+    /// Scenario files filed on the Compare page at the start, as "Add to Compare" on the
+    /// Prediction page files them (after the saved variants).
+    pub compare: Vec<std::path::PathBuf>,
+    /// Inner size of the window in points (default 1280 × 800).
+    pub window_size: Option<[f32; 2]>,
 }
 
 /// True when a display server is reachable through the environment (X11 or Wayland).
@@ -45,7 +54,7 @@ pub fn run(opts: LaunchOptions) -> eframe::Result<()> {
     let native = eframe::NativeOptions {
         viewport: egui::ViewportBuilder::default()
             .with_title("cephplan")
-            .with_inner_size([1280.0, 800.0]),
+            .with_inner_size(opts.window_size.unwrap_or([1280.0, 800.0])),
         renderer: eframe::Renderer::Glow,
         ..Default::default()
     };
@@ -99,8 +108,22 @@ pub fn launch(state: State, opts: &LaunchOptions, ctx: &egui::Context) -> App {
     if opts.tails {
         app.state.prediction.tails.enabled = true;
     }
+    for p in &opts.compare {
+        let origin = p.display().to_string();
+        let filed = std::fs::read_to_string(p)
+            .map_err(|e| format!("could not read {origin}: {e} (check the path)"))
+            .and_then(|text| Variant::of_scenario(&text, &origin, app.model()));
+        match filed {
+            Ok(v) => app.apply(Command::AddToCompare(v)),
+            Err(e) => app.apply(Command::Status(e)),
+        }
+    }
     if opts.fit_on_start {
-        cal.start_fit(ctx);
+        app.state.calibration.start_fit(ctx);
+    }
+    if opts.search_on_start {
+        let model = app.model().clone();
+        app.state.sizing.start(ctx, &model);
     }
     app
 }

@@ -66,6 +66,23 @@ impl Variant {
         }
     }
 
+    /// The variant "Add to Compare" files for a Ceph scenario text: validated (`origin`
+    /// names it in errors) and mapped onto its network with `model`, without solving.
+    pub fn of_scenario(text: &str, origin: &str, model: &ActiveModel) -> Result<Self, String> {
+        let s = parse_scenario(text, origin, &Catalogue::builtin()).map_err(|e| e.to_string())?;
+        let cn = crate::qn::ceph::build(&s, &model.params).map_err(|e| e.to_string())?;
+        Ok(Variant {
+            name: s.name.clone(),
+            network: Some(cn.network),
+            nodes: Some(s.nodes),
+            cores: Some(s.nodes * s.sockets * s.node_cpu.cores),
+            scenario_text: Some(text.to_owned()),
+            origin: origin.to_owned(),
+            model: Some(model.choice.clone()),
+            ..Variant::default()
+        })
+    }
+
     /// `(IOPS per OSD node, IOPS per OSD-node core)` at throughput `x`, where known.
     pub fn per_node_and_core(&self, x: f64) -> (Option<f64>, Option<f64>) {
         let per = |n: Option<u32>| n.filter(|&n| n > 0).map(|n| x / f64::from(n));
@@ -478,6 +495,9 @@ impl ComparePage {
                         egui::TextEdit::singleline(&mut v.name)
                             .id_salt(("variant-name", i))
                             .desired_width(140.0)
+                            // A grid cell offers the width of the last frame's column;
+                            // the name must not shrink to a few letters.
+                            .min_size(egui::vec2(140.0, 0.0))
                             .hint_text("variant name"),
                     )
                     .on_hover_text("the variant's name (type to rename it)")

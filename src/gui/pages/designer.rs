@@ -1,5 +1,6 @@
 //! Cluster designer page: open, edit and save a scenario TOML file, with a form over its
-//! main fields (nodes, devices, pool, clients, workload) beside the text.
+//! main fields (nodes, CPUs, devices, networks, pool, clients, workload) beside the text;
+//! the OSD node and client CPUs are picked from the catalogue with a search.
 //!
 //! The text stays the source of truth: a form edit replaces just that value in the text
 //! (comments and layout are kept). On every change the text is validated by `spec`; the
@@ -19,21 +20,35 @@ use crate::io::GENERATED_MARKER;
 use crate::spec::{parse_scenario, CapacityReport, Catalogue, SpecError};
 
 /// Form fields: dotted path in the scenario file and label.
-pub const FORM_FIELDS: [(&str, &str); 13] = [
+pub const FORM_FIELDS: [(&str, &str); 18] = [
     ("cluster.nodes", "OSD nodes"),
     ("cluster.ceph_release", "Ceph release"),
+    ("cluster.node.cpu", "OSD node CPU"),
     ("cluster.node.sockets", "sockets per node"),
     ("cluster.node.osds_per_device", "OSDs per device"),
     ("cluster.node.data_devices.count", "data devices per node"),
     ("cluster.node.data_devices.model", "data device model"),
+    ("cluster.node.network.public", "public network"),
+    ("cluster.node.network.cluster", "cluster network"),
     ("pool.replicated", "replicas"),
     ("clients.nodes", "client nodes"),
+    ("clients.cpu", "client CPU"),
+    ("clients.nic", "client NIC"),
     ("workload.images", "RBD images"),
     ("workload.jobs_per_image", "jobs per image"),
     ("workload.iodepth", "iodepth"),
     ("workload.block_size", "block size"),
     ("workload.pattern", "pattern"),
 ];
+
+/// The fields whose value names a catalogue CPU: the form offers a searchable picker.
+const CPU_FIELDS: [&str; 2] = ["cluster.node.cpu", "clients.cpu"];
+
+/// The built-in catalogue, parsed once (validation runs on every edit).
+fn catalogue() -> &'static Catalogue {
+    static CAT: std::sync::OnceLock<Catalogue> = std::sync::OnceLock::new();
+    CAT.get_or_init(Catalogue::builtin)
+}
 
 /// What the designer knows about the current text.
 #[derive(Debug, Clone, Default)]
@@ -64,6 +79,9 @@ pub struct DesignerPage {
     pub saved_text: Option<String>,
     #[serde(skip)]
     state: Option<Checked>,
+    /// What is typed into the CPU picker's search field.
+    #[serde(skip)]
+    cpu_search: String,
 }
 
 impl DesignerPage {
@@ -142,11 +160,10 @@ impl DesignerPage {
         let syntax = toml::from_str::<toml::Table>(&self.text)
             .err()
             .map(|e| e.to_string());
-        let (spec, capacity, write_path) =
-            match parse_scenario(&self.text, &origin, &Catalogue::builtin()) {
-                Ok(s) => (None, Some(s.capacity), Some(write_path_summary(&s))),
-                Err(e) => (Some(e), None, None),
-            };
+        let (spec, capacity, write_path) = match parse_scenario(&self.text, &origin, catalogue()) {
+            Ok(s) => (None, Some(s.capacity), Some(write_path_summary(&s))),
+            Err(e) => (Some(e), None, None),
+        };
         self.state = Some(Checked {
             syntax,
             spec,
@@ -195,6 +212,13 @@ impl DesignerPage {
                             edit = Some((path, v.to_string()));
                         }
                     }
+                    Some(toml::Value::String(v)) if CPU_FIELDS.contains(&path) => {
+                        let w = (ui.available_width() - 8.0).clamp(60.0, 220.0);
+                        let search = &mut self.cpu_search;
+                        if let Some(name) = cpu_picker_ui(ui, l.id, path, v, w, search) {
+                            edit = Some((path, toml_string(&name)));
+                        }
+                    }
                     Some(toml::Value::String(v)) => {
                         let mut v = v.clone();
                         let w = (ui.available_width() - 8.0).clamp(60.0, 220.0);
@@ -240,7 +264,12 @@ impl DesignerPage {
                     .hint_text("models/examples/….toml"),
             )
             .labelled_by(l.id);
-            if ui.button("Open").clicked() {
+            let shortcut = ui.ctx().format_shortcut(&crate::gui::app::SHORTCUT_OPEN);
+            if ui
+                .button("Open")
+                .on_hover_text(format!("open the file named here ({shortcut})"))
+                .clicked()
+            {
                 cmds.push(Command::OpenScenario(PathBuf::from(self.open_path.trim())));
             }
             ui.menu_button("Recent", |ui| {
@@ -259,14 +288,13 @@ impl DesignerPage {
             let l = ui.label("save as");
             ui.add(egui::TextEdit::singleline(&mut self.save_path).desired_width(360.0))
                 .labelled_by(l.id);
-            if ui.button("Save").clicked() {
-                match self.save() {
-                    Ok(p) => {
-                        cmds.push(Command::Status(format!("saved {}", p.display())));
-                        cmds.push(Command::RememberFile(p));
-                    }
-                    Err(e) => cmds.push(Command::Status(e)),
-                }
+            let shortcut = ui.ctx().format_shortcut(&crate::gui::app::SHORTCUT_SAVE);
+            if ui
+                .button("Save")
+                .on_hover_text(format!("write the text to this file ({shortcut})"))
+                .clicked()
+            {
+                cmds.push(Command::SaveScenario);
             }
         });
         // The validation summary sits in a box of fixed height (scrolling when long), so
@@ -415,6 +443,58 @@ fn value_span(text: &str, path: &str) -> Option<std::ops::Range<usize>> {
         table = v.get_ref().as_table()?;
     }
     None
+}
+
+/// A catalogue CPU picker: the current name, and in its popup a search field (vendor,
+/// model, name, architecture) over the catalogue's CPUs with their cores, threads and
+/// clock. Returns the name picked this frame.
+fn cpu_picker_ui(
+    ui: &mut egui::Ui,
+    label: egui::Id,
+    path: &str,
+    current: &str,
+    width: f32,
+    search: &mut String,
+) -> Option<String> {
+    let mut picked = None;
+    let r = egui::ComboBox::from_id_salt(("cpu-picker", path))
+        .selected_text(current)
+        .width(width)
+        .close_behavior(egui::PopupCloseBehavior::CloseOnClickOutside)
+        .show_ui(ui, |ui| {
+            let l = ui.label("search CPUs");
+            ui.add(
+                egui::TextEdit::singleline(search)
+                    .hint_text("vendor, model or architecture")
+                    .desired_width(260.0),
+            )
+            .labelled_by(l.id);
+            let q = search.trim().to_lowercase();
+            egui::ScrollArea::vertical()
+                .max_height(260.0)
+                .show(ui, |ui| {
+                    for (name, e) in &catalogue().cpu {
+                        let text = format!(
+                            "{name}: {} {}, {} cores × {} threads, {} GHz, {}",
+                            e.vendor,
+                            e.model,
+                            e.cores,
+                            e.threads_per_core,
+                            e.ghz,
+                            e.arch.as_str()
+                        );
+                        if !q.is_empty() && !text.to_lowercase().contains(&q) {
+                            continue;
+                        }
+                        if ui.selectable_label(name == current, text).clicked() {
+                            picked = Some(name.clone());
+                            ui.close();
+                        }
+                    }
+                });
+        });
+    r.response.labelled_by(label);
+    picked
 }
 
 /// `dir/name.toml` → `dir/name-edited.toml`: shipped files are not ours to overwrite.

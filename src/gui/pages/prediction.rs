@@ -423,6 +423,12 @@ impl PredictionPage {
             .map(|(_, name, _)| name)
     }
 
+    /// Recomputes at the next frame without waiting for the edit debounce (Ctrl+Enter).
+    pub fn predict_now(&mut self) {
+        self.rt.solved = None;
+        self.rt.recompute.request_now();
+    }
+
     /// Keeps the prediction in step with `text` (call every frame, also when the page is
     /// not shown, so that it is ready when the user switches to it).
     pub fn follow(&mut self, ctx: &egui::Context, text: &str, origin: &str, model: &ActiveModel) {
@@ -738,15 +744,27 @@ impl PredictionPage {
             .filter(|s| s.utilization > 0.0)
             .map(|s| (s.name.clone(), s.utilization))
             .collect();
-        ui.horizontal_top(|ui| {
+        // The tails table beside the bars when both fit (about 1100 points), under them
+        // otherwise, so that no column of it is cut off in a small window.
+        let bars = |ui: &mut egui::Ui| {
             ui.vertical(|ui| {
                 plot::utilisation_bars_ui(ui, &rows, p.sweep.bounds.bottleneck.as_deref());
             });
-            if let Some(t) = tails {
-                ui.add_space(24.0);
-                ui.vertical(|ui| tails_table_ui(ui, x, r, t));
+        };
+        match tails {
+            Some(t) if ui.available_width() >= 1100.0 => {
+                ui.horizontal_top(|ui| {
+                    bars(ui);
+                    ui.add_space(24.0);
+                    ui.vertical(|ui| tails_table_ui(ui, x, r, t));
+                });
             }
-        });
+            Some(t) => {
+                bars(ui);
+                tails_table_ui(ui, x, r, t);
+            }
+            None => bars(ui),
+        }
         let target_secs = self.latency_target_ms / 1e3;
         let target_ms = self.latency_target_ms;
         let tail_curve = self.tail_curve();
@@ -867,7 +885,12 @@ impl PredictionPage {
         };
         let h = plot::plot_height(ui);
         ui.columns(2, |cols| {
-            cols[0].strong("latency against IOPS as iodepth grows");
+            cols[0].add(
+                egui::Label::new(
+                    egui::RichText::new("latency against IOPS as iodepth grows").strong(),
+                )
+                .wrap(),
+            );
             plot::hockey_stick_ui(
                 &mut cols[0],
                 "prediction-hockey",
@@ -877,10 +900,16 @@ impl PredictionPage {
                 &marks,
                 h,
             );
-            cols[1].strong(format!(
-                "IOPS against OSD nodes, the load held at the same {in_flight} I/Os in flight \
-                 (not scaled with the cluster)"
-            ));
+            cols[1].add(
+                egui::Label::new(
+                    egui::RichText::new(format!(
+                        "IOPS against OSD nodes, the load held at the same {in_flight} I/Os in \
+                         flight (not scaled with the cluster)"
+                    ))
+                    .strong(),
+                )
+                .wrap(),
+            );
             plot::curves_ui(
                 &mut cols[1],
                 "prediction-nodes",

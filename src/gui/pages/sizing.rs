@@ -1,7 +1,9 @@
 //! The Sizing page: a requirements file in an editor, the design search on a worker with
 //! live progress and Cancel, the ranked designs, and per design one click to open it in
 //! the designer or add it to Compare. The search is `crate::design::design`, the same as
-//! `cephplan design`; this page only edits text and draws the report.
+//! `cephplan design --model`, with the model chosen in the app's top bar (the one every
+//! page predicts with); the result names that model. This page only edits text and draws
+//! the report.
 
 use std::path::PathBuf;
 
@@ -12,7 +14,7 @@ use crate::design::{
     design, design_scenarios, parse_requirements, DesignOptions, DesignReport, PriceList,
     Requirements,
 };
-use crate::gui::app::Command;
+use crate::gui::app::{ActiveModel, Command, ModelChoice};
 use crate::gui::job::{Job, JobOutcome};
 use crate::model::ModelParams;
 use crate::spec::Catalogue;
@@ -22,6 +24,13 @@ const EXAMPLE: &str = include_str!("../../../models/requirements/oltp-nvme.toml"
 
 type Outcome = Result<(Requirements, DesignReport), String>;
 
+/// A finished search: the requirements, the report and the model it predicted with.
+struct Searched {
+    req: Requirements,
+    report: DesignReport,
+    model: ActiveModel,
+}
+
 #[derive(Serialize, Deserialize)]
 #[serde(default)]
 pub struct SizingPage {
@@ -30,9 +39,9 @@ pub struct SizingPage {
     /// Optional price list (`--prices`), a path.
     pub prices_path: String,
     #[serde(skip)]
-    job: Option<Job<Outcome>>,
+    job: Option<(Job<Outcome>, ActiveModel)>,
     #[serde(skip)]
-    result: Option<(Requirements, DesignReport)>,
+    result: Option<Searched>,
     #[serde(skip)]
     error: Option<String>,
 }
@@ -49,19 +58,23 @@ impl Default for SizingPage {
     }
 }
 
-/// Parses the inputs and runs the search (on the worker thread).
-fn search(text: &str, prices: &str, progress: &dyn crate::progress::Progress) -> Outcome {
+/// Parses the inputs and runs the search with `model` (on the worker thread).
+fn search(
+    text: &str,
+    prices: &str,
+    model: &ModelParams,
+    progress: &dyn crate::progress::Progress,
+) -> Outcome {
     let cat = Catalogue::builtin();
     let req = parse_requirements(text, "requirements editor", &cat).map_err(|e| e.to_string())?;
     let prices = match prices.trim() {
         "" => None,
         p => Some(PriceList::load(p.as_ref()).map_err(|e| e.to_string())?),
     };
-    let model = ModelParams::shipped_default();
     let r = design(
         &req,
         prices.as_ref(),
-        &model,
+        model,
         &DesignOptions::default(),
         progress,
     )
@@ -70,18 +83,26 @@ fn search(text: &str, prices: &str, progress: &dyn crate::progress::Progress) ->
 }
 
 impl SizingPage {
-    /// Starts the search in the background (a running one is cancelled by the drop).
-    pub fn start(&mut self, ctx: &egui::Context) {
+    /// Starts the search with `model` in the background (a running one is cancelled by
+    /// the drop).
+    pub fn start(&mut self, ctx: &egui::Context, model: &ActiveModel) {
         let (text, prices) = (self.text.clone(), self.prices_path.clone());
+        let params = model.params.clone();
         self.error = None;
-        self.job = Some(Job::spawn("design search", ctx, move |p| {
-            search(&text, &prices, p)
-        }));
+        let job = Job::spawn("design search", ctx, move |p| {
+            search(&text, &prices, &params, p)
+        });
+        self.job = Some((job, model.clone()));
     }
 
     /// The last report, when a search has finished.
     pub fn report(&self) -> Option<&DesignReport> {
-        self.result.as_ref().map(|(_, r)| r)
+        self.result.as_ref().map(|r| &r.report)
+    }
+
+    /// The model the last report predicted with.
+    pub fn report_model(&self) -> Option<&ModelChoice> {
+        self.result.as_ref().map(|r| &r.model.choice)
     }
 
     /// The last error (bad requirements, a failed search).
@@ -90,14 +111,22 @@ impl SizingPage {
     }
 
     pub fn is_running(&self) -> bool {
-        self.job.as_ref().is_some_and(|j| j.is_running())
+        self.job.as_ref().is_some_and(|(j, _)| j.is_running())
     }
 
     fn poll(&mut self) {
-        let Some(job) = &mut self.job else { return };
+        let Some((job, model)) = &mut self.job else {
+            return;
+        };
         if let Some(outcome) = job.poll() {
             match outcome {
-                JobOutcome::Done(Ok(r)) => self.result = Some(r),
+                JobOutcome::Done(Ok((req, report))) => {
+                    self.result = Some(Searched {
+                        req,
+                        report,
+                        model: model.clone(),
+                    })
+                }
                 JobOutcome::Done(Err(e)) => self.error = Some(e),
                 JobOutcome::Panicked(m) => self.error = Some(format!("the search failed: {m}")),
             }
@@ -126,73 +155,107 @@ impl SizingPage {
         Ok(path)
     }
 
-    fn variant(req: &Requirements, d: &crate::design::Design) -> Result<Variant, String> {
+    /// Design `d`'s first scenario as a Compare variant, mapped with the model the search
+    /// predicted with (so Compare's report predicts it again with the same model).
+    fn variant(
+        req: &Requirements,
+        d: &crate::design::Design,
+        model: &ActiveModel,
+    ) -> Result<Variant, String> {
         let (_, spec) = design_scenarios(req, d)
             .into_iter()
             .next()
             .ok_or("the design has no workload")?;
         let s = spec.validate(&req.catalogue).map_err(|e| e.to_string())?;
-        let cn = crate::qn::ceph::build(&s, &ModelParams::shipped_default())
-            .map_err(|e| e.to_string())?;
+        let cn = crate::qn::ceph::build(&s, &model.params).map_err(|e| e.to_string())?;
         Ok(Variant {
             name: format!("{} {} ({} nodes)", d.id, d.protection_label, d.parts.nodes),
             network: Some(cn.network),
             nodes: Some(s.nodes),
             cores: Some(s.nodes * s.sockets * s.node_cpu.cores),
+            scenario_text: Some(spec.to_toml()),
+            origin: format!("Sizing page, design {}", d.id),
+            model: Some(model.choice.clone()),
             ..Variant::default()
         })
     }
 
-    pub fn ui(&mut self, ui: &mut egui::Ui, cmds: &mut Vec<Command>) {
+    /// The page: `model` is the app's selected model, which a Search predicts with.
+    pub fn ui(&mut self, ui: &mut egui::Ui, model: &ActiveModel, cmds: &mut Vec<Command>) {
         self.poll();
-        ui.horizontal(|ui| {
+        ui.horizontal_wrapped(|ui| {
             let l = ui.label("prices file (optional)");
             ui.add(egui::TextEdit::singleline(&mut self.prices_path).desired_width(300.0))
                 .labelled_by(l.id);
             if !self.is_running() && ui.button("Search").clicked() {
-                self.start(ui.ctx());
+                self.start(ui.ctx(), model);
             }
-            if let Some(job) = &self.job {
+            if let Some((job, _)) = &self.job {
                 job.progress_ui(ui);
             }
         });
-        if let Some(e) = &self.error {
-            ui.colored_label(ui.visuals().error_fg_color, e);
+        if self.result.is_none() {
+            ui.add(egui::Label::new(format!("Search predicts with the {}", model.label())).wrap());
         }
-        ui.columns(2, |cols| {
-            let l = cols[0].strong("requirements (TOML, see models/README.md)");
-            egui::ScrollArea::vertical()
-                .id_salt("sizing-text")
-                .show(&mut cols[0], |ui| {
-                    ui.add(
-                        egui::TextEdit::multiline(&mut self.text)
-                            .code_editor()
-                            .desired_width(f32::INFINITY)
-                            .desired_rows(30),
-                    )
-                    .labelled_by(l.id);
-                });
-            let ui = &mut cols[1];
-            let Some((req, r)) = &self.result else {
-                ui.label("press Search to find the designs that meet these requirements");
-                return;
-            };
-            ui.strong(format!("objectives: {}", r.objectives.join(", ")));
-            for n in &r.notes {
-                ui.weak(n);
-            }
-            if let Some(msg) = &r.no_design {
-                ui.colored_label(ui.visuals().warn_fg_color, msg);
-            }
-            egui::ScrollArea::vertical()
-                .id_salt("sizing-designs")
-                .show(ui, |ui| designs_ui(ui, req, r, cmds));
-        });
+        if let Some(e) = &self.error {
+            ui.add(
+                egui::Label::new(egui::RichText::new(e).color(ui.visuals().error_fg_color)).wrap(),
+            );
+        }
+        // The editor above the results (not beside them): the designs table needs the
+        // whole width of a small window.
+        let l = ui.strong("requirements (TOML, see models/README.md)");
+        let editor_height = if self.result.is_some() {
+            (ui.available_height() * 0.35).max(120.0)
+        } else {
+            ui.available_height() - 24.0
+        };
+        egui::ScrollArea::vertical()
+            .id_salt("sizing-text")
+            .max_height(editor_height)
+            .show(ui, |ui| {
+                ui.add(
+                    egui::TextEdit::multiline(&mut self.text)
+                        .code_editor()
+                        .desired_width(f32::INFINITY)
+                        .desired_rows(30),
+                )
+                .labelled_by(l.id);
+            });
+        ui.separator();
+        let Some(found) = &self.result else {
+            ui.label("press Search to find the designs that meet these requirements");
+            return;
+        };
+        let r = &found.report;
+        ui.strong(format!("objectives: {}", r.objectives.join(", ")));
+        let stale = if found.model.choice == model.choice {
+            ""
+        } else {
+            " (not the model selected now: press Search again to use it)"
+        };
+        ui.add(
+            egui::Label::new(format!(
+                "designs predicted with the {}{stale}",
+                found.model.label()
+            ))
+            .wrap(),
+        );
+        for n in &r.notes {
+            ui.add(egui::Label::new(egui::RichText::new(n).weak()).wrap());
+        }
+        if let Some(msg) = &r.no_design {
+            ui.add(
+                egui::Label::new(egui::RichText::new(msg).color(ui.visuals().warn_fg_color)).wrap(),
+            );
+        }
+        designs_ui(ui, found, cmds);
     }
 }
 
 /// The ranked designs with their buttons, and the search counts.
-fn designs_ui(ui: &mut egui::Ui, req: &Requirements, r: &DesignReport, cmds: &mut Vec<Command>) {
+fn designs_ui(ui: &mut egui::Ui, found: &Searched, cmds: &mut Vec<Command>) {
+    let r = &found.report;
     egui::Grid::new("sizing-designs-grid")
         .striped(true)
         .show(ui, |ui| {
@@ -212,12 +275,12 @@ fn designs_ui(ui: &mut egui::Ui, req: &Requirements, r: &DesignReport, cmds: &mu
             }
             ui.end_row();
             for d in &r.designs {
-                design_row_ui(ui, req, d, cmds);
+                design_row_ui(ui, found, d, cmds);
                 ui.end_row();
             }
         });
     let s = &r.stats;
-    ui.weak(format!(
+    ui.label(format!(
         "{} candidates: {} dominated, {} pruned by bounds, {} predicted, {} meet every target{}",
         s.candidates,
         s.skipped_as_dominated,
@@ -230,11 +293,14 @@ fn designs_ui(ui: &mut egui::Ui, req: &Requirements, r: &DesignReport, cmds: &mu
 
 fn design_row_ui(
     ui: &mut egui::Ui,
-    req: &Requirements,
+    found: &Searched,
     d: &crate::design::Design,
     cmds: &mut Vec<Command>,
 ) {
-    ui.horizontal(|ui| {
+    let req = &found.req;
+    // The two buttons one above the other, so the row fits a 1024-point window.
+    ui.vertical(|ui| {
+        ui.style_mut().wrap_mode = Some(egui::TextWrapMode::Extend);
         if ui.button(format!("Open {} in designer", d.id)).clicked() {
             match SizingPage::scenario_file(req, d) {
                 Ok(p) => {
@@ -245,7 +311,7 @@ fn design_row_ui(
             }
         }
         if ui.button(format!("Add {} to Compare", d.id)).clicked() {
-            match SizingPage::variant(req, d) {
+            match SizingPage::variant(req, d, &found.model) {
                 Ok(v) => cmds.push(Command::AddToCompare(v)),
                 Err(e) => cmds.push(Command::Status(e)),
             }
@@ -255,7 +321,7 @@ fn design_row_ui(
     ui.label(&d.protection_label);
     ui.label(d.parts.nodes.to_string());
     ui.label(format!(
-        "{} × {}, {} × {}, {}",
+        "{} × {}\n{} × {}, {}",
         d.parts.sockets, d.parts.cpu, d.parts.drives_per_node, d.parts.drive, d.parts.nic
     ));
     ui.label(d.rack_units.to_string());
