@@ -130,7 +130,10 @@ fn render_table(r: &SolveReport) -> String {
         .map(|(name, s)| {
             vec![
                 name.clone(),
-                format!("{}x{}", s.multiplicity, s.servers),
+                match s.fractional_servers {
+                    Some(c) => format!("{}x{c:.2}", s.multiplicity),
+                    None => format!("{}x{}", s.multiplicity, s.servers),
+                },
                 format!("{:.4}", s.utilization),
                 format!("{:.4}", s.queue_length),
                 format!("{:.4}", s.queue_length_total),

@@ -11,7 +11,8 @@
 //! [[station]]
 //! name = "cpu"
 //! kind = "queue"              # queue | delay (default queue)
-//! servers = 4                 # servers per copy (default 1)
+//! servers = 4                 # servers per copy (default 1); a fractional count such as
+//!                             # 11.4 (effective cores) is a real server count (see `qn`)
 //! multiplicity = 1            # identical copies sharing the demand (default 1)
 //! demand = { read = "2ms", write = 0.003 }   # per class, all copies together; missing → 0
 //! path_demand = { write = "1ms" }            # optional: critical-path part (forks)
@@ -97,6 +98,14 @@ enum KindSpec {
 
 type DemandMap = BTreeMap<Spanned<String>, Secs>;
 
+/// `servers`: a whole number or a real count above 1.
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(untagged)]
+enum ServerCount {
+    Whole(i64),
+    Real(f64),
+}
+
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct StationSpec {
@@ -104,7 +113,7 @@ struct StationSpec {
     #[serde(default)]
     kind: Option<KindSpec>,
     #[serde(default)]
-    servers: Option<Spanned<i64>>,
+    servers: Option<Spanned<ServerCount>>,
     #[serde(default)]
     multiplicity: Option<Spanned<i64>>,
     #[serde(default)]
@@ -237,7 +246,37 @@ pub fn parse_network(text: &str, origin: &str) -> Result<Network, NetworkFileErr
                 }),
         }
         };
-        let servers = count(&s.servers, "station.servers")?;
+        let (servers, fractional_servers) = match &s.servers {
+            Some(v) => match *v.get_ref() {
+                ServerCount::Whole(n) => (
+                    count(&Some(Spanned::new(v.span(), n)), "station.servers")?,
+                    None,
+                ),
+                ServerCount::Real(c) => {
+                    if !(c.is_finite() && c > 1.0 && c <= f64::from(super::MAX_COUNT)) {
+                        return Err(invalid(
+                            v.span(),
+                            "station.servers",
+                            format!(
+                                "{c} is invalid for station \"{name}\"; write a whole number ≥ 1 or a real server count above 1 and ≤ {}",
+                                super::MAX_COUNT
+                            ),
+                        ));
+                    }
+                    if kind == StationKind::Delay {
+                        return Err(invalid(
+                            v.span(),
+                            "station.servers",
+                            format!(
+                                "station \"{name}\" is a delay, which has no servers; remove servers or make it a queue"
+                            ),
+                        ));
+                    }
+                    (c.ceil() as u32, Some(c))
+                }
+            },
+            None => (1, None),
+        };
         let multiplicity = count(&s.multiplicity, "station.multiplicity")?;
         let mut demands = vec![Demand::new(0.0); classes.len()];
         for (field, map) in [("demand", &s.demand), ("path_demand", &s.path_demand)] {
@@ -292,7 +331,7 @@ pub fn parse_network(text: &str, origin: &str) -> Result<Network, NetworkFileErr
             multiplicity,
             demands,
             batching,
-            fractional_servers: None,
+            fractional_servers,
         });
     }
     Network::new(stations, classes).map_err(|source| NetworkFileError::Network {
@@ -489,5 +528,19 @@ demand = { read = "100us" }
             "kind = \"delay\"\nbatching = { share = 0.4, jobs_per_member = 8, max_batch = 32 }\n",
         ));
         assert!(e.contains("a delay has no queue"), "{e}");
+    }
+
+    #[test]
+    fn a_fractional_server_count_is_a_real_server_count() {
+        let net = parse_network(&GOOD.replace("servers = 4", "servers = 11.4"), "n.toml").unwrap();
+        let cpu = &net.stations[net.station_index("cpu").unwrap()];
+        assert_eq!((cpu.servers, cpu.fractional_servers), (12, Some(11.4)));
+        // Capacity 11.4 / 2 ms for reads alone.
+        assert!((cpu.capacity_per_sec(0) - 5_700.0).abs() < 1e-9);
+        for (bad, fix) in [("servers = 0.5", "above 1"), ("servers = -3.5", "above 1")] {
+            let e = parse_network(&GOOD.replace("servers = 4", bad), "n.toml").unwrap_err();
+            let m = e.to_string();
+            assert!(m.contains("station.servers") && m.contains(fix), "{m}");
+        }
     }
 }

@@ -396,6 +396,9 @@ pub struct ClassReport {
 pub struct StationReport {
     pub kind: crate::qn::StationKind,
     pub servers: u32,
+    /// The real server count when it is fractional (see [`crate::qn::Station`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fractional_servers: Option<f64>,
     pub multiplicity: u32,
     /// Per-server utilisation of one copy, 0..1.
     pub utilization: f64,
@@ -450,6 +453,7 @@ impl SolveReport {
                     StationReport {
                         kind: st.kind,
                         servers: st.servers,
+                        fractional_servers: st.fractional_servers,
                         multiplicity: st.multiplicity,
                         utilization: s.utilization,
                         queue_length: s.queue_length,
