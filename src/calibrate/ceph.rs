@@ -382,13 +382,22 @@ impl<'a> CephProblem<'a> {
 
     /// The model with `x` (log values) applied, clamped to each parameter's bounds.
     pub fn params_at(&self, x: &[f64]) -> ModelParams {
-        let mut p = self.base.clone();
-        for (name, v) in self.fit_names.iter().zip(x) {
-            let q = p.param.get_mut(name).expect("checked when built");
-            q.value = v.exp().clamp(q.lower, q.upper);
-        }
-        p
+        with_log_values(&self.base, &self.fit_names, x)
     }
+}
+
+/// `base` with the parameters `names` set to `exp(x)`, clamped to each one's bounds (the
+/// fitters work on log values). Every name must be in `base`.
+pub(crate) fn with_log_values(base: &ModelParams, names: &[String], x: &[f64]) -> ModelParams {
+    let mut p = base.clone();
+    for (name, v) in names.iter().zip(x) {
+        let q = p
+            .param
+            .get_mut(name)
+            .expect("fitted names are ensured in the base");
+        q.value = v.exp().clamp(q.lower, q.upper);
+    }
+    p
 }
 
 impl FitProblem for CephProblem<'_> {

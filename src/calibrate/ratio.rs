@@ -244,12 +244,7 @@ struct RatioProblem<'a> {
 
 impl RatioProblem<'_> {
     fn params_at(&self, x: &[f64]) -> ModelParams {
-        let mut p = self.base.clone();
-        for (n, v) in self.names.iter().zip(x) {
-            let q = p.param.get_mut(n).expect("ensured");
-            q.value = v.exp().clamp(q.lower, q.upper);
-        }
-        p
+        super::ceph::with_log_values(&self.base, &self.names, x)
     }
 }
 
