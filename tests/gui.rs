@@ -675,6 +675,13 @@ fn retype(h: &mut Harness<'static, App>, label: &str, text: &str) {
     h.get_by_role_and_label(egui::Role::TextInput, label)
         .click();
     h.run();
+    // Typing goes to the focused widget: a click that missed (the field moved between
+    // frames) would otherwise lose the text silently and fail far from the cause.
+    assert!(
+        h.get_by_role_and_label(egui::Role::TextInput, label)
+            .is_focused(),
+        "the click on the field \"{label}\" did not focus it"
+    );
     h.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::A);
     h.run();
     h.get_by_role_and_label(egui::Role::TextInput, label)
@@ -877,6 +884,40 @@ fn a_second_variant_of_the_same_name_is_numbered_not_replaced_and_can_be_renamed
     retype(&mut h, "variant 2", "three stations");
     assert_eq!(h.state().state.compare.variants[1].name, "three stations");
     h.get_by_label("remove three stations");
+}
+
+#[test]
+fn the_compare_table_stays_put_when_its_solve_ends() {
+    // A click uses where a widget was in the last frame. The table used to move up a row
+    // when the solve's progress bar went away, so a click on a variant's name in that
+    // frame missed it and the typed name was lost (seen as a flaky rename under load).
+    // The gate holds the solve so the progress bar is certainly up when the rect is read.
+    let gate = JobGate::closed();
+    let held = gate.clone();
+    let mut h = harness_with(network_state(), move |ctx| held.install(ctx));
+    h.run_steps(2);
+    h.get_by_label("Add to Compare").click();
+    h.run_steps(2);
+    assert_eq!(h.state().state.compare.variants.len(), 1);
+    h.get_by_label("Compare").click();
+    run_until(&mut h, "the compare solve held", |a| {
+        a.state.page == Page::Compare && a.state.compare.is_busy()
+    });
+    h.run_steps(2);
+    h.get_by_label("Cancel");
+    let before = h
+        .get_by_role_and_label(egui::Role::TextInput, "variant 1")
+        .rect();
+    gate.open();
+    run_until(&mut h, "the compare solve done", |a| {
+        !a.state.compare.is_busy() && a.state.compare.results().len() == 1
+    });
+    h.run_steps(2);
+    assert!(h.query_by_label("Cancel").is_none());
+    let after = h
+        .get_by_role_and_label(egui::Role::TextInput, "variant 1")
+        .rect();
+    assert_eq!(before, after);
 }
 
 /// Enum names that must never reach the screen (issue 16, defect 9).
