@@ -72,7 +72,7 @@ fn walk<'a>(
                     }
                     let mut child = Table::new();
                     child.set_position(last_child_table_position(t).or(t.position()));
-                    t.insert(*key, Item::Table(child));
+                    t.insert(key, Item::Table(child));
                 }
                 match t.get_mut(key) {
                     Some(Item::Table(c)) => Node::Table(c),
