@@ -9,6 +9,9 @@
 //! error's field path puts the reason next to the form field it names, and the raw and
 //! usable capacity of the valid scenario are shown live.
 //!
+//! "Browse…" and "Save as…" take the path from the system's file dialog
+//! ([`crate::gui::file_dialog`]) into the same fields and commands as typing it.
+//!
 //! Saving goes through [`crate::io::write_atomic_owned`], so a file that cephplan did not
 //! create (such as a shipped example) is never overwritten: save under a new name. Not
 //! here: the meaning of the fields (that is `spec`).
@@ -18,6 +21,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::gui::app::Command;
+use crate::gui::file_dialog::{self, Purpose};
 use crate::gui::scenario_edit::{self, Edit};
 use crate::io::GENERATED_MARKER;
 use crate::spec::{parse_scenario, CapacityReport, Catalogue, SpecError};
@@ -153,6 +157,9 @@ pub struct DesignerPage {
     /// Why the form's last edit could not be written into the text.
     #[serde(skip)]
     form_error: Option<String>,
+    /// The system's Open or Save dialog, while it is up.
+    #[serde(skip)]
+    dialog: Option<file_dialog::Pending>,
 }
 
 impl DesignerPage {
@@ -580,10 +587,34 @@ impl DesignerPage {
         self.errors_ui(ui, lw, &[path]);
     }
 
+    /// Takes the answer of the Open or Save dialog: the path goes into its field, then the
+    /// file is opened or saved as by the button beside the field.
+    fn poll_dialog(&mut self, cmds: &mut Vec<Command>) {
+        let Some(d) = &self.dialog else { return };
+        let Some(answer) = d.poll() else { return };
+        let purpose = d.purpose();
+        self.dialog = None;
+        match (answer, purpose) {
+            (Some(p), Purpose::OpenScenario) => {
+                self.open_path = p.display().to_string();
+                cmds.push(Command::OpenScenario(p));
+            }
+            (Some(p), Purpose::SaveScenario) => {
+                self.save_path = p.display().to_string();
+                cmds.push(Command::SaveScenario);
+            }
+            (None, _) => cmds.push(Command::Status(
+                "no file chosen (without a file dialog on this desktop, type the path)".into(),
+            )),
+        }
+    }
+
     pub fn ui(&mut self, ui: &mut egui::Ui, recent: &[PathBuf], cmds: &mut Vec<Command>) {
         if self.state.is_none() {
             self.check();
         }
+        self.poll_dialog(cmds);
+        let dialog_up = self.dialog.is_some();
         ui.horizontal(|ui| {
             let l = ui.label("scenario file");
             ui.add(
@@ -599,6 +630,18 @@ impl DesignerPage {
                 .clicked()
             {
                 cmds.push(Command::OpenScenario(PathBuf::from(self.open_path.trim())));
+            }
+            if ui
+                .add_enabled(!dialog_up, egui::Button::new("Browse…"))
+                .on_hover_text("choose the file to open in the system's file dialog")
+                .clicked()
+            {
+                let near = self.path.clone();
+                self.dialog = Some(file_dialog::ask(
+                    ui.ctx(),
+                    Purpose::OpenScenario,
+                    near.as_deref(),
+                ));
             }
             ui.menu_button("Recent", |ui| {
                 if recent.is_empty() {
@@ -623,6 +666,18 @@ impl DesignerPage {
                 .clicked()
             {
                 cmds.push(Command::SaveScenario);
+            }
+            if ui
+                .add_enabled(!dialog_up, egui::Button::new("Save as…"))
+                .on_hover_text("choose where to save in the system's file dialog")
+                .clicked()
+            {
+                let near = PathBuf::from(self.save_path.trim());
+                self.dialog = Some(file_dialog::ask(
+                    ui.ctx(),
+                    Purpose::SaveScenario,
+                    Some(&near),
+                ));
             }
         });
         // The validation summary sits in a box of fixed height (scrolling when long), so
