@@ -5,9 +5,10 @@
 //! The text stays the source of truth: a form edit sets just that value in the text,
 //! writing the key (and its table) when the text has none, with comments and layout kept
 //! ([`crate::gui::scenario_edit`]); so the WAL/DB device, erasure coding and co-located
-//! clients can be chosen in the form even when the file never mentioned them. On every change the text is validated by `spec`; the
-//! error's field path puts the reason next to the form field it names, and the raw and
-//! usable capacity of the valid scenario are shown live.
+//! clients can be chosen in the form even when the file never mentioned them. On every
+//! change the text is validated by `spec`; the error's field path puts the reason next to
+//! the form field it names, and the raw and usable capacity of the valid scenario are
+//! shown live.
 //!
 //! "Browse…" and "Save as…" take the path from the system's file dialog
 //! ([`crate::gui::file_dialog`]) into the same fields and commands as typing it.
@@ -109,8 +110,9 @@ const PROTECTION_PATHS: [&str; 6] = [
 
 /// The pool size a switch to replication writes: Ceph's `osd_pool_default_size`.
 const DEFAULT_REPLICAS: i64 = 3;
-/// The profile a switch to erasure coding writes: 2 + 1, the narrowest that survives a
-/// failure, so that it fits the smallest cluster the designer validates (3 hosts).
+/// The profile a switch to erasure coding writes: 2 + 1, the narrowest profile that
+/// survives a failure, so it validates on 3 hosts (the edit is a starting point to type
+/// over, not a recommendation).
 const DEFAULT_EC: (i64, i64) = (2, 1);
 
 /// The fields whose value names a catalogue CPU: the form offers a searchable picker.
