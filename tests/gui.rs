@@ -1642,3 +1642,61 @@ fn browse_and_save_as_take_the_path_from_the_file_dialog() {
     assert_eq!(asked.load(std::sync::atomic::Ordering::SeqCst), 1);
     assert_eq!(h.state().state.designer.text, text);
 }
+
+#[test]
+fn a_field_left_out_of_the_text_shows_its_default_and_typing_writes_it() {
+    let mut h = harness(State::default());
+    open_in_designer(&mut h, &small_fixture_path());
+    let before = h.state().state.designer.text.clone();
+    assert!(!before.contains("sockets"));
+    let iops_one = predicted_iops_of_the_designer_text(&mut h);
+    // spec's default for a missing `sockets` is 1, and that is what the row shows.
+    let row = h.get_by_role_and_label(egui::Role::SpinButton, "sockets per node");
+    assert_eq!(row.value().as_deref(), Some("1"));
+    retype_number(&mut h, "sockets per node", "2");
+    let cpu_line = "cpu = { arch = \"x86_64\", cores = 4, threads_per_core = 1, ghz = 2.0 }\n";
+    assert_eq!(
+        h.state().state.designer.text,
+        before.replacen(cpu_line, &format!("{cpu_line}sockets = 2\n"), 1)
+    );
+    let iops_two = predicted_iops_of_the_designer_text(&mut h);
+    assert!(
+        (iops_two - iops_one).abs() / iops_one > 1e-6,
+        "twice the OSD cores must change the prediction: {iops_one} vs {iops_two}"
+    );
+}
+
+#[test]
+fn emptying_the_cluster_network_removes_it_and_typing_one_writes_it_back() {
+    let mut h = harness(State::default());
+    open_in_designer(&mut h, &example_path());
+    let text = h.state().state.designer.text.clone();
+    let line_of = |key: &str| {
+        let l = text.lines().find(|l| l.starts_with(key)).unwrap();
+        format!("{l}\n")
+    };
+    let (public, cluster) = (line_of("public = "), line_of("cluster = "));
+    // Left out, the cluster network is the public one (spec): the key goes, its comment
+    // with it, and the scenario still validates.
+    retype(&mut h, "cluster network", "");
+    // The field is selected: Backspace empties it, as a user would.
+    h.key_press(egui::Key::Backspace);
+    h.run();
+    let d = &h.state().state.designer;
+    assert_eq!(d.text, text.replacen(&cluster, "", 1));
+    assert!(d.spec_error().is_none(), "{:?}", d.spec_error());
+    // Typed into the empty field: written at the end of [cluster.node.network].
+    retype(&mut h, "cluster network", "25Gb/s");
+    let d = &h.state().state.designer;
+    assert_eq!(
+        d.text,
+        text.replacen(&cluster, "", 1).replacen(
+            &public,
+            &format!("{public}cluster = \"25Gb/s\"\n"),
+            1
+        )
+    );
+    let s = cephplan::spec::parse_scenario(&d.text, "t", &cephplan::spec::Catalogue::builtin())
+        .unwrap();
+    assert_eq!(s.spec.cluster.node.network.cluster.unwrap().0, 25e9);
+}
