@@ -125,7 +125,17 @@ fn set(doc: &mut DocumentMut, path: &str, mut v: Value) -> Result<(), String> {
                 *old = v;
             }
             None => {
+                // `{ count = 2 }`: the space before `}` belongs to the last value; it
+                // moves to the new one so the table reads `{ count = 2, model = "d" }`.
+                let trailing = t.iter_mut().last().and_then(|(_, old)| {
+                    let s = old.decor().suffix().cloned();
+                    old.decor_mut().set_suffix("");
+                    s
+                });
                 t.insert(last, v);
+                if let (Some(s), Some(new)) = (trailing, t.get_mut(last)) {
+                    new.decor_mut().set_suffix(s);
+                }
             }
         },
     }
@@ -219,6 +229,28 @@ replicated = 3     # assumed
             "{out}"
         );
         assert!(out.starts_with("# a comment on top\n[cluster]\nnodes = 3          # STATED"));
+    }
+
+    #[test]
+    fn dotted_keys_and_inline_tables_take_new_keys_in_their_own_style() {
+        let text = "[cluster]\nnode.cpu = \"x\"\nnode.data_devices = { count = 2 }\n";
+        let out = apply(
+            text,
+            &[
+                Edit::Set("cluster.node.sockets", 2.into()),
+                Edit::Set("cluster.node.data_devices.model", "d".into()),
+            ],
+        )
+        .unwrap();
+        let t: toml::Table = toml::from_str(&out).unwrap();
+        let node = t["cluster"]["node"].as_table().unwrap();
+        assert_eq!(node["sockets"].as_integer(), Some(2));
+        assert_eq!(node["data_devices"]["model"].as_str(), Some("d"));
+        assert_eq!(node["data_devices"]["count"].as_integer(), Some(2));
+        assert!(
+            out.contains("node.data_devices = { count = 2, model = \"d\" }"),
+            "{out}"
+        );
     }
 
     #[test]
