@@ -103,11 +103,11 @@ fn prediction_63_while_editing() {
         if edit {
             // 64 → 63 → 62 → … : every edit is a new scenario text.
             let depth = (64 - made).to_string();
-            assert!(h
-                .state_mut()
+            h.state_mut()
                 .state
                 .designer
-                .set_value("workload.iodepth", &depth));
+                .set_value("workload.iodepth", &depth)
+                .unwrap();
             made += 1;
         }
         h.step();

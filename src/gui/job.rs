@@ -279,6 +279,19 @@ impl<T> Job<T> {
     }
 }
 
+/// The progress row of `job`, or an empty row of the same height when no job runs. For
+/// jobs that start and end on their own (a recompute after an edit): the widgets below
+/// stay where they are when the job ends, so a click aimed at them in that frame lands
+/// on them rather than on whatever moved up into their place. Returns true when the user
+/// pressed Cancel.
+pub fn progress_slot_ui<T>(ui: &mut egui::Ui, job: Option<&Job<T>>) -> bool {
+    ui.horizontal(|ui| {
+        ui.set_min_height(ui.spacing().interact_size.y);
+        job.is_some_and(|j| j.progress_ui(ui))
+    })
+    .inner
+}
+
 impl<T> Drop for Job<T> {
     /// Nobody can collect a dropped job's result, so its worker is asked to stop rather
     /// than run on unseen (a page that replaces its inputs, a closed test harness).

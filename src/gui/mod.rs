@@ -3,13 +3,16 @@
 //!
 //! Layout: [`app`] holds the persisted state, navigation and app-wide commands; [`job`]
 //! runs library work on worker threads with progress and cancellation so the window never
-//! freezes; [`plot`] draws curves and bars; [`pages`] has one module per page. Not here:
+//! freezes; [`file_dialog`] shows the system's Open and Save dialogs; [`plot`] draws curves and bars; [`scenario_edit`] edits a scenario's text keeping its
+//! comments; [`pages`] has one module per page. Not here:
 //! any modelling (the library computes, the app displays).
 
 pub mod app;
+pub mod file_dialog;
 pub mod job;
 pub mod pages;
 pub mod plot;
+pub mod scenario_edit;
 
 pub use app::{App, Command, Page, State};
 

@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 
 use super::network::{sweep, NetworkInputs, NetworkSweep};
 use crate::gui::app::{ActiveModel, Command, ModelChoice};
-use crate::gui::job::{Job, JobOutcome, Recompute};
+use crate::gui::job::{progress_slot_ui, Job, JobOutcome, Recompute};
 use crate::gui::plot::{self, Series};
 use crate::progress::Progress;
 use crate::report::{compare, CompareOptions, ComparisonReport, VariantInput};
@@ -453,9 +453,7 @@ impl ComparePage {
             ));
             return;
         }
-        if let Some(job) = self.rt.recompute.job() {
-            job.progress_ui(ui);
-        }
+        progress_slot_ui(ui, self.rt.recompute.job());
         if let Some(e) = &self.rt.error {
             ui.colored_label(ui.visuals().error_fg_color, e);
         }

@@ -2,10 +2,16 @@
 //! main fields (nodes, CPUs, devices, networks, pool, clients, workload) beside the text;
 //! the OSD node and client CPUs are picked from the catalogue with a search.
 //!
-//! The text stays the source of truth: a form edit replaces just that value in the text
-//! (comments and layout are kept). On every change the text is validated by `spec`; the
-//! error's field path puts the reason next to the form field it names, and the raw and
-//! usable capacity of the valid scenario are shown live.
+//! The text stays the source of truth: a form edit sets just that value in the text,
+//! writing the key (and its table) when the text has none, with comments and layout kept
+//! ([`crate::gui::scenario_edit`]); so the WAL/DB device, erasure coding and co-located
+//! clients can be chosen in the form even when the file never mentioned them. On every
+//! change the text is validated by `spec`; the error's field path puts the reason next to
+//! the form field it names, and the raw and usable capacity of the valid scenario are
+//! shown live.
+//!
+//! "Browse…" and "Save as…" take the path from the system's file dialog
+//! ([`crate::gui::file_dialog`]) into the same fields and commands as typing it.
 //!
 //! Saving goes through [`crate::io::write_atomic_owned`], so a file that cephplan did not
 //! create (such as a shipped example) is never overwritten: save under a new name. Not
@@ -16,30 +22,98 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::gui::app::Command;
+use crate::gui::file_dialog::{self, Purpose};
+use crate::gui::scenario_edit::{self, Edit};
 use crate::io::GENERATED_MARKER;
 use crate::spec::{parse_scenario, CapacityReport, Catalogue, SpecError};
 
-/// Form fields: dotted path in the scenario file and label.
-pub const FORM_FIELDS: [(&str, &str); 18] = [
-    ("cluster.nodes", "OSD nodes"),
-    ("cluster.ceph_release", "Ceph release"),
-    ("cluster.node.cpu", "OSD node CPU"),
-    ("cluster.node.sockets", "sockets per node"),
-    ("cluster.node.osds_per_device", "OSDs per device"),
-    ("cluster.node.data_devices.count", "data devices per node"),
-    ("cluster.node.data_devices.model", "data device model"),
-    ("cluster.node.network.public", "public network"),
-    ("cluster.node.network.cluster", "cluster network"),
-    ("pool.replicated", "replicas"),
-    ("clients.nodes", "client nodes"),
-    ("clients.cpu", "client CPU"),
-    ("clients.nic", "client NIC"),
-    ("workload.images", "RBD images"),
-    ("workload.jobs_per_image", "jobs per image"),
-    ("workload.iodepth", "iodepth"),
-    ("workload.block_size", "block size"),
-    ("workload.pattern", "pattern"),
+/// What the form shows for a key the text does not have.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Absent {
+    /// The scenario needs it: "not in the text" (the validation error says what to add).
+    Missing,
+    /// The number `spec` takes when the key is left out; editing it writes the key.
+    Int(u64),
+    /// A text field with this hint (what leaving it out means); typing writes the key.
+    Text(&'static str),
+}
+
+/// One form row over a plain value: dotted path in the scenario file, label, and what an
+/// absent key shows.
+type Field = (&'static str, &'static str, Absent);
+
+/// The OSD node's rows before the WAL/DB device (`spec`'s defaults: one socket, one OSD
+/// per device).
+const NODE_FIELDS: [Field; 7] = [
+    ("cluster.nodes", "OSD nodes", Absent::Missing),
+    ("cluster.ceph_release", "Ceph release", Absent::Missing),
+    ("cluster.node.cpu", "OSD node CPU", Absent::Missing),
+    ("cluster.node.sockets", "sockets per node", Absent::Int(1)),
+    (
+        "cluster.node.osds_per_device",
+        "OSDs per device",
+        Absent::Int(1),
+    ),
+    (
+        "cluster.node.data_devices.count",
+        "data devices per node",
+        Absent::Missing,
+    ),
+    (
+        "cluster.node.data_devices.model",
+        "data device model",
+        Absent::Missing,
+    ),
 ];
+
+const NETWORK_FIELDS: [Field; 2] = [
+    (
+        "cluster.node.network.public",
+        "public network",
+        Absent::Missing,
+    ),
+    (
+        "cluster.node.network.cluster",
+        "cluster network",
+        Absent::Text("shared with public"),
+    ),
+];
+
+const CLIENT_FIELDS: [Field; 3] = [
+    ("clients.nodes", "client nodes", Absent::Missing),
+    ("clients.cpu", "client CPU", Absent::Missing),
+    ("clients.nic", "client NIC", Absent::Missing),
+];
+
+const WORKLOAD_FIELDS: [Field; 5] = [
+    ("workload.images", "RBD images", Absent::Missing),
+    ("workload.jobs_per_image", "jobs per image", Absent::Int(1)),
+    ("workload.iodepth", "iodepth", Absent::Missing),
+    ("workload.block_size", "block size", Absent::Missing),
+    ("workload.pattern", "pattern", Absent::Missing),
+];
+
+/// The paths whose validation errors the WAL/DB, protection and co-location rows show.
+const WAL_PATHS: [&str; 3] = [
+    "cluster.node.wal_device",
+    "cluster.node.wal_device.model",
+    "cluster.node.wal_device.count",
+];
+const PROTECTION_PATHS: [&str; 6] = [
+    "pool",
+    "pool.replicated",
+    "pool.erasure",
+    "pool.erasure.k",
+    "pool.erasure.m",
+    "pool.erasure.stripe_unit",
+];
+
+/// The pool size a switch to replication writes: Ceph's `osd_pool_default_size`.
+const DEFAULT_REPLICAS: i64 = 3;
+/// The profile a switch to erasure coding writes: 2 + 1, the narrowest profile that
+/// survives a failure, so it validates on 3 hosts (the edit is a starting point to type
+/// over, not a recommendation).
+const DEFAULT_EC: (i64, i64) = (2, 1);
 
 /// The fields whose value names a catalogue CPU: the form offers a searchable picker.
 const CPU_FIELDS: [&str; 2] = ["cluster.node.cpu", "clients.cpu"];
@@ -82,6 +156,12 @@ pub struct DesignerPage {
     /// What is typed into the CPU picker's search field.
     #[serde(skip)]
     cpu_search: String,
+    /// Why the form's last edit could not be written into the text.
+    #[serde(skip)]
+    form_error: Option<String>,
+    /// The system's Open or Save dialog, while it is up.
+    #[serde(skip)]
+    dialog: Option<file_dialog::Pending>,
 }
 
 impl DesignerPage {
@@ -172,61 +252,244 @@ impl DesignerPage {
         });
     }
 
-    /// Sets the value at `path` (a TOML literal: `3`, `"4k"`) in the text, keeping the rest
-    /// of the text as written. False when the text has no such value.
-    pub fn set_value(&mut self, path: &str, literal: &str) -> bool {
-        let Some(r) = value_span(&self.text, path) else {
-            return false;
-        };
-        self.text.replace_range(r, literal);
-        self.check();
-        true
+    /// Sets the value at `path` to a TOML literal (`3`, `"4k"`, `{ k = 4, m = 2 }`),
+    /// creating the key when the text has none and keeping the rest of the text as written.
+    pub fn set_value(&mut self, path: &'static str, literal: &str) -> Result<(), String> {
+        let v: toml_edit::Value = literal
+            .parse()
+            .map_err(|e| format!("`{literal}` is not a TOML value: {e}"))?;
+        self.apply_edits(&[Edit::Set(path, v)])
     }
 
-    /// The form: one row per [`FORM_FIELDS`] entry, its value read from the TOML text
-    /// itself (not from the validated scenario), so that one bad value leaves every other
-    /// field editable; the validation error is shown, wrapped, under the field it names.
+    /// Applies the form's edits to the text (keys created when missing, comments kept).
+    pub fn apply_edits(&mut self, edits: &[Edit]) -> Result<(), String> {
+        self.text = scenario_edit::apply(&self.text, edits)?;
+        self.check();
+        Ok(())
+    }
+
+    /// The form, its values read from the TOML text itself (not from the validated
+    /// scenario), so that one bad value leaves every other field editable; a validation
+    /// error is shown, wrapped, under the row of the field it names.
     fn form_ui(&mut self, ui: &mut egui::Ui) {
-        let table = toml::from_str::<toml::Table>(&self.text).ok();
-        if table.is_none() {
+        let Some(table) = toml::from_str::<toml::Table>(&self.text).ok() else {
             ui.colored_label(
                 ui.visuals().error_fg_color,
                 "The text is not valid TOML, so the form cannot read it: fix the text on the \
                  right (the error is named above).",
             );
             return;
-        }
-        let mut edit: Option<(&str, String)> = None;
+        };
+        let mut edits = Vec::new();
         let width = ui.available_width();
-        let label_width = 150.0_f32.min(width * 0.45);
-        for (path, label) in FORM_FIELDS {
+        let lw = 150.0_f32.min(width * 0.45);
+        for f in NODE_FIELDS {
+            self.field_ui(ui, lw, &table, f, &mut edits);
+        }
+        self.wal_ui(ui, lw, &table, &mut edits);
+        for f in NETWORK_FIELDS {
+            self.field_ui(ui, lw, &table, f, &mut edits);
+        }
+        self.protection_ui(ui, lw, &table, &mut edits);
+        self.colocated_ui(ui, lw, &table, &mut edits);
+        for f in CLIENT_FIELDS {
+            self.field_ui(ui, lw, &table, f, &mut edits);
+        }
+        for f in WORKLOAD_FIELDS {
+            self.field_ui(ui, lw, &table, f, &mut edits);
+        }
+        if !edits.is_empty() {
+            if let Err(e) = self.apply_edits(&edits) {
+                self.form_error = Some(e);
+            } else {
+                self.form_error = None;
+            }
+        }
+        if let Some(e) = &self.form_error {
+            ui.colored_label(ui.visuals().error_fg_color, e);
+        }
+    }
+
+    /// The reasons the validation gives for any of `paths`, wrapped under a row.
+    fn errors_ui(&self, ui: &mut egui::Ui, lw: f32, paths: &[&str]) {
+        for p in paths {
+            if let Some(e) = self.field_error(p) {
+                ui.horizontal(|ui| {
+                    ui.add_space(lw + 8.0);
+                    ui.add(
+                        egui::Label::new(egui::RichText::new(e).color(ui.visuals().error_fg_color))
+                            .wrap(),
+                    );
+                });
+            }
+        }
+    }
+
+    /// One row over a plain value: a number spinner, a text field or the CPU picker,
+    /// following the value's type in the text (or `absent` when the text has none).
+    fn field_ui(
+        &mut self,
+        ui: &mut egui::Ui,
+        lw: f32,
+        table: &toml::Table,
+        (path, label, absent): Field,
+        edits: &mut Vec<Edit>,
+    ) {
+        ui.horizontal(|ui| {
+            let l = label_ui(ui, lw, label);
+            let w = (ui.available_width() - 8.0).clamp(60.0, 220.0);
+            let colocated = matches!(
+                toml_at(table, "clients.colocated"),
+                Some(toml::Value::Boolean(true))
+            );
+            match (toml_at(table, path), absent) {
+                (Some(toml::Value::Integer(v)), _) => {
+                    if let Some(v) = int_ui(ui, l.id, u64::try_from(*v).unwrap_or(0)) {
+                        edits.push(Edit::Set(path, int_value(v)));
+                    }
+                }
+                (None, Absent::Int(default)) => {
+                    if let Some(v) = int_ui(ui, l.id, default) {
+                        edits.push(Edit::Set(path, int_value(v)));
+                    }
+                }
+                (Some(toml::Value::String(v)), _) if CPU_FIELDS.contains(&path) => {
+                    let search = &mut self.cpu_search;
+                    if let Some(name) = cpu_picker_ui(ui, l.id, path, v, w, search) {
+                        edits.push(Edit::Set(path, name.as_str().into()));
+                    }
+                }
+                (None, _) if path == "clients.cpu" && colocated => {
+                    // Co-located without a client CPU: fio runs on the OSDs' cores. Picking
+                    // one states the cores fio is pinned to.
+                    let search = &mut self.cpu_search;
+                    let current = "the OSD nodes' cores";
+                    if let Some(name) = cpu_picker_ui(ui, l.id, path, current, w, search) {
+                        edits.push(Edit::Set(path, name.as_str().into()));
+                    }
+                }
+                (None, _) if path == "clients.nic" && colocated => {
+                    let mut v = String::new();
+                    let r = ui
+                        .add(
+                            egui::TextEdit::singleline(&mut v)
+                                .desired_width(w)
+                                .hint_text("the OSD node's public link"),
+                        )
+                        .labelled_by(l.id);
+                    if r.changed() && !v.trim().is_empty() {
+                        edits.push(Edit::Set(path, v.as_str().into()));
+                    }
+                }
+                (Some(toml::Value::String(v)), _) => {
+                    let hint = match absent {
+                        Absent::Text(h) => h,
+                        _ => "",
+                    };
+                    let mut v = v.clone();
+                    let r = ui
+                        .add(
+                            egui::TextEdit::singleline(&mut v)
+                                .desired_width(w)
+                                .hint_text(hint),
+                        )
+                        .labelled_by(l.id);
+                    if r.changed() {
+                        // Emptying a field that may be left out removes its key.
+                        edits.push(if v.is_empty() && !hint.is_empty() {
+                            Edit::Remove(path)
+                        } else {
+                            Edit::Set(path, v.as_str().into())
+                        });
+                    }
+                }
+                (None, Absent::Text(hint)) => {
+                    let mut v = String::new();
+                    let r = ui
+                        .add(
+                            egui::TextEdit::singleline(&mut v)
+                                .desired_width(w)
+                                .hint_text(hint),
+                        )
+                        .labelled_by(l.id);
+                    if r.changed() && !v.trim().is_empty() {
+                        edits.push(Edit::Set(path, v.as_str().into()));
+                    }
+                }
+                (Some(other), _) => {
+                    ui.weak(format!("a {} (edit it in the text)", other.type_str()));
+                }
+                (None, _) => {
+                    ui.weak("not in the text");
+                }
+            }
+            // Co-located with a CPU of their own (the cores fio is pinned to): offer to
+            // share the OSDs' cores instead.
+            if path == "clients.cpu" && colocated && toml_at(table, path).is_some() {
+                let b = ui
+                    .small_button("use the OSD cores")
+                    .on_hover_text("fio shares the OSD nodes' cores: remove clients.cpu");
+                if b.clicked() {
+                    edits.push(Edit::Remove(path));
+                }
+            }
+        });
+        self.errors_ui(ui, lw, &[path]);
+    }
+
+    /// The WAL/DB device: none (WAL and DB on the data devices) or a catalogue drive,
+    /// and how many per node.
+    fn wal_ui(&mut self, ui: &mut egui::Ui, lw: f32, table: &toml::Table, edits: &mut Vec<Edit>) {
+        const NONE: &str = "none (on the data devices)";
+        let model = toml_at(table, "cluster.node.wal_device.model");
+        ui.horizontal(|ui| {
+            let l = label_ui(ui, lw, "WAL/DB device");
+            let current = match (toml_at(table, "cluster.node.wal_device"), model) {
+                (None, _) => NONE.to_owned(),
+                (Some(_), Some(toml::Value::String(m))) => m.clone(),
+                (Some(_), Some(_)) => "an inline drive (see the text)".to_owned(),
+                (Some(_), None) => "no model".to_owned(),
+            };
+            let w = (ui.available_width() - 8.0).clamp(60.0, 220.0);
+            let r = egui::ComboBox::from_id_salt("wal-device-picker")
+                .selected_text(&current)
+                .width(w)
+                .show_ui(ui, |ui| {
+                    if ui.selectable_label(current == NONE, NONE).clicked() {
+                        edits.push(Edit::Remove("cluster.node.wal_device"));
+                    }
+                    for (name, d) in &catalogue().drive {
+                        let text = format!(
+                            "{name}: {} {}, {:.0} GB",
+                            d.vendor,
+                            d.model,
+                            d.capacity.0 as f64 / 1e9
+                        );
+                        if ui.selectable_label(*name == current, text).clicked() {
+                            edits.push(Edit::Set(
+                                "cluster.node.wal_device.model",
+                                name.as_str().into(),
+                            ));
+                            if toml_at(table, "cluster.node.wal_device.count").is_none() {
+                                edits
+                                    .push(Edit::Set("cluster.node.wal_device.count", int_value(1)));
+                            }
+                        }
+                    }
+                });
+            r.response
+                .on_hover_text(
+                    "a faster device for BlueStore's WAL and RocksDB, shared by several OSDs",
+                )
+                .labelled_by(l.id);
+        });
+        if toml_at(table, "cluster.node.wal_device").is_some() {
             ui.horizontal(|ui| {
-                let l = ui.add_sized([label_width, 20.0], egui::Label::new(label).truncate());
-                match table.as_ref().and_then(|t| toml_at(t, path)) {
+                let l = label_ui(ui, lw, "WAL/DB devices per node");
+                match toml_at(table, "cluster.node.wal_device.count") {
                     Some(toml::Value::Integer(v)) => {
-                        let mut v = u64::try_from(*v).unwrap_or(0);
-                        let r = ui
-                            .add(egui::DragValue::new(&mut v).range(0..=1_000_000))
-                            .labelled_by(l.id);
-                        if r.changed() {
-                            edit = Some((path, v.to_string()));
-                        }
-                    }
-                    Some(toml::Value::String(v)) if CPU_FIELDS.contains(&path) => {
-                        let w = (ui.available_width() - 8.0).clamp(60.0, 220.0);
-                        let search = &mut self.cpu_search;
-                        if let Some(name) = cpu_picker_ui(ui, l.id, path, v, w, search) {
-                            edit = Some((path, toml_string(&name)));
-                        }
-                    }
-                    Some(toml::Value::String(v)) => {
-                        let mut v = v.clone();
-                        let w = (ui.available_width() - 8.0).clamp(60.0, 220.0);
-                        let r = ui
-                            .add(egui::TextEdit::singleline(&mut v).desired_width(w))
-                            .labelled_by(l.id);
-                        if r.changed() {
-                            edit = Some((path, toml_string(&v)));
+                        if let Some(v) = int_ui(ui, l.id, u64::try_from(*v).unwrap_or(0)) {
+                            edits.push(Edit::Set("cluster.node.wal_device.count", int_value(v)));
                         }
                     }
                     Some(other) => {
@@ -237,18 +500,114 @@ impl DesignerPage {
                     }
                 }
             });
-            if let Some(e) = self.field_error(path) {
-                ui.horizontal(|ui| {
-                    ui.add_space(label_width + 8.0);
-                    ui.add(
-                        egui::Label::new(egui::RichText::new(e).color(ui.visuals().error_fg_color))
-                            .wrap(),
-                    );
+        }
+        self.errors_ui(ui, lw, &WAL_PATHS);
+    }
+
+    /// Replicated (size) or erasure-coded (k + m); switching writes the other key.
+    fn protection_ui(
+        &mut self,
+        ui: &mut egui::Ui,
+        lw: f32,
+        table: &toml::Table,
+        edits: &mut Vec<Edit>,
+    ) {
+        let ec = toml_at(table, "pool.erasure").is_some();
+        ui.horizontal(|ui| {
+            label_ui(ui, lw, "protection");
+            if ui.radio(!ec, "replicated").clicked() && ec {
+                edits.push(Edit::Remove("pool.erasure"));
+                edits.push(Edit::Set("pool.replicated", DEFAULT_REPLICAS.into()));
+            }
+            if ui.radio(ec, "erasure coded").clicked() && !ec {
+                let mut profile = toml_edit::InlineTable::new();
+                profile.insert("k", DEFAULT_EC.0.into());
+                profile.insert("m", DEFAULT_EC.1.into());
+                edits.push(Edit::Remove("pool.replicated"));
+                edits.push(Edit::Set(
+                    "pool.erasure",
+                    toml_edit::Value::InlineTable(profile),
+                ));
+            }
+        });
+        let rows: &[Field] = if ec {
+            &[
+                ("pool.erasure.k", "data chunks (k)", Absent::Missing),
+                ("pool.erasure.m", "coding chunks (m)", Absent::Missing),
+            ]
+        } else {
+            &[("pool.replicated", "replicas", Absent::Missing)]
+        };
+        for &(path, label, _) in rows {
+            ui.horizontal(|ui| {
+                let l = label_ui(ui, lw, label);
+                match toml_at(table, path) {
+                    Some(toml::Value::Integer(v)) => {
+                        if let Some(v) = int_ui(ui, l.id, u64::try_from(*v).unwrap_or(0)) {
+                            edits.push(Edit::Set(path, int_value(v)));
+                        }
+                    }
+                    Some(other) => {
+                        ui.weak(format!("a {} (edit it in the text)", other.type_str()));
+                    }
+                    None => {
+                        ui.weak("not in the text");
+                    }
+                }
+            });
+        }
+        self.errors_ui(ui, lw, &PROTECTION_PATHS);
+    }
+
+    /// fio on the OSD nodes (`clients.colocated`): checked writes `true`, unchecked removes
+    /// the key (its default is false).
+    fn colocated_ui(
+        &mut self,
+        ui: &mut egui::Ui,
+        lw: f32,
+        table: &toml::Table,
+        edits: &mut Vec<Edit>,
+    ) {
+        let path = "clients.colocated";
+        let mut on = matches!(toml_at(table, path), Some(toml::Value::Boolean(true)));
+        ui.horizontal(|ui| {
+            ui.add_space(lw + ui.spacing().item_spacing.x);
+            let r = ui
+                .checkbox(&mut on, "clients co-located on the OSD nodes")
+                .on_hover_text(
+                    "fio runs on the OSD nodes (as in most published benchmarks): client \
+                     nodes count the OSD nodes that run it, on their cores and public link",
+                );
+            if r.changed() {
+                edits.push(if on {
+                    Edit::Set(path, true.into())
+                } else {
+                    Edit::Remove(path)
                 });
             }
-        }
-        if let Some((path, lit)) = edit {
-            self.set_value(path, &lit);
+        });
+        self.errors_ui(ui, lw, &[path]);
+    }
+
+    /// Takes the answer of the Open or Save dialog: the path goes into its field, then the
+    /// file is opened or saved as by the button beside the field.
+    fn poll_dialog(&mut self, cmds: &mut Vec<Command>) {
+        let Some(d) = &self.dialog else { return };
+        let Some(answer) = d.poll() else { return };
+        let purpose = d.purpose();
+        self.dialog = None;
+        match (answer, purpose) {
+            (Some(p), Purpose::OpenScenario) => {
+                self.open_path = p.display().to_string();
+                cmds.push(Command::OpenScenario(p));
+            }
+            (Some(p), Purpose::SaveScenario) => {
+                self.save_path = p.display().to_string();
+                cmds.push(Command::SaveScenario);
+            }
+            (None, _) => cmds.push(Command::Status(
+                "no file chosen (without a file dialog on this desktop, type the path)".into(),
+            )),
         }
     }
 
@@ -256,6 +615,8 @@ impl DesignerPage {
         if self.state.is_none() {
             self.check();
         }
+        self.poll_dialog(cmds);
+        let dialog_up = self.dialog.is_some();
         ui.horizontal(|ui| {
             let l = ui.label("scenario file");
             ui.add(
@@ -271,6 +632,18 @@ impl DesignerPage {
                 .clicked()
             {
                 cmds.push(Command::OpenScenario(PathBuf::from(self.open_path.trim())));
+            }
+            if ui
+                .add_enabled(!dialog_up, egui::Button::new("Browse…"))
+                .on_hover_text("choose the file to open in the system's file dialog")
+                .clicked()
+            {
+                let near = self.path.clone();
+                self.dialog = Some(file_dialog::ask(
+                    ui.ctx(),
+                    Purpose::OpenScenario,
+                    near.as_deref(),
+                ));
             }
             ui.menu_button("Recent", |ui| {
                 if recent.is_empty() {
@@ -295,6 +668,18 @@ impl DesignerPage {
                 .clicked()
             {
                 cmds.push(Command::SaveScenario);
+            }
+            if ui
+                .add_enabled(!dialog_up, egui::Button::new("Save as…"))
+                .on_hover_text("choose where to save in the system's file dialog")
+                .clicked()
+            {
+                let near = PathBuf::from(self.save_path.trim());
+                self.dialog = Some(file_dialog::ask(
+                    ui.ctx(),
+                    Purpose::SaveScenario,
+                    Some(&near),
+                ));
             }
         });
         // The validation summary sits in a box of fixed height (scrolling when long), so
@@ -424,25 +809,21 @@ fn toml_at<'a>(t: &'a toml::Table, path: &str) -> Option<&'a toml::Value> {
     Some(v)
 }
 
-/// A TOML basic string literal.
-fn toml_string(s: &str) -> String {
-    toml::Value::String(s.to_owned()).to_string()
+/// A row's label, of fixed width so the widgets line up.
+fn label_ui(ui: &mut egui::Ui, width: f32, label: &str) -> egui::Response {
+    ui.add_sized([width, 20.0], egui::Label::new(label).truncate())
 }
 
-/// Byte range of the scalar value at a dotted path (tables declared with `[headers]`,
-/// dotted keys and inline tables alike).
-fn value_span(text: &str, path: &str) -> Option<std::ops::Range<usize>> {
-    let root = toml::de::DeTable::parse(text).ok()?;
-    let mut table = root.get_ref();
-    let keys: Vec<&str> = path.split('.').collect();
-    for (i, key) in keys.iter().enumerate() {
-        let (_, v) = table.iter().find(|(k, _)| k.get_ref().as_ref() == *key)?;
-        if i + 1 == keys.len() {
-            return (!v.get_ref().is_table()).then(|| v.span());
-        }
-        table = v.get_ref().as_table()?;
-    }
-    None
+/// A number spinner labelled by `label`; the new value when it changed this frame.
+fn int_ui(ui: &mut egui::Ui, label: egui::Id, mut v: u64) -> Option<u64> {
+    let r = ui
+        .add(egui::DragValue::new(&mut v).range(0..=1_000_000))
+        .labelled_by(label);
+    r.changed().then_some(v)
+}
+
+fn int_value(v: u64) -> toml_edit::Value {
+    i64::try_from(v).unwrap_or(i64::MAX).into()
 }
 
 /// A catalogue CPU picker: the current name, and in its popup a search field (vendor,
@@ -573,17 +954,27 @@ mod tests {
             c.raw_bytes
         );
         assert!((c.usable_bytes / 1e12 - 368.64).abs() < 0.01);
-        assert!(page.set_value("cluster.nodes", "6"));
+        page.set_value("cluster.nodes", "6").unwrap();
         let c = page.capacity().unwrap();
         assert!((c.raw_bytes / 1e12 - 2211.84).abs() < 0.01);
         assert!(page
             .text
             .contains("nodes = 6                                  # STATED"));
-        assert!(page.set_value("workload.pattern", "\"randread\""));
+        page.set_value("workload.pattern", "\"randread\"").unwrap();
         assert!(page.text.contains("pattern = \"randread\""));
-        assert!(!page.set_value("pool.erasure.k", "4"));
+        // A key the text lacks is written: both protections now, which the scenario refuses.
+        page.set_value("pool.erasure", "{ k = 4, m = 2 }").unwrap();
+        assert!(page.text.contains("[pool]\nreplicated = 3 "));
+        assert!(page.text.contains("\nerasure = { k = 4, m = 2 }\n"));
+        assert!(page
+            .field_error("pool")
+            .unwrap()
+            .contains("either replicated or erasure"));
+        page.apply_edits(&[Edit::Remove("pool.erasure")]).unwrap();
+        assert!(page.capacity().is_some());
         // The release sets the release factor and the inferred RocksDB build.
-        assert!(page.set_value("cluster.ceph_release", "\"16.2.7\""));
+        page.set_value("cluster.ceph_release", "\"16.2.7\"")
+            .unwrap();
         assert!(page.text.contains("ceph_release = \"16.2.7\""));
         let s = crate::spec::parse_scenario(&page.text, "x", &Catalogue::builtin()).unwrap();
         assert_eq!(s.rocksdb_build, crate::spec::RocksdbBuild::Unoptimised);
@@ -603,13 +994,14 @@ mod tests {
             ..DesignerPage::default()
         };
         page.check();
-        page.set_value("pool.replicated", "5");
+        page.set_value("pool.replicated", "5").unwrap();
         let e = page.field_error("pool.replicated").unwrap();
         assert!(e.contains("replicated = 5 but there are 3 nodes"), "{e}");
         assert!(page.field_error("cluster.nodes").is_none());
         assert!(page.capacity().is_none());
-        page.set_value("cluster.node.data_devices.model", "\"micron-7500\"");
-        page.set_value("pool.replicated", "3");
+        page.set_value("cluster.node.data_devices.model", "\"micron-7500\"")
+            .unwrap();
+        page.set_value("pool.replicated", "3").unwrap();
         let e = page.field_error("cluster.node.data_devices.model").unwrap();
         assert!(e.contains("closest"), "{e}");
     }

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use super::compare::Variant;
 use crate::gui::app::Command;
-use crate::gui::job::{Job, JobOutcome, Recompute};
+use crate::gui::job::{progress_slot_ui, Job, JobOutcome, Recompute};
 use crate::gui::plot::{self, Series};
 use crate::progress::Progress;
 use crate::qn::{Class, Demand, Network, Station, StationKind};
@@ -381,9 +381,7 @@ impl NetworkPage {
     }
 
     fn results_ui(&mut self, ui: &mut egui::Ui) {
-        if let Some(job) = self.rt.recompute.job() {
-            job.progress_ui(ui);
-        }
+        progress_slot_ui(ui, self.rt.recompute.job());
         if let Some(e) = &self.rt.error {
             ui.colored_label(ui.visuals().error_fg_color, e);
         }
