@@ -1700,3 +1700,54 @@ fn emptying_the_cluster_network_removes_it_and_typing_one_writes_it_back() {
         .unwrap();
     assert_eq!(s.spec.cluster.node.network.cluster.unwrap().0, 25e9);
 }
+
+#[test]
+fn the_ceph_options_are_chosen_in_the_form_and_the_prediction_follows() {
+    let mut h = harness(State::default());
+    open_in_designer(&mut h, &small_fixture_path());
+    let before = h.state().state.designer.text.clone();
+    assert!(!before.contains("ceph_config") && !before.contains("rocksdb_build"));
+    let iops_before = predicted_iops_of_the_designer_text(&mut h);
+    h.get_by_label("Cluster designer").click();
+    h.run();
+    // The fixture's Squid release buffers BlueFS I/O by default; O_DIRECT makes every write
+    // batch's commit dearer, so the randwrite prediction drops.
+    h.get_by_role_and_label(egui::Role::ComboBox, "bluefs_buffered_io")
+        .click();
+    h.run();
+    h.get_by_label("false").click();
+    h.run();
+    let text = h.state().state.designer.text.clone();
+    assert!(
+        text.contains("[cluster.ceph_config]\nbluefs_buffered_io = false\n"),
+        "{text}"
+    );
+    let iops_direct = predicted_iops_of_the_designer_text(&mut h);
+    assert!(
+        iops_direct < iops_before * 0.999,
+        "{iops_before} → {iops_direct}"
+    );
+    // The RocksDB build goes in [cluster]; back to the release default removes each key.
+    h.get_by_label("Cluster designer").click();
+    h.run();
+    h.get_by_role_and_label(egui::Role::ComboBox, "RocksDB build")
+        .click();
+    h.run();
+    h.get_by_label("unoptimised").click();
+    h.run();
+    assert!(h
+        .state()
+        .state
+        .designer
+        .text
+        .contains("rocksdb_build = \"unoptimised\""));
+    for label in ["RocksDB build", "bluefs_buffered_io"] {
+        h.get_by_role_and_label(egui::Role::ComboBox, label).click();
+        h.run();
+        h.get_by_label("release default").click();
+        h.run();
+    }
+    let d = &h.state().state.designer;
+    assert!(!d.text.contains("rocksdb_build") && !d.text.contains("bluefs_buffered_io"));
+    assert!(d.spec_error().is_none(), "{:?}", d.spec_error());
+}

@@ -298,6 +298,7 @@ impl DesignerPage {
         for f in WORKLOAD_FIELDS {
             self.field_ui(ui, lw, &table, f, &mut edits);
         }
+        self.ceph_options_ui(ui, lw, &table, &mut edits);
         if !edits.is_empty() {
             if let Err(e) = self.apply_edits(&edits) {
                 self.form_error = Some(e);
@@ -589,6 +590,52 @@ impl DesignerPage {
         self.errors_ui(ui, lw, &[path]);
     }
 
+    /// The Ceph options the model reads (`[cluster.ceph_config]` and `cluster.rocksdb_build`):
+    /// each is the release's default until chosen; "release default" removes the key again.
+    fn ceph_options_ui(
+        &mut self,
+        ui: &mut egui::Ui,
+        lw: f32,
+        table: &toml::Table,
+        edits: &mut Vec<Edit>,
+    ) {
+        const DEFAULT: &str = "release default";
+        for (path, label, choices, hover) in CEPH_OPTIONS {
+            let current = match toml_at(table, path) {
+                None => DEFAULT.to_owned(),
+                Some(toml::Value::Boolean(b)) => b.to_string(),
+                Some(toml::Value::String(v)) => v.clone(),
+                Some(other) => other.to_string(),
+            };
+            ui.horizontal(|ui| {
+                let l = label_ui(ui, lw, label);
+                let w = (ui.available_width() - 8.0).clamp(60.0, 220.0);
+                let r = egui::ComboBox::from_id_salt(path)
+                    .selected_text(&current)
+                    .width(w)
+                    .show_ui(ui, |ui| {
+                        if ui.selectable_label(current == DEFAULT, DEFAULT).clicked() {
+                            edits.push(Edit::Remove(path));
+                        }
+                        for &c in choices {
+                            if ui.selectable_label(current == c, c).clicked() {
+                                edits.push(Edit::Set(
+                                    path,
+                                    match c {
+                                        "true" => true.into(),
+                                        "false" => false.into(),
+                                        other => other.into(),
+                                    },
+                                ));
+                            }
+                        }
+                    });
+                r.response.on_hover_text(hover).labelled_by(l.id);
+            });
+            self.errors_ui(ui, lw, &[path]);
+        }
+    }
+
     /// Takes the answer of the Open or Save dialog: the path goes into its field, then the
     /// file is opened or saved as by the button beside the field.
     fn poll_dialog(&mut self, cmds: &mut Vec<Command>) {
@@ -800,6 +847,39 @@ fn reason(e: &SpecError) -> String {
 }
 
 /// The value at a dotted path of a TOML table.
+/// The Ceph options in the form: path, label, choices besides the release default, hover.
+const CEPH_OPTIONS: [(&str, &str, &[&str], &str); 4] = [
+    (
+        "cluster.ceph_config.bluefs_buffered_io",
+        "bluefs_buffered_io",
+        &["true", "false"],
+        "false: BlueFS writes RocksDB's WAL with O_DIRECT, which makes every write batch's \
+         commit dearer (the default of Luminous and older, 14.2.10-14.2.21, 15.2.2-15.2.12)",
+    ),
+    (
+        "cluster.ceph_config.bluestore_allocation_from_file",
+        "bluestore_allocation_from_file",
+        &["true", "false"],
+        "false: every write also commits its allocation to RocksDB (before Quincy, or a \
+         rotational DB device)",
+    ),
+    (
+        "cluster.ceph_config.allow_ec_optimizations",
+        "allow_ec_optimizations",
+        &["true", "false"],
+        "true: Tentacle's FastEC, partial EC reads and writes touch only the shards they \
+         cover (an erasure-coded pool on Ceph 20 or later)",
+    ),
+    (
+        "cluster.rocksdb_build",
+        "RocksDB build",
+        &["optimised", "unoptimised"],
+        "unoptimised: the upstream Debian/Ubuntu packages of 15.2.x, 16.2.0-16.2.14, \
+         17.2.0-17.2.7 and 18.2.0-18.2.2 built RocksDB without optimisation (ceph/ceph PR \
+         #54891): every write op costs more CPU",
+    ),
+];
+
 fn toml_at<'a>(t: &'a toml::Table, path: &str) -> Option<&'a toml::Value> {
     let mut keys = path.split('.');
     let mut v = t.get(keys.next()?)?;
