@@ -1712,7 +1712,7 @@ fn the_ceph_options_are_chosen_in_the_form_and_the_prediction_follows() {
     h.run();
     // The fixture's Squid release buffers BlueFS I/O by default; O_DIRECT makes every write
     // batch's commit dearer, so the randwrite prediction drops.
-    h.get_by_role_and_label(egui::Role::ComboBox, "bluefs_buffered_io")
+    h.get_by_role_and_label(egui::Role::ComboBox, "BlueFS buffered I/O")
         .click();
     h.run();
     h.get_by_label("false").click();
@@ -1741,7 +1741,7 @@ fn the_ceph_options_are_chosen_in_the_form_and_the_prediction_follows() {
         .designer
         .text
         .contains("rocksdb_build = \"unoptimised\""));
-    for label in ["RocksDB build", "bluefs_buffered_io"] {
+    for label in ["RocksDB build", "BlueFS buffered I/O"] {
         h.get_by_role_and_label(egui::Role::ComboBox, label).click();
         h.run();
         h.get_by_label("release default").click();

@@ -851,23 +851,23 @@ fn reason(e: &SpecError) -> String {
 const CEPH_OPTIONS: [(&str, &str, &[&str], &str); 4] = [
     (
         "cluster.ceph_config.bluefs_buffered_io",
-        "bluefs_buffered_io",
+        "BlueFS buffered I/O",
         &["true", "false"],
-        "false: BlueFS writes RocksDB's WAL with O_DIRECT, which makes every write batch's \
+        "bluefs_buffered_io; false: BlueFS writes RocksDB's WAL with O_DIRECT, which makes every write batch's \
          commit dearer (the default of Luminous and older, 14.2.10-14.2.21, 15.2.2-15.2.12)",
     ),
     (
         "cluster.ceph_config.bluestore_allocation_from_file",
-        "bluestore_allocation_from_file",
+        "allocation file (NCB)",
         &["true", "false"],
-        "false: every write also commits its allocation to RocksDB (before Quincy, or a \
+        "bluestore_allocation_from_file; false: every write also commits its allocation to RocksDB (before Quincy, or a \
          rotational DB device)",
     ),
     (
         "cluster.ceph_config.allow_ec_optimizations",
-        "allow_ec_optimizations",
+        "EC optimisations",
         &["true", "false"],
-        "true: Tentacle's FastEC, partial EC reads and writes touch only the shards they \
+        "allow_ec_optimizations; true: Tentacle's FastEC, partial EC reads and writes touch only the shards they \
          cover (an erasure-coded pool on Ceph 20 or later)",
     ),
     (
