@@ -1712,11 +1712,7 @@ fn the_ceph_options_are_chosen_in_the_form_and_the_prediction_follows() {
     h.run();
     // The fixture's Squid release buffers BlueFS I/O by default; O_DIRECT makes every write
     // batch's commit dearer, so the randwrite prediction drops.
-    h.get_by_role_and_label(egui::Role::ComboBox, "BlueFS buffered I/O")
-        .click();
-    h.run();
-    h.get_by_label("false").click();
-    h.run();
+    pick(&mut h, "BlueFS buffered I/O", "false");
     let text = h.state().state.designer.text.clone();
     assert!(
         text.contains("[cluster.ceph_config]\nbluefs_buffered_io = false\n"),
@@ -1730,11 +1726,7 @@ fn the_ceph_options_are_chosen_in_the_form_and_the_prediction_follows() {
     // The RocksDB build goes in [cluster]; back to the release default removes each key.
     h.get_by_label("Cluster designer").click();
     h.run();
-    h.get_by_role_and_label(egui::Role::ComboBox, "RocksDB build")
-        .click();
-    h.run();
-    h.get_by_label("unoptimised").click();
-    h.run();
+    pick(&mut h, "RocksDB build", "unoptimised");
     assert!(h
         .state()
         .state
@@ -1742,12 +1734,17 @@ fn the_ceph_options_are_chosen_in_the_form_and_the_prediction_follows() {
         .text
         .contains("rocksdb_build = \"unoptimised\""));
     for label in ["RocksDB build", "BlueFS buffered I/O"] {
-        h.get_by_role_and_label(egui::Role::ComboBox, label).click();
-        h.run();
-        h.get_by_label("release default").click();
-        h.run();
+        pick(&mut h, label, "release default");
     }
     let d = &h.state().state.designer;
     assert!(!d.text.contains("rocksdb_build") && !d.text.contains("bluefs_buffered_io"));
     assert!(d.spec_error().is_none(), "{:?}", d.spec_error());
+}
+
+/// Opens the combo box labelled `combo` and clicks its option `option`, as a user does.
+fn pick(h: &mut Harness<'static, App>, combo: &str, option: &str) {
+    h.get_by_role_and_label(egui::Role::ComboBox, combo).click();
+    h.run();
+    h.get_by_label(option).click();
+    h.run();
 }

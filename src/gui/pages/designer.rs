@@ -485,22 +485,14 @@ impl DesignerPage {
                 .labelled_by(l.id);
         });
         if toml_at(table, "cluster.node.wal_device").is_some() {
-            ui.horizontal(|ui| {
-                let l = label_ui(ui, lw, "WAL/DB devices per node");
-                match toml_at(table, "cluster.node.wal_device.count") {
-                    Some(toml::Value::Integer(v)) => {
-                        if let Some(v) = int_ui(ui, l.id, u64::try_from(*v).unwrap_or(0)) {
-                            edits.push(Edit::Set("cluster.node.wal_device.count", int_value(v)));
-                        }
-                    }
-                    Some(other) => {
-                        ui.weak(format!("a {} (edit it in the text)", other.type_str()));
-                    }
-                    None => {
-                        ui.weak("not in the text");
-                    }
-                }
-            });
+            int_row_ui(
+                ui,
+                lw,
+                table,
+                "cluster.node.wal_device.count",
+                "WAL/DB devices per node",
+                edits,
+            );
         }
         self.errors_ui(ui, lw, &WAL_PATHS);
     }
@@ -540,22 +532,7 @@ impl DesignerPage {
             &[("pool.replicated", "replicas", Absent::Missing)]
         };
         for &(path, label, _) in rows {
-            ui.horizontal(|ui| {
-                let l = label_ui(ui, lw, label);
-                match toml_at(table, path) {
-                    Some(toml::Value::Integer(v)) => {
-                        if let Some(v) = int_ui(ui, l.id, u64::try_from(*v).unwrap_or(0)) {
-                            edits.push(Edit::Set(path, int_value(v)));
-                        }
-                    }
-                    Some(other) => {
-                        ui.weak(format!("a {} (edit it in the text)", other.type_str()));
-                    }
-                    None => {
-                        ui.weak("not in the text");
-                    }
-                }
-            });
+            int_row_ui(ui, lw, table, path, label, edits);
         }
         self.errors_ui(ui, lw, &PROTECTION_PATHS);
     }
@@ -900,6 +877,34 @@ fn int_ui(ui: &mut egui::Ui, label: egui::Id, mut v: u64) -> Option<u64> {
         .add(egui::DragValue::new(&mut v).range(0..=1_000_000))
         .labelled_by(label);
     r.changed().then_some(v)
+}
+
+/// A row over a whole number at `path`: a spinner when the text has an integer there,
+/// otherwise what the text has instead.
+fn int_row_ui(
+    ui: &mut egui::Ui,
+    lw: f32,
+    table: &toml::Table,
+    path: &'static str,
+    label: &str,
+    edits: &mut Vec<Edit>,
+) {
+    ui.horizontal(|ui| {
+        let l = label_ui(ui, lw, label);
+        match toml_at(table, path) {
+            Some(toml::Value::Integer(v)) => {
+                if let Some(v) = int_ui(ui, l.id, u64::try_from(*v).unwrap_or(0)) {
+                    edits.push(Edit::Set(path, int_value(v)));
+                }
+            }
+            Some(other) => {
+                ui.weak(format!("a {} (edit it in the text)", other.type_str()));
+            }
+            None => {
+                ui.weak("not in the text");
+            }
+        }
+    });
 }
 
 fn int_value(v: u64) -> toml_edit::Value {
