@@ -73,6 +73,24 @@ fn predict_table_is_readable() {
 }
 
 #[test]
+fn a_rados_workload_states_its_load_in_rados_bench_terms() {
+    // One rados bench per client node with `concurrency` ops: the seed-003 ARM scenario has
+    // 1 client node and concurrency 32, objects of 64 KiB.
+    cephplan()
+        .args([
+            "predict",
+            "--scenario",
+            "calibration-data/scenarios/seed-003-arm-radosbench.toml",
+        ])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "32 ops (1 rados bench × concurrency 32), object 64k",
+        ))
+        .stdout(predicate::str::contains("images").not());
+}
+
+#[test]
 fn predict_csv_has_a_header_and_one_row() {
     let out = cephplan()
         .args(["predict", "--scenario", FIXTURE, "--format", "csv"])

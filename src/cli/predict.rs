@@ -314,14 +314,25 @@ fn table_report(s: &Scenario, r: &PredictionReport) -> String {
     line(
         &mut o,
         "in flight",
-        format!(
-            "{} I/Os ({} images × {} jobs × iodepth {}), block {}",
-            thousands(f64::from(r.in_flight)),
-            s.images,
-            s.jobs_per_image,
-            s.iodepth,
-            cephplan::units::Bytes(s.block_size_bytes)
-        ),
+        match s.engine {
+            cephplan::spec::Engine::FioRbd => format!(
+                "{} I/Os ({} images × {} jobs × iodepth {}), block {}",
+                thousands(f64::from(r.in_flight)),
+                s.images,
+                s.jobs_per_image,
+                s.iodepth,
+                cephplan::units::Bytes(s.block_size_bytes)
+            ),
+            // A rados workload is one rados bench per client node (`images`) with
+            // `concurrency` ops each (`iodepth`).
+            cephplan::spec::Engine::Rados => format!(
+                "{} ops ({} rados bench × concurrency {}), object {}",
+                thousands(f64::from(r.in_flight)),
+                s.images,
+                s.iodepth,
+                cephplan::units::Bytes(s.block_size_bytes)
+            ),
+        },
     );
     line(
         &mut o,
