@@ -12,8 +12,9 @@ fn cephplan() -> Command {
     Command::cargo_bin("cephplan").unwrap()
 }
 
-#[test]
-fn design_writes_scenarios_that_predict_reproduces() {
+/// `cephplan design` on the OLTP example with the test prices, its designs written as
+/// scenarios into a fresh directory: the directory and the JSON report.
+fn design_oltp_with_scenarios() -> (tempfile::TempDir, serde_json::Value) {
     let dir = tempfile::tempdir().unwrap();
     let out = cephplan()
         .args([
@@ -34,7 +35,12 @@ fn design_writes_scenarios_that_predict_reproduces() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    (dir, serde_json::from_slice(&out.stdout).unwrap())
+}
+
+#[test]
+fn design_writes_scenarios_that_predict_reproduces() {
+    let (dir, r) = design_oltp_with_scenarios();
     let designs = r["designs"].as_array().unwrap();
     assert!(!designs.is_empty());
     assert_eq!(r["currency"], "TEST");
@@ -80,27 +86,7 @@ fn every_returned_design_meets_every_target_when_predict_reruns_its_scenario() {
     use cephplan::design::load_requirements;
     use cephplan::spec::Catalogue;
     let req = load_requirements(OLTP.as_ref(), &Catalogue::builtin()).unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let out = cephplan()
-        .args([
-            "design",
-            "--requirements",
-            OLTP,
-            "--prices",
-            PRICES,
-            "--format",
-            "json",
-        ])
-        .arg("--write-scenarios")
-        .arg(dir.path())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let (dir, r) = design_oltp_with_scenarios();
     let designs = r["designs"].as_array().unwrap();
     assert!(!designs.is_empty());
     let mut checked = 0;
