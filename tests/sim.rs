@@ -739,11 +739,7 @@ fn labelled_choice_reports_each_type_like_mg1_says() {
 // ---------------------------------------------------------------------------------------
 
 fn batching(share: f64, jobs_per_member: f64, max_batch: f64) -> Batching {
-    Batching {
-        share,
-        jobs_per_member,
-        max_batch,
-    }
+    Batching::single(share, jobs_per_member, max_batch)
 }
 
 #[test]

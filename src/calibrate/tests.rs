@@ -101,9 +101,12 @@ fn synthetic_runs_are_fitted_back_within_their_intervals() {
 
 #[test]
 fn jacobian_of_the_ceph_problem_matches_finite_differences_of_another_step() {
-    // The problem has no analytic Jacobian; check the central-difference one against a
-    // forward difference with a 10× larger step (agreement shows the residuals are smooth
-    // at the step scale, i.e. the solver tolerance does not pollute the derivatives).
+    // The problem has no analytic Jacobian; check the central-difference one (step
+    // ε^(1/3) ≈ 6e-6 in ln units) against a central difference with a ~16× larger step
+    // (agreement shows the residuals are smooth at the step scale, i.e. the solver
+    // tolerance does not pollute the derivatives). A forward difference at that step
+    // carries an O(h) curvature error of ~1e-3 relative since messenger coalescing made the
+    // per-op cost depend on the queue.
     let (prep, _) = seed_runs(|r| r.system_id == "seed-001");
     let base = ModelParams::prior();
     let names: Vec<String> = ["osd_cpu_read_gcycles", "osd_cpu_write_gcycles"]
@@ -118,11 +121,13 @@ fn jacobian_of_the_ceph_problem_matches_finite_differences_of_another_step() {
     let r0 = problem.residuals(&x).unwrap();
     for k in 0..x.len() {
         let h = 1e-4;
-        let mut xp = x.clone();
+        let (mut xp, mut xm) = (x.clone(), x.clone());
         xp[k] += h;
+        xm[k] -= h;
         let r1 = problem.residuals(&xp).unwrap();
+        let rm = problem.residuals(&xm).unwrap();
         for i in 0..r0.len() {
-            let fd = (r1[i] - r0[i]) / h;
+            let fd = (r1[i] - rm[i]) / (2.0 * h);
             assert!(
                 (fd - j[(i, k)]).abs() <= 1e-3 * fd.abs().max(1e-2),
                 "r{i} p{k}: {fd} vs {}",

@@ -66,6 +66,12 @@ pub mod names {
     pub const WRITE_MAX_BATCH: &str = "osd_write_max_batch";
     /// Writes per batch per write queued at the OSD (optional, 1 when absent).
     pub const WRITE_BATCH_SCALE: &str = "osd_write_batch_scale";
+    /// Share of an OSD op's per-op CPU cost (not the per-byte or per-batch parts) that the
+    /// messenger pays once per read of a client connection, shared by the messages queued
+    /// on it (optional: absent = no coalescing).
+    pub const MSG_COALESCE_SHARE: &str = "osd_msg_coalesce_share";
+    /// Most messages one connection read takes (optional, with the share; 1 when absent).
+    pub const MSG_COALESCE_MAX: &str = "osd_msg_coalesce_max";
     /// Per-op write CPU multiplier of a RocksDB built without optimisation
     /// ([`crate::spec::RocksdbBuild`]); needed only by scenarios with such a build.
     pub const ROCKSDB_UNOPT_WRITE: &str = "rocksdb_unoptimised_write_factor";

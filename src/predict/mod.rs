@@ -331,11 +331,15 @@ pub const CALIBRATED_MIN_WRITE_BATCH: f64 = 4.0;
 
 /// The write batch per OSD at a solution when it is below [`CALIBRATED_MIN_WRITE_BATCH`]:
 /// from the OSD CPU's demand factor `f = U·c·m / (X·D)` and the batching's share `s`,
-/// `b = s / (f − 1 + s)` (the inverse of `Batching::demand_factor` inside its clamp).
+/// `b = s / (f − 1 + s)` (the inverse of `Batching::demand_factor` inside its clamp; with a
+/// coalescing term, the jobs at which the factor is `f`, found by bisection).
 fn write_batch_below_calibrated(cn: &CephNetwork, x: f64, util: &[f64]) -> Option<f64> {
     let i = cn.network.station_index("osd_cpu")?;
     let st = &cn.network.stations[i];
     let bt = st.batching?;
+    if bt.share <= 0.0 {
+        return None;
+    }
     let d = st.demands[0].secs;
     if x <= 0.0 || d <= 0.0 {
         return None;
@@ -343,6 +347,8 @@ fn write_batch_below_calibrated(cn: &CephNetwork, x: f64, util: &[f64]) -> Optio
     let f = util[i] * st.server_count() * f64::from(st.multiplicity) / (x * d);
     let b = if f >= 1.0 {
         1.0
+    } else if bt.coalesce_share > 0.0 {
+        bt.batch_size_at_factor(f.max(bt.min_demand_factor()))?
     } else {
         bt.share / (f - 1.0 + bt.share).max(f64::MIN_POSITIVE)
     };

@@ -29,7 +29,7 @@
 //! | `client_nic_tx` / `_rx` | client nodes | 1 | bytes·8 / (NIC·net_eff) |
 //! | `osd_public_rx` / `_tx` | OSD nodes | 1 | bytes·8 / (public·net_eff) |
 //! | `osd_cluster_tx` / `_rx` | OSD nodes | 1 | replication bytes·8 / (cluster·net_eff); absent when no cluster network is given, the traffic then goes on the public stations |
-//! | `osd_cpu` | OSD nodes | `OSDs per node × C·(1 − e^(−n/C))`, `n` = effective cores per OSD, `C` = `osd_core_scale`; every effective core when co-located fio shares them (or the model has no `C`) | `ops·(op_cost + bytes·cpu_per_byte) / (GHz·arch·release)`, writes batched and scaled by the RocksDB build and the Ceph options (below) |
+//! | `osd_cpu` | OSD nodes | `OSDs per node × C·(1 − e^(−n/C))`, `n` = effective cores per OSD, `C` = `osd_core_scale`; every effective core when co-located fio shares them (or the model has no `C`) | `ops·(op_cost + bytes·cpu_per_byte) / (GHz·arch·release)`, writes batched, messages coalesced per connection, scaled by the RocksDB build and the Ceph options (below) |
 //! | `data_device` | nodes × data devices | 1 | `ops · max(1/IOPS_4k, overhead + bytes/bandwidth)`, `overhead = max(0, 1/IOPS_4k − 4 KiB/bandwidth)` |
 //! | `data_device_latency` | delay | – | `ops · max(0, latency − 1/IOPS_4k)` |
 //! | `wal_device`, `wal_device_latency` | nodes × WAL devices | 1 | as for data devices, with the WAL share of the writes |
@@ -115,6 +115,30 @@
 //! per-byte costs are not batched. In a read/write mix every job at the station runs at
 //! the same speed, so reads gain a little too (the solvers' stretch factor is per
 //! station). A model without `osd_cpu_write_batch_gcycles` has no batching.
+//!
+//! **Messenger coalescing.** A classic OSD reads each client's messages on the messenger
+//! worker thread that owns that client's one connection (the RADOS protocol has one
+//! connection per client per OSD), and one read of a connection takes every message
+//! queued on it: the wake-up, the system calls and the hand-off to the op queue are paid
+//! once per read, not once per message (ceph.io 2023 "Crimson: Next-generation Ceph OSD for
+//! Multi-core Scalability" describes the path). So a share `μ` = `osd_msg_coalesce_share`
+//! of every op's per-op OSD CPU cost (reads, writes and their replica or shard ops; not the
+//! per-byte cost, not the write batch) is paid once per group of `b₂` messages, the ops
+//! queued per connection: with `q` jobs in the node's CPU queue, `b₂ = q / (OSDs per node
+//! × connections)`, between 1 and `osd_msg_coalesce_max`, where every fio job (or rados
+//! bench process) is one client with a connection to each OSD. It is the second term of
+//! the station's [`crate::qn::Batching`] (`coalesce_share` = `μ` × the per-op parts' share
+//! of the station's demand, `coalesce_jobs_per_member` = OSDs per node × connections).
+//! What it explains: one OSD serving 4 fio clients delivers 2.7-4× the per-OSD 4k read
+//! IOPS of a 60-OSD cluster serving 40 at the same cores per OSD (ceph.io 2022 "Ceph OSD
+//! CPU scaling": ~128 ops queued per connection against ~2), and seed 002's 128 clients
+//! on 72 OSDs (< 1 op per connection) deliver fewer IOPS per core than any other system.
+//! `μ` = 0.7 lowered the leave-one-system-out IOPS MAPE from 48.7 to 43.6 % (median 38.5
+//! → 29.8 %, mean latency 85.7 → 61.5 %, scale series 46.9 → 40.0 %); a coalescing per OSD
+//! instead of per connection raised it (49.2 % at `μ` = 0.5). Like write batching, it makes
+//! one more drive on the same cores cost some IOPS in a CPU-bound node (more connections
+//! share the same queue; `tests/physical_sanity.rs` counts them). A model without `μ` has
+//! no coalescing.
 //!
 //! Runs at two depths (seed 002's QD4/QD64 pairs) identify only `c_batch·k`, not `k`: the
 //! seeds fit equally well for `k` from 0.03 to 1 (`cephplan profile`), and `k` decides
@@ -379,6 +403,10 @@ struct Plan<'a> {
     max_batch: f64,
     /// Writes per batch per write queued at the OSD (`k`).
     batch_scale: f64,
+    /// Messenger coalescing: the share of the per-op OSD cost paid once per connection
+    /// read, and the most messages one read takes (see the module doc).
+    msg_share: f64,
+    msg_max: f64,
     /// EC stripe unit, bytes; whether reads are narrowed to the chunks they cover
     /// (Tentacle) and whether FastEC's partial writes apply (`allow_ec_optimizations`).
     stripe_unit: f64,
@@ -458,6 +486,8 @@ impl<'a> Plan<'a> {
             };
         let max_batch = p.get(names::WRITE_MAX_BATCH).unwrap_or(1.0);
         let batch_scale = p.get(names::WRITE_BATCH_SCALE).unwrap_or(1.0);
+        let msg_share = p.get(names::MSG_COALESCE_SHARE).unwrap_or(0.0);
+        let msg_max = p.get(names::MSG_COALESCE_MAX).unwrap_or(1.0);
         let (release, w) = p.release_factor(&s.ceph_release);
         warnings.extend(w);
         let osd_arch = p.cpu_efficiency(&s.node_cpu)?;
@@ -591,6 +621,8 @@ impl<'a> Plan<'a> {
             write_batch,
             max_batch,
             batch_scale,
+            msg_share,
+            msg_max,
             stripe_unit: s.ec_stripe_unit_bytes as f64,
             ec_partial_reads: tentacle,
             ec_fast: s.ceph_config.ec_optimizations && tentacle,
@@ -609,26 +641,42 @@ impl<'a> Plan<'a> {
         Ok(plan)
     }
 
-    /// The OSD CPU's batching (see the module doc); `None` without writes or batch cost.
+    /// The OSD CPU's batching (see the module doc): write batching per OSD and messenger
+    /// coalescing per client connection; `None` without either.
     fn batching(&self) -> Option<crate::qn::Batching> {
-        if self.write_batch <= 0.0 {
-            return None;
-        }
         let d = demands(self);
         let i = self.ids.osd_cpu;
         let pr = self.s.read_fraction;
         let read = pr * d.read.demand[i];
         let write = (1.0 - pr) * d.write.demand[i];
         let total = read + write;
-        if write <= 0.0 || total <= 0.0 {
+        if total <= 0.0 {
             return None;
         }
-        let w = write / total;
-        Some(crate::qn::Batching {
-            share: self.write_batch / self.osd_write * (1.0 - pr) * d.write_op_secs / total,
-            jobs_per_member: f64::from(self.s.osds_per_node()) / (w * self.batch_scale),
-            max_batch: self.max_batch,
-        })
+        let mut b = crate::qn::Batching::single(0.0, 1.0, 1.0);
+        if self.write_batch > 0.0 && write > 0.0 {
+            let w = write / total;
+            b.share = self.write_batch / self.osd_write * (1.0 - pr) * d.write_op_secs / total;
+            b.jobs_per_member = f64::from(self.s.osds_per_node()) / (w * self.batch_scale);
+            b.max_batch = self.max_batch;
+        }
+        if self.msg_share > 0.0 && self.msg_max > 1.0 {
+            // Each fio job (or rados bench process) is one librados client with one
+            // connection to every OSD it reaches; a node's queue is spread over its OSDs'
+            // connections.
+            let connections = f64::from(self.s.images) * f64::from(self.s.jobs_per_image);
+            b.coalesce_share =
+                self.msg_share * (pr * d.read_msg_secs + (1.0 - pr) * d.write_msg_secs) / total;
+            b.coalesce_jobs_per_member = f64::from(self.s.osds_per_node()) * connections.max(1.0);
+            b.coalesce_max = self.msg_max;
+        }
+        (b.share > 0.0 || b.coalesce_share > 0.0).then_some(b)
+    }
+
+    /// OSD CPU time of the per-op (not per-byte, not per-batch) cost of `ops` operations
+    /// of `op_cost` gigacycles: what messenger coalescing shares.
+    fn osd_msg_secs(&self, ops: f64, op_cost: f64) -> f64 {
+        ops * op_cost / self.osd_speed * self.osd_scale
     }
 
     fn wire_secs(&self, bytes: f64, bits_per_sec: f64) -> f64 {
@@ -796,12 +844,14 @@ struct EcIo {
     bytes: f64,
 }
 
-/// Per-station demands of one read and one write, and the per-op (batchable) part of one
-/// write's OSD CPU demand.
+/// Per-station demands of one read and one write, the per-op (batchable) part of one
+/// write's OSD CPU demand, and the per-op parts messenger coalescing shares.
 struct Demands {
     read: Acc,
     write: Acc,
     write_op_secs: f64,
+    read_msg_secs: f64,
+    write_msg_secs: f64,
 }
 
 /// The cluster-network transfer of an EC gather: `shards − 1` chunks of `bytes` come to
@@ -827,6 +877,9 @@ fn demands(plan: &Plan) -> Demands {
     let mut rd = Acc::new(k);
     let mut wr = Acc::new(k);
     let write_op_secs;
+    let read_msg_secs;
+    let write_msg_secs;
+    let write_op_cost = plan.osd_write - plan.write_batch;
 
     // Client side and public network: the same for every protection scheme.
     let c = plan.client_cpu_secs;
@@ -868,6 +921,8 @@ fn demands(plan: &Plan) -> Demands {
             let one = plan.osd_cpu_secs(1.0, bs, plan.osd_write);
             wr.add(ids.osd_cpu, r * one, r.min(2.0) * one);
             write_op_secs = plan.osd_write_op_secs(r);
+            read_msg_secs = plan.osd_msg_secs(1.0, plan.osd_read);
+            write_msg_secs = plan.osd_msg_secs(r, write_op_cost);
             let repl = plan.cluster_wire_secs((r - 1.0) * bs);
             wr.add(ids.cl_tx, repl, repl);
             let one_copy = if size > 1 {
@@ -892,6 +947,9 @@ fn demands(plan: &Plan) -> Demands {
             device(&mut rd, rd_io.shards, plan.device_read(rd_io.bytes));
             // Write: optional read-modify-write reads, then a chunk on each written shard.
             let (rmw, w_io) = plan.ec_write(ek, em);
+            read_msg_secs = plan.osd_msg_secs(rd_io.shards, plan.osd_read);
+            let rmw_msg = rmw.map_or(0.0, |r_io| plan.osd_msg_secs(r_io.shards, plan.osd_read));
+            write_msg_secs = rmw_msg + plan.osd_msg_secs(w_io.shards, write_op_cost);
             if let Some(r_io) = rmw {
                 let cpu_all =
                     plan.osd_cpu_secs(r_io.shards, r_io.shards * r_io.bytes, plan.osd_read);
@@ -916,6 +974,8 @@ fn demands(plan: &Plan) -> Demands {
         read: rd,
         write: wr,
         write_op_secs,
+        read_msg_secs,
+        write_msg_secs,
     }
 }
 

@@ -46,6 +46,10 @@
 //!   exact chain of the simulator's rule (speed fixed at service start) up to 9 % high
 //!   (`tests/sim.rs`, `batching_mean_value_rule_gap_against_the_exact_chain`); both agree
 //!   within 1 % far below and far past the knee.
+//!   A batching may have a second, independent term (`coalesce_share`,
+//!   `coalesce_jobs_per_member`, `coalesce_max`: a share paid once per group of
+//!   `clamp(q/g₂, 1, B₂)` jobs, messages read together from one connection): the demand
+//!   factor is then `1 − s − s₂ + s/b(q) + s₂/b₂(q)`, both terms seeing the same queue.
 
 use serde::{Deserialize, Serialize};
 
@@ -96,7 +100,7 @@ impl Demand {
 }
 
 /// Batching at a queue (see the module doc): a share of every job's demand is paid once
-/// per batch.
+/// per batch, and optionally a second share once per group of a second size.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Batching {
@@ -108,27 +112,105 @@ pub struct Batching {
     pub jobs_per_member: f64,
     /// Largest batch `B` (≥ 1).
     pub max_batch: f64,
+    /// Share `s₂` of the demand paid once per group of the second term (0: none);
+    /// `s + s₂ < 1`.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub coalesce_share: f64,
+    /// Jobs `g₂` at one copy per member of the second term's group (> 0).
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub coalesce_jobs_per_member: f64,
+    /// Largest group `B₂` of the second term (≥ 1).
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub coalesce_max: f64,
+}
+
+fn one() -> f64 {
+    1.0
+}
+fn is_one(v: &f64) -> bool {
+    *v == 1.0
+}
+fn is_zero(v: &f64) -> bool {
+    *v == 0.0
 }
 
 impl Batching {
+    /// One batching term: share `s` paid once per batch of `clamp(q/g, 1, B)` jobs.
+    pub fn single(share: f64, jobs_per_member: f64, max_batch: f64) -> Self {
+        Self {
+            share,
+            jobs_per_member,
+            max_batch,
+            coalesce_share: 0.0,
+            coalesce_jobs_per_member: 1.0,
+            coalesce_max: 1.0,
+        }
+    }
+
     /// Batch size `b(q) = clamp(q/g, 1, B)` with `q` jobs at a copy.
     pub fn batch_size(&self, jobs: f64) -> f64 {
         (jobs / self.jobs_per_member).clamp(1.0, self.max_batch)
     }
 
-    /// Demand factor `1 − s + s/b(q)` (1 at batch size 1) with `q` jobs at a copy.
-    pub fn demand_factor(&self, jobs: f64) -> f64 {
-        1.0 - self.share + self.share / self.batch_size(jobs)
+    /// The second term's group size `b₂(q) = clamp(q/g₂, 1, B₂)`.
+    pub fn coalesce_size(&self, jobs: f64) -> f64 {
+        (jobs / self.coalesce_jobs_per_member).clamp(1.0, self.coalesce_max)
     }
 
-    /// Its derivative with respect to `q` (0 where the batch size is clamped).
+    /// Demand factor `1 − s − s₂ + s/b(q) + s₂/b₂(q)` (1 at batch size 1) with `q` jobs
+    /// at a copy.
+    pub fn demand_factor(&self, jobs: f64) -> f64 {
+        // Written as savings so that a batch of 1 gives exactly 1.
+        1.0 - self.share * (1.0 - 1.0 / self.batch_size(jobs))
+            - self.coalesce_share * (1.0 - 1.0 / self.coalesce_size(jobs))
+    }
+
+    /// Its derivative with respect to `q` (0 where both sizes are clamped).
     pub fn demand_factor_slope(&self, jobs: f64) -> f64 {
-        let b = jobs / self.jobs_per_member;
-        if b <= 1.0 || b >= self.max_batch {
-            0.0
+        let term = |share: f64, g: f64, max: f64| {
+            let b = jobs / g;
+            if share == 0.0 || b <= 1.0 || b >= max {
+                0.0
+            } else {
+                -share / (b * b * g)
+            }
+        };
+        term(self.share, self.jobs_per_member, self.max_batch)
+            + term(
+                self.coalesce_share,
+                self.coalesce_jobs_per_member,
+                self.coalesce_max,
+            )
+    }
+
+    /// Jobs at a copy beyond which the factor no longer changes (both sizes at their
+    /// largest).
+    pub fn saturating_jobs(&self) -> f64 {
+        let second = if self.coalesce_share > 0.0 {
+            self.coalesce_jobs_per_member * self.coalesce_max
         } else {
-            -self.share / (b * b * self.jobs_per_member)
+            0.0
+        };
+        (self.jobs_per_member * self.max_batch).max(second)
+    }
+
+    /// The first term's batch size at which the demand factor is `f`, with the jobs at the
+    /// copy found by bisection (the factor falls monotonically with the jobs). `None`
+    /// when `f` is outside the factor's range.
+    pub fn batch_size_at_factor(&self, f: f64) -> Option<f64> {
+        let (mut lo, mut hi) = (1.0_f64, self.saturating_jobs().max(1.0));
+        if !(self.min_demand_factor()..=1.0).contains(&f) {
+            return None;
         }
+        for _ in 0..200 {
+            let mid = 0.5 * (lo + hi);
+            if self.demand_factor(mid) > f {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        Some(self.batch_size(0.5 * (lo + hi)))
     }
 
     /// Checks the fields of station `station`'s batching.
@@ -161,12 +243,37 @@ impl Batching {
         if !(self.max_batch.is_finite() && self.max_batch >= 1.0) {
             return bad("max_batch", self.max_batch, "it must be finite and ≥ 1");
         }
+        if !(self.coalesce_share.is_finite()
+            && self.coalesce_share >= 0.0
+            && self.share + self.coalesce_share < 1.0)
+        {
+            return bad(
+                "coalesce_share",
+                self.coalesce_share,
+                "it must be ≥ 0, and share + coalesce_share < 1",
+            );
+        }
+        if !(self.coalesce_jobs_per_member.is_finite() && self.coalesce_jobs_per_member > 0.0) {
+            return bad(
+                "coalesce_jobs_per_member",
+                self.coalesce_jobs_per_member,
+                "it must be finite and > 0",
+            );
+        }
+        if !(self.coalesce_max.is_finite() && self.coalesce_max >= 1.0) {
+            return bad(
+                "coalesce_max",
+                self.coalesce_max,
+                "it must be finite and ≥ 1",
+            );
+        }
         Ok(())
     }
 
-    /// Smallest demand factor, at the largest batch: `1 − s + s/B`.
+    /// Smallest demand factor, at the largest batches: `1 − s − s₂ + s/B + s₂/B₂`.
     pub fn min_demand_factor(&self) -> f64 {
-        1.0 - self.share + self.share / self.max_batch
+        1.0 - self.share * (1.0 - 1.0 / self.max_batch)
+            - self.coalesce_share * (1.0 - 1.0 / self.coalesce_max)
     }
 }
 
@@ -391,5 +498,78 @@ impl Network {
     /// Total population over all classes.
     pub fn total_population(&self) -> u64 {
         self.classes.iter().map(|c| u64::from(c.population)).sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use approx::assert_relative_eq;
+
+    fn two_terms() -> Batching {
+        Batching {
+            coalesce_share: 0.4,
+            coalesce_jobs_per_member: 10.0,
+            coalesce_max: 64.0,
+            ..Batching::single(0.3, 4.0, 8.0)
+        }
+    }
+
+    #[test]
+    fn two_batching_terms_add_their_savings() {
+        // By hand: at q = 20, b = 20/4 = 5 and b₂ = 20/10 = 2, so
+        // f = 1 − 0.3 − 0.4 + 0.3/5 + 0.4/2 = 0.56; its slope
+        // −0.3/(5²·4) − 0.4/(2²·10) = −0.003 − 0.01 = −0.013. At q = 1000 both are clamped
+        // (8 and 64): f = 0.3 + 0.0375 + 0.00625 = 0.34375, the smallest factor.
+        let b = two_terms();
+        assert_relative_eq!(b.demand_factor(20.0), 0.56, epsilon = 1e-12);
+        assert_relative_eq!(b.demand_factor_slope(20.0), -0.013, epsilon = 1e-12);
+        assert_relative_eq!(b.demand_factor(1000.0), 0.34375, epsilon = 1e-12);
+        assert_relative_eq!(b.min_demand_factor(), 0.34375, epsilon = 1e-12);
+        assert_eq!(b.demand_factor(1.0), 1.0);
+        assert_eq!(b.saturating_jobs(), 640.0);
+        // The first term's batch back from the factor: 0.56 is reached at q = 20, b = 5.
+        assert_relative_eq!(b.batch_size_at_factor(0.56).unwrap(), 5.0, epsilon = 1e-9);
+        assert_eq!(b.batch_size_at_factor(0.2), None);
+        // One term alone is the single-term rule.
+        let one = Batching::single(0.3, 4.0, 8.0);
+        assert_relative_eq!(
+            one.demand_factor(20.0),
+            1.0 - 0.3 + 0.3 / 5.0,
+            epsilon = 1e-15
+        );
+        assert_relative_eq!(one.min_demand_factor(), 0.7 + 0.3 / 8.0, epsilon = 1e-15);
+    }
+
+    #[test]
+    fn two_batching_terms_are_validated_together() {
+        assert!(two_terms().validate("cpu", StationKind::Queue).is_ok());
+        let too_much = Batching {
+            coalesce_share: 0.7,
+            ..two_terms()
+        };
+        let e = too_much
+            .validate("cpu", StationKind::Queue)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("coalesce_share") && e.contains("< 1"), "{e}");
+        let bad_group = Batching {
+            coalesce_jobs_per_member: 0.0,
+            ..two_terms()
+        };
+        let e = bad_group
+            .validate("cpu", StationKind::Queue)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("coalesce_jobs_per_member"), "{e}");
+        let bad_max = Batching {
+            coalesce_max: 0.5,
+            ..two_terms()
+        };
+        let e = bad_max
+            .validate("cpu", StationKind::Queue)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("coalesce_max") && e.contains("≥ 1"), "{e}");
     }
 }

@@ -350,10 +350,7 @@ fn batch_factor(
     let (q_max, _) = queues(b.min_demand_factor())?;
     // h(lo) ≤ 0 (or undefined: the factor there overflows a queue). From t = g·B on the
     // batch is B and the factor smallest, so h(t) = t − 1 − a·q_max there: h(hi) ≥ 1.
-    let (mut lo, mut hi) = (
-        1.0_f64,
-        (b.jobs_per_member * b.max_batch).max(1.0 + a * q_max) + 1.0,
-    );
+    let (mut lo, mut hi) = (1.0_f64, b.saturating_jobs().max(1.0 + a * q_max) + 1.0);
     let mut t = lo;
     for _ in 0..200 {
         let f = b.demand_factor(t);

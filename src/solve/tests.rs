@@ -742,11 +742,7 @@ fn batching_net(n: u32, servers: u32, share: f64) -> Network {
         2,
         &[0.004 * f64::from(servers)],
     );
-    commit.batching = Some(crate::qn::Batching {
-        share,
-        jobs_per_member: 2.0,
-        max_batch: 16.0,
-    });
+    commit.batching = Some(crate::qn::Batching::single(share, 2.0, 16.0));
     Network::new(
         vec![
             commit,
@@ -889,11 +885,7 @@ fn batching_with_two_classes_agrees_between_the_recursion_and_the_approximations
     // here (X per class): Linearizer −0.002 % / +0.007 %, Schweitzer −1.5 % / −1.2 %;
     // asserted within 1 % and 5 %, plus Little's law, utilisation ≤ 1 and the bounds.
     let mut commit = station("commit", StationKind::Queue, 1, 1, &[0.004, 0.002]);
-    commit.batching = Some(crate::qn::Batching {
-        share: 0.6,
-        jobs_per_member: 1.0,
-        max_batch: 8.0,
-    });
+    commit.batching = Some(crate::qn::Batching::single(0.6, 1.0, 8.0));
     let net = Network::new(
         vec![
             commit,

@@ -583,11 +583,12 @@ mod tests {
 
     #[test]
     fn refit_of_the_lab_sweeps_lowers_their_error_and_shows_before_and_after() {
-        // The prior as it was when the sweeps ran: without write batching, the
-        // release-dependent write factors and the CPU generation factors.
+        // The prior as it was when the sweeps ran: without write batching, messenger
+        // coalescing, the release-dependent write factors and the CPU generation factors.
         let mut base = ModelParams::prior();
         for n in [
             crate::model::names::OSD_CPU_WRITE_BATCH,
+            crate::model::names::MSG_COALESCE_SHARE,
             crate::model::names::ALLOC_IN_ROCKSDB_WRITE,
             crate::model::names::BLUEFS_DIRECT_BATCH,
             crate::model::names::OSD_CORE_SCALE,

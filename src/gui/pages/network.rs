@@ -541,11 +541,7 @@ mod tests {
         // Editing would drop the batching (the page has no field for it): refuse, as for
         // forks, and name the station and the CLI that solves it.
         let mut net = NetworkInputs::default().at_population().unwrap();
-        net.stations[0].batching = Some(crate::qn::Batching {
-            share: 0.5,
-            jobs_per_member: 1.0,
-            max_batch: 8.0,
-        });
+        net.stations[0].batching = Some(crate::qn::Batching::single(0.5, 1.0, 8.0));
         let e = NetworkInputs::from_network(&net).unwrap_err();
         assert!(
             e.contains("\"cpu\" batches") && e.contains("cephplan solve --network"),
