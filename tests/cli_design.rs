@@ -79,8 +79,9 @@ fn design_writes_scenarios_that_predict_reproduces() {
 
 /// The acceptance test: every returned design, re-predicted by `cephplan predict`
 /// on the scenario file it wrote, meets every target of the requirements file — with all
-/// nodes up and with the `[degraded]` table (nodes down during recovery). The targets are
-/// read from the requirements file itself, not repeated here.
+/// nodes up and with the `[degraded]` table (nodes down during recovery), and the
+/// recovery-time limit on the time `predict` reports. The targets are read from the
+/// requirements file itself, not repeated here.
 #[test]
 fn every_returned_design_meets_every_target_when_predict_reruns_its_scenario() {
     use cephplan::design::load_requirements;
@@ -124,6 +125,11 @@ fn every_returned_design_meets_every_target_when_predict_reruns_its_scenario() {
                 );
                 checked += 1;
             }
+            // The requirements' recovery-time limit (12 h in the OLTP file) holds on the
+            // time `predict --down` reports for the written scenario.
+            let max = req.resilience.and_then(|r| r.max_recovery_secs);
+            let took = p["degraded"]["recovery"]["time_secs"].as_f64().unwrap();
+            assert!(max.is_some_and(|m| took <= m), "{id}: recovery {took} s");
         }
     }
     assert_eq!(checked, 2 * designs.len() * req.workloads.len());

@@ -183,6 +183,19 @@ fn watts(v: Option<f64>) -> String {
     v.map_or("-".into(), |w| format!("{} W", thousands(w)))
 }
 
+/// A part's unit power as its datasheet states it: whole watts grouped ("1,200 W"), a
+/// fractional figure to at most two decimals ("15.95 W", "3.1 W") rather than rounded
+/// to a whole watt that no document gives.
+fn unit_watts(v: Option<f64>) -> String {
+    match v {
+        Some(w) if w.is_finite() && w.fract() != 0.0 => {
+            let s = format!("{w:.2}");
+            format!("{} W", s.trim_end_matches('0').trim_end_matches('.'))
+        }
+        _ => watts(v),
+    }
+}
+
 fn flags(d: &Design) -> String {
     let mut f = Vec::new();
     if d.pareto {
@@ -377,7 +390,7 @@ fn text_report(r: &DesignReport, md: bool) -> String {
                     b.part.clone(),
                     b.count.to_string(),
                     money(b.unit_price, &r.currency),
-                    watts(b.unit_power_watts),
+                    unit_watts(b.unit_power_watts),
                 ]);
             }
         }
@@ -488,4 +501,19 @@ fn csv_report(r: &DesignReport) -> anyhow::Result<String> {
         ],
         &rows,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::unit_watts;
+
+    /// Unit powers print as the catalogue quotes them: the 25 GbE NIC's "15.95W", the
+    /// 845DC PRO's "3.1W", the EPYC 9454's 290 W TDP (models/catalogue.toml).
+    #[test]
+    fn unit_power_keeps_the_datasheet_decimals() {
+        assert_eq!(unit_watts(Some(15.95)), "15.95 W");
+        assert_eq!(unit_watts(Some(3.1)), "3.1 W");
+        assert_eq!(unit_watts(Some(290.0)), "290 W");
+        assert_eq!(unit_watts(None), "-");
+    }
 }
