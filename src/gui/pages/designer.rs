@@ -1,6 +1,6 @@
 //! Cluster designer page: open, edit and save a scenario TOML file, with a form over its
-//! main fields (nodes, CPUs, devices, networks, pool, clients, workload) beside the text;
-//! the OSD node and client CPUs are picked from the catalogue with a search.
+//! main fields (nodes, CPUs, memory, devices, networks, pool, clients, workload) beside the
+//! text; the OSD node and client CPUs are picked from the catalogue with a search.
 //!
 //! The text stays the source of truth: a form edit sets just that value in the text,
 //! writing the key (and its table) when the text has none, with comments and layout kept
@@ -115,6 +115,9 @@ const DEFAULT_REPLICAS: i64 = 3;
 /// over, not a recommendation).
 const DEFAULT_EC: (i64, i64) = (2, 1);
 
+/// The node memory row's key: a number of GiB, or left out.
+const MEMORY_PATH: &str = "cluster.node.memory_gib";
+
 /// The fields whose value names a catalogue CPU: the form offers a searchable picker.
 const CPU_FIELDS: [&str; 2] = ["cluster.node.cpu", "clients.cpu"];
 
@@ -156,6 +159,10 @@ pub struct DesignerPage {
     /// What is typed into the CPU picker's search field.
     #[serde(skip)]
     cpu_search: String,
+    /// What is typed into the memory field while it has the focus (`25.` on the way to
+    /// `25.5` is not yet a number the text can hold).
+    #[serde(skip)]
+    memory_typed: Option<String>,
     /// Why the form's last edit could not be written into the text.
     #[serde(skip)]
     form_error: Option<String>,
@@ -283,7 +290,12 @@ impl DesignerPage {
         let mut edits = Vec::new();
         let width = ui.available_width();
         let lw = 150.0_f32.min(width * 0.45);
-        for f in NODE_FIELDS {
+        let (before_memory, after_memory) = NODE_FIELDS.split_at(4);
+        for &f in before_memory {
+            self.field_ui(ui, lw, &table, f, &mut edits);
+        }
+        self.memory_ui(ui, lw, &table, &mut edits);
+        for &f in after_memory {
             self.field_ui(ui, lw, &table, f, &mut edits);
         }
         self.wal_ui(ui, lw, &table, &mut edits);
@@ -436,6 +448,77 @@ impl DesignerPage {
             }
         });
         self.errors_ui(ui, lw, &[path]);
+    }
+
+    /// The node's memory in GiB (`cluster.node.memory_gib`): a number writes the key,
+    /// an empty field removes it. `spec` checks it (> 0) and keeps it, but nothing in
+    /// cephplan uses it (no performance term, no memory check), which the row says.
+    fn memory_ui(
+        &mut self,
+        ui: &mut egui::Ui,
+        lw: f32,
+        table: &toml::Table,
+        edits: &mut Vec<Edit>,
+    ) {
+        let in_text = match toml_at(table, MEMORY_PATH) {
+            None => Ok(String::new()),
+            Some(toml::Value::Integer(v)) => Ok(v.to_string()),
+            Some(toml::Value::Float(v)) => Ok(v.to_string()),
+            Some(other) => Err(other.type_str()),
+        };
+        let mut typo = None;
+        ui.horizontal(|ui| {
+            let l = label_ui(ui, lw, "memory per node");
+            match in_text {
+                Ok(in_text) => {
+                    let mut v = self.memory_typed.clone().unwrap_or(in_text);
+                    let r = ui
+                        .add(
+                            egui::TextEdit::singleline(&mut v)
+                                .desired_width(70.0)
+                                .hint_text("not stated"),
+                        )
+                        .labelled_by(l.id);
+                    if r.changed() {
+                        let t = v.trim();
+                        if t.is_empty() {
+                            edits.push(Edit::Remove(MEMORY_PATH));
+                        } else if let Ok(i) = t.parse::<i64>() {
+                            edits.push(Edit::Set(MEMORY_PATH, i.into()));
+                        } else if let Some(x) = t.parse::<f64>().ok().filter(|x| x.is_finite()) {
+                            edits.push(Edit::Set(MEMORY_PATH, x.into()));
+                        }
+                    }
+                    let t = v.trim();
+                    if !t.is_empty() && !t.parse::<f64>().is_ok_and(f64::is_finite) {
+                        typo = Some(format!(
+                            "`{t}` is not a number: type the GiB per node (such as 256), or \
+                             empty the field to leave the memory out"
+                        ));
+                    }
+                    self.memory_typed = r.has_focus().then_some(v);
+                }
+                Err(kind) => {
+                    ui.weak(format!("a {kind} (edit it in the text)"));
+                }
+            }
+            ui.label("GiB");
+            ui.weak("recorded, not modelled").on_hover_text(
+                "memory_gib is checked (> 0) and kept with the scenario, but the model does \
+                 not use memory, and cephplan does not check it against osd_memory_target × \
+                 OSDs per node",
+            );
+        });
+        if let Some(e) = typo {
+            ui.horizontal(|ui| {
+                ui.add_space(lw + 8.0);
+                ui.add(
+                    egui::Label::new(egui::RichText::new(e).color(ui.visuals().error_fg_color))
+                        .wrap(),
+                );
+            });
+        }
+        self.errors_ui(ui, lw, &[MEMORY_PATH]);
     }
 
     /// The WAL/DB device: none (WAL and DB on the data devices) or a catalogue drive,
