@@ -1744,8 +1744,12 @@ fn the_ceph_options_are_chosen_in_the_form_and_the_prediction_follows() {
     assert!(d.spec_error().is_none(), "{:?}", d.spec_error());
 }
 
-/// Opens the combo box labelled `combo` and clicks its option `option`, as a user does.
+/// Opens the combo box labelled `combo` and clicks its option `option`, as a user does
+/// (scrolling the form to the combo first: the last rows are below the fold at 1280×800).
 fn pick(h: &mut Harness<'static, App>, combo: &str, option: &str) {
+    h.get_by_role_and_label(egui::Role::ComboBox, combo)
+        .scroll_to_me();
+    h.run();
     h.get_by_role_and_label(egui::Role::ComboBox, combo).click();
     h.run();
     h.get_by_label(option).click();
@@ -1817,4 +1821,49 @@ fn emptying_the_memory_field_keeps_the_comment_that_was_on_its_line() {
     let d = &h.state().state.designer;
     assert_eq!(d.text, text.replacen(&line, comment, 1));
     assert!(d.spec_error().is_none(), "{:?}", d.spec_error());
+}
+
+#[test]
+fn without_a_portal_or_zenity_browse_says_what_to_install_instead_of_doing_nothing() {
+    // The desktop this test pretends to run on: no D-Bus session bus and an empty PATH,
+    // so rfd has neither the XDG desktop portal nor its zenity fallback (as under a bare
+    // Xvfb without zenity, where Browse… used to end as a silent "no file chosen").
+    let empty = tempfile::tempdir().unwrap();
+    let env = cephplan::gui::file_dialog::DialogEnv {
+        path: Some(empty.path().into()),
+        dbus_session_bus_address: None,
+        xdg_runtime_dir: Some(empty.path().into()),
+    };
+    let mut h = harness_with(State::default(), move |ctx| {
+        cephplan::gui::file_dialog::DialogEnv::install(ctx, env)
+    });
+    h.run();
+    open_in_designer(&mut h, &small_fixture_path());
+    let text = h.state().state.designer.text.clone();
+    for button in ["Browse…", "Save as…"] {
+        h.get_by_label(button).click();
+        run_until(&mut h, "the missing dialog reported", |a| {
+            a.status().starts_with("no file dialog on this desktop")
+        });
+        h.run();
+        use egui_kittest::kittest::NodeT;
+        let reason = h.get_by_label_contains("no file dialog can open here");
+        let reason = reason
+            .accesskit_node()
+            .label()
+            .or(reason.accesskit_node().value())
+            .unwrap_or_default();
+        assert!(
+            reason.contains("no zenity on PATH")
+                && reason.contains("apt-get install zenity")
+                && reason.contains("type the path in the field"),
+            "{reason}"
+        );
+        assert_eq!(h.state().state.designer.text, text);
+        assert!(!h.state().state.designer.is_modified());
+        // The status is reset so that the next click's report is seen anew.
+        retype(&mut h, "scenario file", &small_fixture_path());
+        h.get_by_label("Open").click();
+        h.run();
+    }
 }

@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::gui::app::Command;
-use crate::gui::file_dialog::{self, Purpose};
+use crate::gui::file_dialog::{self, Answer, Purpose};
 use crate::gui::scenario_edit::{self, Edit};
 use crate::io::GENERATED_MARKER;
 use crate::spec::{parse_scenario, CapacityReport, Catalogue, SpecError};
@@ -169,6 +169,13 @@ pub struct DesignerPage {
     /// The system's Open or Save dialog, while it is up.
     #[serde(skip)]
     dialog: Option<file_dialog::Pending>,
+    /// Why the last dialog could not open, with the remedy.
+    #[serde(skip)]
+    dialog_error: Option<String>,
+    /// Show the Open dialog when the page is first drawn (`--browse-on-start`): after
+    /// the window is up, so that the dialog opens over it.
+    #[serde(skip)]
+    pub browse_on_first_frame: bool,
 }
 
 impl DesignerPage {
@@ -697,30 +704,57 @@ impl DesignerPage {
     }
 
     /// Takes the answer of the Open or Save dialog: the path goes into its field, then the
-    /// file is opened or saved as by the button beside the field.
+    /// file is opened or saved as by the button beside the field. When no dialog could
+    /// open, the reason and its remedy stay under the file fields until the next dialog.
     fn poll_dialog(&mut self, cmds: &mut Vec<Command>) {
         let Some(d) = &self.dialog else { return };
         let Some(answer) = d.poll() else { return };
         let purpose = d.purpose();
         self.dialog = None;
+        self.dialog_error = None;
         match (answer, purpose) {
-            (Some(p), Purpose::OpenScenario) => {
+            (Answer::Chosen(p), Purpose::OpenScenario) => {
                 self.open_path = p.display().to_string();
                 cmds.push(Command::OpenScenario(p));
             }
-            (Some(p), Purpose::SaveScenario) => {
+            (Answer::Chosen(p), Purpose::SaveScenario) => {
                 self.save_path = p.display().to_string();
                 cmds.push(Command::SaveScenario);
             }
-            (None, _) => cmds.push(Command::Status(
-                "no file chosen (without a file dialog on this desktop, type the path)".into(),
-            )),
+            (Answer::NoneChosen { maybe_no_dialog }, _) => {
+                cmds.push(Command::Status(if maybe_no_dialog {
+                    "no file chosen (if no dialog appeared, this desktop has no XDG desktop \
+                     portal: install zenity, or type the path)"
+                        .into()
+                } else {
+                    "no file chosen".into()
+                }))
+            }
+            (Answer::Unavailable(e), _) => {
+                cmds.push(Command::Status(
+                    "no file dialog on this desktop (the reason is on the Designer page)".into(),
+                ));
+                self.dialog_error = Some(e.to_string());
+            }
         }
+    }
+
+    /// Shows the Open dialog ("Browse…"), starting in the folder of the open file.
+    pub fn browse(&mut self, ctx: &egui::Context) {
+        let near = self.path.clone();
+        self.dialog = Some(file_dialog::ask(
+            ctx,
+            Purpose::OpenScenario,
+            near.as_deref(),
+        ));
     }
 
     pub fn ui(&mut self, ui: &mut egui::Ui, recent: &[PathBuf], cmds: &mut Vec<Command>) {
         if self.state.is_none() {
             self.check();
+        }
+        if std::mem::take(&mut self.browse_on_first_frame) {
+            self.browse(ui.ctx());
         }
         self.poll_dialog(cmds);
         let dialog_up = self.dialog.is_some();
@@ -745,12 +779,7 @@ impl DesignerPage {
                 .on_hover_text("choose the file to open in the system's file dialog")
                 .clicked()
             {
-                let near = self.path.clone();
-                self.dialog = Some(file_dialog::ask(
-                    ui.ctx(),
-                    Purpose::OpenScenario,
-                    near.as_deref(),
-                ));
+                self.browse(ui.ctx());
             }
             ui.menu_button("Recent", |ui| {
                 if recent.is_empty() {
@@ -789,6 +818,11 @@ impl DesignerPage {
                 ));
             }
         });
+        if let Some(e) = &self.dialog_error {
+            ui.add(
+                egui::Label::new(egui::RichText::new(e).color(ui.visuals().error_fg_color)).wrap(),
+            );
+        }
         // The validation summary sits in a box of fixed height (scrolling when long), so
         // the form and the text below do not jump as the message changes.
         let err = ui.visuals().error_fg_color;
