@@ -8,7 +8,10 @@
 # pointer coordinates: the calibration shot starts a fit on a subset of calibration-data
 # (--fit-on-start); the prediction shot turns on simulated tails (--tails) and waits
 # SCREENSHOT_TAILS_SECS for the p99 curve; the compare shot files three example scenarios
-# (--compare); the sizing shot runs the design search (--search-on-start).
+# (--compare); the sizing shot runs the design search (--search-on-start); the
+# open-dialog shot opens the designer's Browse… dialog (--browse-on-start), which under a
+# bare X server (no D-Bus session, so no XDG desktop portal) is rfd's zenity fallback: it
+# installs zenity, and waits for the window named "zenity".
 #
 # usage: scripts/screenshots.sh [PAGE...]     (default: every page)
 set -euo pipefail
@@ -16,7 +19,7 @@ cd "$(dirname "$0")/.."
 
 pages=("$@")
 if [ ${#pages[@]} -eq 0 ]; then
-  pages=(designer prediction compare sizing calibration validation network)
+  pages=(designer prediction compare sizing calibration validation network open-dialog)
 fi
 read -r -a sizes <<<"${SCREENSHOT_SIZES:-1024x640 1600x1000}"
 scenario=models/examples/seed-000-ampere-altra-max.toml
@@ -26,6 +29,9 @@ for pkg in xvfb xauth x11-utils xdotool imagemagick libgl1 libglx-mesa0 libgl1-m
            libx11-xcb1 libxcursor1 libxi6 libxrandr2 libxkbcommon-x11-0; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
+if [[ " ${pages[*]} " == *" open-dialog "* ]] && ! command -v zenity >/dev/null 2>&1; then
+  need+=(zenity)
+fi
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "installing: ${need[*]}"
@@ -77,7 +83,11 @@ for page in "${pages[@]}"; do
   sleep 1
   extra=()
   settle=${SCREENSHOT_SETTLE_SECS:-4}
+  app_page=$page
   case $page in
+    open-dialog)
+      app_page=designer
+      extra=(--browse-on-start) ;;
     calibration)
       # A finished fit with leave-one-out on three systems (about 10 s in a debug build;
       # all of calibration-data takes minutes).
@@ -99,13 +109,24 @@ for page in "${pages[@]}"; do
       extra=(--search-on-start)
       settle=${SCREENSHOT_SIZING_SECS:-30} ;;
   esac
-  DISPLAY="$display" "$bin" --page "$page" --size "$size" "${extra[@]}" "$scenario" \
+  DISPLAY="$display" "$bin" --page "$app_page" --size "$size" "${extra[@]}" "$scenario" \
     >"$runtime/app.log" 2>&1 &
   app_pid=$!
   if ! DISPLAY="$display" timeout 30 xdotool search --sync --name '^cephplan$' >/dev/null; then
     echo "the window did not appear for page $page at $size; app output:" >&2
     cat "$runtime/app.log" >&2
     exit 1
+  fi
+  if [ "$page" = open-dialog ] &&
+     ! DISPLAY="$display" timeout 30 xdotool search --sync --name '^zenity$' >/dev/null; then
+    echo "no file dialog appeared at $size; app output:" >&2
+    cat "$runtime/app.log" >&2
+    exit 1
+  fi
+  if [ "$page" = open-dialog ]; then
+    # Xvfb has no window manager to stack a new dialog over the app's window: raise it.
+    sleep 2
+    DISPLAY="$display" xdotool search --name '^zenity$' windowraise %@ 2>/dev/null || true
   fi
   # Let background jobs finish and the layout settle; keep the pointer off the plots.
   sleep "$settle"

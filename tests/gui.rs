@@ -1676,21 +1676,24 @@ fn emptying_the_cluster_network_removes_it_and_typing_one_writes_it_back() {
         format!("{l}\n")
     };
     let (public, cluster) = (line_of("public = "), line_of("cluster = "));
-    // Left out, the cluster network is the public one (spec): the key goes, its comment
-    // with it, and the scenario still validates.
+    // Left out, the cluster network is the public one (spec): the key goes, and the
+    // scenario still validates. The user's comment on that line stays, as a comment line
+    // where the key stood.
+    let comment = &cluster[cluster.find("# STATED").unwrap()..];
     retype(&mut h, "cluster network", "");
     // The field is selected: Backspace empties it, as a user would.
     h.key_press(egui::Key::Backspace);
     h.run();
     let d = &h.state().state.designer;
-    assert_eq!(d.text, text.replacen(&cluster, "", 1));
+    assert_eq!(d.text, text.replacen(&cluster, comment, 1));
     assert!(d.spec_error().is_none(), "{:?}", d.spec_error());
-    // Typed into the empty field: written at the end of [cluster.node.network].
+    // Typed into the empty field: written at the end of [cluster.node.network] (before the
+    // comment line, which is no longer the key's).
     retype(&mut h, "cluster network", "25Gb/s");
     let d = &h.state().state.designer;
     assert_eq!(
         d.text,
-        text.replacen(&cluster, "", 1).replacen(
+        text.replacen(&cluster, comment, 1).replacen(
             &public,
             &format!("{public}cluster = \"25Gb/s\"\n"),
             1
@@ -1741,10 +1744,126 @@ fn the_ceph_options_are_chosen_in_the_form_and_the_prediction_follows() {
     assert!(d.spec_error().is_none(), "{:?}", d.spec_error());
 }
 
-/// Opens the combo box labelled `combo` and clicks its option `option`, as a user does.
+/// Opens the combo box labelled `combo` and clicks its option `option`, as a user does
+/// (scrolling the form to the combo first: the last rows are below the fold at 1280×800).
 fn pick(h: &mut Harness<'static, App>, combo: &str, option: &str) {
+    h.get_by_role_and_label(egui::Role::ComboBox, combo)
+        .scroll_to_me();
+    h.run();
     h.get_by_role_and_label(egui::Role::ComboBox, combo).click();
     h.run();
     h.get_by_label(option).click();
     h.run();
+}
+
+#[test]
+fn the_node_memory_is_typed_in_the_form_and_emptying_it_removes_the_key() {
+    let cat = cephplan::spec::Catalogue::builtin();
+    let mut h = harness(State::default());
+    open_in_designer(&mut h, &small_fixture_path());
+    let before = h.state().state.designer.text.clone();
+    assert!(!before.contains("memory_gib"));
+    // Left out: the field is empty, and the row says the value is not modelled.
+    let row = h.get_by_role_and_label(egui::Role::TextInput, "memory per node");
+    assert_eq!(row.value().as_deref(), Some(""));
+    h.get_by_label("recorded, not modelled");
+    retype(&mut h, "memory per node", "192");
+    let cpu_line = "cpu = { arch = \"x86_64\", cores = 4, threads_per_core = 1, ghz = 2.0 }\n";
+    let with_memory = before.replacen(cpu_line, &format!("{cpu_line}memory_gib = 192\n"), 1);
+    let d = &h.state().state.designer;
+    assert_eq!(d.text, with_memory);
+    let s = cephplan::spec::parse_scenario(&d.text, "t", &cat).unwrap();
+    assert_eq!(s.spec.cluster.node.memory_gib, Some(192.0));
+    // A fraction of a GiB is written as a float.
+    retype(&mut h, "memory per node", "0.5");
+    let d = &h.state().state.designer;
+    assert!(d.text.contains("\nmemory_gib = 0.5\n"), "{}", d.text);
+    let s = cephplan::spec::parse_scenario(&d.text, "t", &cat).unwrap();
+    assert_eq!(s.spec.cluster.node.memory_gib, Some(0.5));
+    // 0 GiB is refused by spec, next to the row; the rest of the form stays editable.
+    retype(&mut h, "memory per node", "0");
+    let d = &h.state().state.designer;
+    let e = d.field_error("cluster.node.memory_gib").unwrap();
+    assert!(e.contains("give the node memory in GiB (> 0)"), "{e}");
+    h.get_by_label(&e);
+    assert!(h.query_by_label_contains("not in the text").is_none());
+    // Not a number: the text keeps the last number, the field says what to type.
+    retype(&mut h, "memory per node", "12x");
+    assert!(h.state().state.designer.text.contains("\nmemory_gib = 0\n"));
+    h.get_by_label_contains("`12x` is not a number");
+    // Emptied: the key goes, the text is as opened and validates.
+    retype(&mut h, "memory per node", "");
+    h.key_press(egui::Key::Backspace);
+    h.run();
+    let d = &h.state().state.designer;
+    assert_eq!(d.text, before);
+    assert!(d.spec_error().is_none(), "{:?}", d.spec_error());
+    assert!(h.query_by_label_contains("is not a number").is_none());
+}
+
+#[test]
+fn emptying_the_memory_field_keeps_the_comment_that_was_on_its_line() {
+    // seed-000 states its memory with a source: `memory_gib = 256   # STATED: 8 × 32 GB …`.
+    let mut h = harness(State::default());
+    open_in_designer(&mut h, &example_path());
+    let text = h.state().state.designer.text.clone();
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("memory_gib = 256"))
+        .map(|l| format!("{l}\n"))
+        .unwrap();
+    let comment = &line[line.find("# STATED").unwrap()..];
+    let row = h.get_by_role_and_label(egui::Role::TextInput, "memory per node");
+    assert_eq!(row.value().as_deref(), Some("256"));
+    retype(&mut h, "memory per node", "");
+    h.key_press(egui::Key::Backspace);
+    h.run();
+    let d = &h.state().state.designer;
+    assert_eq!(d.text, text.replacen(&line, comment, 1));
+    assert!(d.spec_error().is_none(), "{:?}", d.spec_error());
+}
+
+#[test]
+fn without_a_portal_or_zenity_browse_says_what_to_install_instead_of_doing_nothing() {
+    // The desktop this test pretends to run on: no D-Bus session bus and an empty PATH,
+    // so rfd has neither the XDG desktop portal nor its zenity fallback (as under a bare
+    // Xvfb without zenity, where Browse… used to end as a silent "no file chosen").
+    let empty = tempfile::tempdir().unwrap();
+    let env = cephplan::gui::file_dialog::DialogEnv {
+        path: Some(empty.path().into()),
+        dbus_session_bus_address: None,
+        xdg_runtime_dir: Some(empty.path().into()),
+    };
+    let mut h = harness_with(State::default(), move |ctx| {
+        cephplan::gui::file_dialog::DialogEnv::install(ctx, env)
+    });
+    h.run();
+    open_in_designer(&mut h, &small_fixture_path());
+    let text = h.state().state.designer.text.clone();
+    for button in ["Browse…", "Save as…"] {
+        h.get_by_label(button).click();
+        run_until(&mut h, "the missing dialog reported", |a| {
+            a.status().starts_with("no file dialog on this desktop")
+        });
+        h.run();
+        use egui_kittest::kittest::NodeT;
+        let reason = h.get_by_label_contains("no file dialog can open here");
+        let reason = reason
+            .accesskit_node()
+            .label()
+            .or(reason.accesskit_node().value())
+            .unwrap_or_default();
+        assert!(
+            reason.contains("no zenity on PATH")
+                && reason.contains("apt-get install zenity")
+                && reason.contains("type the path in the field"),
+            "{reason}"
+        );
+        assert_eq!(h.state().state.designer.text, text);
+        assert!(!h.state().state.designer.is_modified());
+        // The status is reset so that the next click's report is seen anew.
+        retype(&mut h, "scenario file", &small_fixture_path());
+        h.get_by_label("Open").click();
+        h.run();
+    }
 }

@@ -36,6 +36,8 @@ pub struct LaunchOptions {
     pub fit_on_start: bool,
     /// Start the Sizing page's design search as soon as the window opens.
     pub search_on_start: bool,
+    /// Show the designer's Open dialog ("Browse…") as soon as the window opens.
+    pub browse_on_start: bool,
     /// Turn on "Simulate tails" on the Prediction page (overrides the saved choice).
     pub tails: bool,
     /// Scenario files filed on the Compare page at the start, as "Add to Compare" on the
@@ -127,6 +129,9 @@ pub fn launch(state: State, opts: &LaunchOptions, ctx: &egui::Context) -> App {
     if opts.search_on_start {
         let model = app.model().clone();
         app.state.sizing.start(ctx, &model);
+    }
+    if opts.browse_on_start {
+        app.state.designer.browse_on_first_frame = true;
     }
     app
 }

@@ -8,6 +8,12 @@
 //! `nodes = 6   # STATED`. A new table goes after the last table beside it
 //! (`[cluster.node.wal_device]` after `[cluster.node.network]`), a new key at the end of its
 //! table; inside an inline table (`erasure = { k = 4, m = 2 }`) a key stays inline.
+//!
+//! A removed key takes only its own `key = value` with it: a comment after the value
+//! stays, as a comment line where the key stood (`cluster = 10   # private link` becomes
+//! `# private link`), and the comment lines above and below are untouched, so clearing a
+//! field never loses the user's words. (toml_edit alone would drop the comment after the
+//! value and the comment lines above the key, which it keeps with the key.)
 
 use toml_edit::{DocumentMut, InlineTable, Item, Table, Value};
 
@@ -29,7 +35,14 @@ pub fn apply(text: &str, edits: &[Edit]) -> Result<String, String> {
     for e in edits {
         match e {
             Edit::Set(path, v) => set(&mut doc, path, v.clone())?,
-            Edit::Remove(path) => remove(&mut doc, path)?,
+            Edit::Remove(path) => match remove_line(&doc.to_string(), path) {
+                Some(text) => {
+                    doc = text.parse().map_err(|e| {
+                        format!("removing `{path}` left text that is not TOML: {e}")
+                    })?;
+                }
+                None => remove(&mut doc, path)?,
+            },
         }
     }
     Ok(doc.to_string())
@@ -142,6 +155,38 @@ fn set(doc: &mut DocumentMut, path: &str, mut v: Value) -> Result<(), String> {
     Ok(())
 }
 
+/// `text` without the line of the key-value at `path`, its trailing comment kept as a
+/// comment line at the key's indentation; `None` when `path` is not a key-value of a
+/// `[table]` (or dotted-key table) in `text`: a table, a key in an inline table, or no
+/// such key (then [`remove`] does the edit).
+fn remove_line(text: &str, path: &str) -> Option<String> {
+    let doc = toml_edit::Document::parse(text).ok()?;
+    let (parents, last) = split(path);
+    let mut t = doc.as_table();
+    for key in parents {
+        t = t.get(key)?.as_table()?;
+    }
+    let key = t.key(last)?.span()?;
+    let value = t.get(last)?.as_value()?.span()?;
+    let line_start = text[..key.start].rfind('\n').map_or(0, |i| i + 1);
+    let line_end = text[value.end..]
+        .find('\n')
+        .map_or(text.len(), |i| value.end + i + 1);
+    let line = &text[line_start..line_end];
+    let indent = &line[..line.len() - line.trim_start_matches([' ', '\t']).len()];
+    let after_value = text[value.end..line_end].trim_start_matches([' ', '\t']);
+    let kept = if after_value.starts_with('#') {
+        format!("{indent}{after_value}")
+    } else {
+        String::new()
+    };
+    Some(format!(
+        "{}{kept}{}",
+        &text[..line_start],
+        &text[line_end..]
+    ))
+}
+
 fn remove(doc: &mut DocumentMut, path: &str) -> Result<(), String> {
     let (parents, last) = split(path);
     match walk(doc, path, &parents, false)? {
@@ -219,13 +264,15 @@ replicated = 3     # assumed
             ],
         )
         .unwrap();
+        // The replica count's comment stays (the new key goes at the end of [pool], and the
+        // comment, now a line of its own, is after it).
         assert!(
-            out.ends_with("[pool]\nerasure = { k = 2, m = 1 }\n"),
+            out.ends_with("[pool]\nerasure = { k = 2, m = 1 }\n# assumed\n"),
             "{out}"
         );
         let out = apply(&out, &[Edit::Set("pool.erasure.k", 4.into())]).unwrap();
         assert!(
-            out.ends_with("[pool]\nerasure = { k = 4, m = 1 }\n"),
+            out.ends_with("[pool]\nerasure = { k = 4, m = 1 }\n# assumed\n"),
             "{out}"
         );
         assert!(out.starts_with("# a comment on top\n[cluster]\nnodes = 3          # STATED"));
@@ -249,6 +296,49 @@ replicated = 3     # assumed
         assert_eq!(node["data_devices"]["count"].as_integer(), Some(2));
         assert!(
             out.contains("node.data_devices = { count = 2, model = \"d\" }"),
+            "{out}"
+        );
+    }
+
+    #[test]
+    fn a_removed_key_leaves_its_comment_where_it_stood_and_every_other_line() {
+        // `count = 2  # per node` goes; "# per node" stays as a line of its own. The
+        // comment lines above the key and the one continuing its comment stay as written.
+        let text = "\
+[cluster.node.data_devices]
+# how many per node
+count = 2          # per node
+                   #   (two U.2 bays)
+model = \"d\"
+";
+        let out = apply(text, &[Edit::Remove("cluster.node.data_devices.count")]).unwrap();
+        assert_eq!(
+            out,
+            "[cluster.node.data_devices]\n# how many per node\n# per node\n                   #   (two U.2 bays)\nmodel = \"d\"\n"
+        );
+        // Without a comment the line goes entirely; an indented key keeps its indent for
+        // its comment; a key on the last line without a newline works too.
+        let out = apply(TEXT, &[Edit::Remove("cluster.node.network.public")]).unwrap();
+        assert_eq!(out, TEXT.replace("public = 10\n", ""));
+        let out = apply("[a]\n  x = 1  # one\n  y = 2", &[Edit::Remove("a.x")]).unwrap();
+        assert_eq!(out, "[a]\n  # one\n  y = 2\n");
+        let out = apply("[a]\nx = 1\ny = 2", &[Edit::Remove("a.y")]).unwrap();
+        assert_eq!(out, "[a]\nx = 1\n");
+        // A dotted key: its line goes, the comment stays.
+        let out = apply(
+            "[c]\nnode.cpu = \"x\" # the CPU\nn = 1\n",
+            &[Edit::Remove("c.node.cpu")],
+        )
+        .unwrap();
+        assert_eq!(out, "[c]\n# the CPU\nn = 1\n");
+        // Set again: the key is written at the end of its table, the comment left alone.
+        let out = apply(
+            &apply(TEXT, &[Edit::Remove("pool.replicated")]).unwrap(),
+            &[Edit::Set("pool.replicated", 2.into())],
+        )
+        .unwrap();
+        assert!(
+            out.ends_with("[pool]\nreplicated = 2\n# assumed\n"),
             "{out}"
         );
     }

@@ -1,6 +1,6 @@
 //! Cluster designer page: open, edit and save a scenario TOML file, with a form over its
-//! main fields (nodes, CPUs, devices, networks, pool, clients, workload) beside the text;
-//! the OSD node and client CPUs are picked from the catalogue with a search.
+//! main fields (nodes, CPUs, memory, devices, networks, pool, clients, workload) beside the
+//! text; the OSD node and client CPUs are picked from the catalogue with a search.
 //!
 //! The text stays the source of truth: a form edit sets just that value in the text,
 //! writing the key (and its table) when the text has none, with comments and layout kept
@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::gui::app::Command;
-use crate::gui::file_dialog::{self, Purpose};
+use crate::gui::file_dialog::{self, Answer, Purpose};
 use crate::gui::scenario_edit::{self, Edit};
 use crate::io::GENERATED_MARKER;
 use crate::spec::{parse_scenario, CapacityReport, Catalogue, SpecError};
@@ -115,6 +115,9 @@ const DEFAULT_REPLICAS: i64 = 3;
 /// over, not a recommendation).
 const DEFAULT_EC: (i64, i64) = (2, 1);
 
+/// The node memory row's key: a number of GiB, or left out.
+const MEMORY_PATH: &str = "cluster.node.memory_gib";
+
 /// The fields whose value names a catalogue CPU: the form offers a searchable picker.
 const CPU_FIELDS: [&str; 2] = ["cluster.node.cpu", "clients.cpu"];
 
@@ -156,12 +159,23 @@ pub struct DesignerPage {
     /// What is typed into the CPU picker's search field.
     #[serde(skip)]
     cpu_search: String,
+    /// What is typed into the memory field while it has the focus (`25.` on the way to
+    /// `25.5` is not yet a number the text can hold).
+    #[serde(skip)]
+    memory_typed: Option<String>,
     /// Why the form's last edit could not be written into the text.
     #[serde(skip)]
     form_error: Option<String>,
     /// The system's Open or Save dialog, while it is up.
     #[serde(skip)]
     dialog: Option<file_dialog::Pending>,
+    /// Why the last dialog could not open, with the remedy.
+    #[serde(skip)]
+    dialog_error: Option<String>,
+    /// Show the Open dialog when the page is first drawn (`--browse-on-start`): after
+    /// the window is up, so that the dialog opens over it.
+    #[serde(skip)]
+    pub browse_on_first_frame: bool,
 }
 
 impl DesignerPage {
@@ -283,7 +297,12 @@ impl DesignerPage {
         let mut edits = Vec::new();
         let width = ui.available_width();
         let lw = 150.0_f32.min(width * 0.45);
-        for f in NODE_FIELDS {
+        let (before_memory, after_memory) = NODE_FIELDS.split_at(4);
+        for &f in before_memory {
+            self.field_ui(ui, lw, &table, f, &mut edits);
+        }
+        self.memory_ui(ui, lw, &table, &mut edits);
+        for &f in after_memory {
             self.field_ui(ui, lw, &table, f, &mut edits);
         }
         self.wal_ui(ui, lw, &table, &mut edits);
@@ -436,6 +455,77 @@ impl DesignerPage {
             }
         });
         self.errors_ui(ui, lw, &[path]);
+    }
+
+    /// The node's memory in GiB (`cluster.node.memory_gib`): a number writes the key,
+    /// an empty field removes it. `spec` checks it (> 0) and keeps it, but nothing in
+    /// cephplan uses it (no performance term, no memory check), which the row says.
+    fn memory_ui(
+        &mut self,
+        ui: &mut egui::Ui,
+        lw: f32,
+        table: &toml::Table,
+        edits: &mut Vec<Edit>,
+    ) {
+        let in_text = match toml_at(table, MEMORY_PATH) {
+            None => Ok(String::new()),
+            Some(toml::Value::Integer(v)) => Ok(v.to_string()),
+            Some(toml::Value::Float(v)) => Ok(v.to_string()),
+            Some(other) => Err(other.type_str()),
+        };
+        let mut typo = None;
+        ui.horizontal(|ui| {
+            let l = label_ui(ui, lw, "memory per node");
+            match in_text {
+                Ok(in_text) => {
+                    let mut v = self.memory_typed.clone().unwrap_or(in_text);
+                    let r = ui
+                        .add(
+                            egui::TextEdit::singleline(&mut v)
+                                .desired_width(70.0)
+                                .hint_text("not stated"),
+                        )
+                        .labelled_by(l.id);
+                    if r.changed() {
+                        let t = v.trim();
+                        if t.is_empty() {
+                            edits.push(Edit::Remove(MEMORY_PATH));
+                        } else if let Ok(i) = t.parse::<i64>() {
+                            edits.push(Edit::Set(MEMORY_PATH, i.into()));
+                        } else if let Some(x) = t.parse::<f64>().ok().filter(|x| x.is_finite()) {
+                            edits.push(Edit::Set(MEMORY_PATH, x.into()));
+                        }
+                    }
+                    let t = v.trim();
+                    if !t.is_empty() && !t.parse::<f64>().is_ok_and(f64::is_finite) {
+                        typo = Some(format!(
+                            "`{t}` is not a number: type the GiB per node (such as 256), or \
+                             empty the field to leave the memory out"
+                        ));
+                    }
+                    self.memory_typed = r.has_focus().then_some(v);
+                }
+                Err(kind) => {
+                    ui.weak(format!("a {kind} (edit it in the text)"));
+                }
+            }
+            ui.label("GiB");
+            ui.weak("recorded, not modelled").on_hover_text(
+                "memory_gib is checked (> 0) and kept with the scenario, but the model does \
+                 not use memory, and cephplan does not check it against osd_memory_target × \
+                 OSDs per node",
+            );
+        });
+        if let Some(e) = typo {
+            ui.horizontal(|ui| {
+                ui.add_space(lw + 8.0);
+                ui.add(
+                    egui::Label::new(egui::RichText::new(e).color(ui.visuals().error_fg_color))
+                        .wrap(),
+                );
+            });
+        }
+        self.errors_ui(ui, lw, &[MEMORY_PATH]);
     }
 
     /// The WAL/DB device: none (WAL and DB on the data devices) or a catalogue drive,
@@ -614,30 +704,57 @@ impl DesignerPage {
     }
 
     /// Takes the answer of the Open or Save dialog: the path goes into its field, then the
-    /// file is opened or saved as by the button beside the field.
+    /// file is opened or saved as by the button beside the field. When no dialog could
+    /// open, the reason and its remedy stay under the file fields until the next dialog.
     fn poll_dialog(&mut self, cmds: &mut Vec<Command>) {
         let Some(d) = &self.dialog else { return };
         let Some(answer) = d.poll() else { return };
         let purpose = d.purpose();
         self.dialog = None;
+        self.dialog_error = None;
         match (answer, purpose) {
-            (Some(p), Purpose::OpenScenario) => {
+            (Answer::Chosen(p), Purpose::OpenScenario) => {
                 self.open_path = p.display().to_string();
                 cmds.push(Command::OpenScenario(p));
             }
-            (Some(p), Purpose::SaveScenario) => {
+            (Answer::Chosen(p), Purpose::SaveScenario) => {
                 self.save_path = p.display().to_string();
                 cmds.push(Command::SaveScenario);
             }
-            (None, _) => cmds.push(Command::Status(
-                "no file chosen (without a file dialog on this desktop, type the path)".into(),
-            )),
+            (Answer::NoneChosen { maybe_no_dialog }, _) => {
+                cmds.push(Command::Status(if maybe_no_dialog {
+                    "no file chosen (if no dialog appeared, this desktop has no XDG desktop \
+                     portal: install zenity, or type the path)"
+                        .into()
+                } else {
+                    "no file chosen".into()
+                }))
+            }
+            (Answer::Unavailable(e), _) => {
+                cmds.push(Command::Status(
+                    "no file dialog on this desktop (the reason is on the Designer page)".into(),
+                ));
+                self.dialog_error = Some(e.to_string());
+            }
         }
+    }
+
+    /// Shows the Open dialog ("Browse…"), starting in the folder of the open file.
+    pub fn browse(&mut self, ctx: &egui::Context) {
+        let near = self.path.clone();
+        self.dialog = Some(file_dialog::ask(
+            ctx,
+            Purpose::OpenScenario,
+            near.as_deref(),
+        ));
     }
 
     pub fn ui(&mut self, ui: &mut egui::Ui, recent: &[PathBuf], cmds: &mut Vec<Command>) {
         if self.state.is_none() {
             self.check();
+        }
+        if std::mem::take(&mut self.browse_on_first_frame) {
+            self.browse(ui.ctx());
         }
         self.poll_dialog(cmds);
         let dialog_up = self.dialog.is_some();
@@ -662,12 +779,7 @@ impl DesignerPage {
                 .on_hover_text("choose the file to open in the system's file dialog")
                 .clicked()
             {
-                let near = self.path.clone();
-                self.dialog = Some(file_dialog::ask(
-                    ui.ctx(),
-                    Purpose::OpenScenario,
-                    near.as_deref(),
-                ));
+                self.browse(ui.ctx());
             }
             ui.menu_button("Recent", |ui| {
                 if recent.is_empty() {
@@ -706,6 +818,11 @@ impl DesignerPage {
                 ));
             }
         });
+        if let Some(e) = &self.dialog_error {
+            ui.add(
+                egui::Label::new(egui::RichText::new(e).color(ui.visuals().error_fg_color)).wrap(),
+            );
+        }
         // The validation summary sits in a box of fixed height (scrolling when long), so
         // the form and the text below do not jump as the message changes.
         let err = ui.visuals().error_fg_color;
