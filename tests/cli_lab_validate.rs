@@ -238,7 +238,9 @@ fn validate_emit_cbt_writes_the_sweep_as_cbt_yaml() {
         "    op_size: [4096]\n",
         "    iodepth: [1, 4, 16]\n",
         "    volumes_per_client: [2]\n",
+        "    # CBT DELETES and re-creates pool \"rbd\" before the run",
         "    poolname: \"rbd\"\n",
+        "    use_existing_volumes: false\n",
     ] {
         assert!(text.contains(line), "{line:?} in\n{text}");
     }

@@ -1,16 +1,24 @@
 //! Importing a CBT (Ceph Benchmarking Tool) `librbdfio` results tree as dataset rows.
 //!
-//! CBT archives each run under
-//! `ARCHIVE/results/<iteration, 8 digits>/id-<hash>/[osd_ra-N/]op_size-<bytes>/concurrent_procs-<n>/iodepth-<n>/<mode>/`,
-//! one fio output per volume and client: `output.<volume>.<client>` (fio's
-//! `--output-format=json,normal`) and, after CBT's own parsing, `json_output.<volume>.<client>`
-//! (the JSON part). One directory is one point of the sweep; its files ran concurrently on
+//! CBT (ceph/cbt since commit 55cb681, 2017, "benchmark: remove dir hierarchy for storing
+//! results") archives each benchmark of a sweep, per iteration, flat in
+//! `ARCHIVE/results/<iteration, 8 digits>/id-<sha1 of its settings, 8 hex>/`
+//! (`benchmark/benchmark.py`), with one fio output per volume and client:
+//! `output.<volume>.<client>` (fio's `--output-format=json,normal`) and, after CBT's own
+//! parsing, `json_output.<volume>.<client>`
+//! (the JSON part). As the id differs per iteration, the point is named from the files' fio
+//! options the way CBT names its run directory (`op_size-<bytes:08>/concurrent_procs-<n:03>/
+//! iodepth-<n:03>/<mode>`, `benchmark/librbdfio.py`); older archives that nest that path
+//! below `id-<hash>/` are read by the path. One point's files ran concurrently on
 //! different clients, so a point's IOPS and bandwidth are the **sums** over its files and
 //! its mean latency the I/O-weighted mean (fio's own aggregation, through
 //! [`crate::fio::json::FioOutput::summary`] on the merged jobs). Iterations (the same point
 //! under `results/00000000`, `results/00000001`, ...) are repeats: a row's IOPS and
 //! bandwidth are their mean, its mean latency the I/O-weighted mean over all of them, its
-//! p99 the largest iteration's.
+//! p99 the largest iteration's. This is the aggregation of CBT's own
+//! `post_processing/formatter/test_run_result.py` (IOPS and bandwidth summed over a run's
+//! files, mean latency weighted by I/O count), except that cephplan's latency is fio's
+//! `lat_ns` (submission to completion) where CBT's formatter reports `clat_ns`.
 //!
 //! Not here: reading fio's JSON (`fio::json`), writing the dataset (`append_runs`), CBT's
 //! YAML (`validate`'s `--emit-cbt`).
@@ -34,6 +42,12 @@ pub enum CbtError {
     },
     #[error("{0}")]
     Fio(#[from] FioParseError),
+    #[error("{first} and {second} are both CBT point {point} in one iteration (their benchmarks differ in a setting other than mode, op_size, iodepth and process count); import them from separate archive directories")]
+    DuplicatePoint {
+        point: String,
+        first: PathBuf,
+        second: PathBuf,
+    },
 }
 
 /// What the caller knows besides the tree.
@@ -118,14 +132,89 @@ fn locate(rel_dir: &Path) -> (String, String) {
     (String::new(), parts.join("/"))
 }
 
+/// The files of one directory, JSON-only ones (`true`) apart from raw outputs, with hosts.
+type Files = BTreeMap<bool, Vec<(PathBuf, String)>>;
+
+/// Reads a directory's fio outputs (its `json_output.*` when CBT wrote them, else its raw
+/// `output.*`) into one output whose jobs are every file's jobs, each job carrying its
+/// file's global options (fio's own precedence: a job option overrides a global one) and
+/// its client as hostname. Returns the output, the files read and their clients.
+fn merge_dir(by_kind: &Files) -> Result<(FioOutput, usize, Vec<String>), CbtError> {
+    let chosen = by_kind
+        .get(&true)
+        .or_else(|| by_kind.get(&false))
+        .expect("a group has files");
+    let mut merged: Option<FioOutput> = None;
+    let mut clients = Vec::new();
+    for (path, host) in chosen {
+        let text = std::fs::read_to_string(path).map_err(|source| CbtError::Io {
+            path: path.clone(),
+            source,
+        })?;
+        let parsed = parse_fio_output(&text, path, EngineCheck::RequireRbd)?;
+        // A client is the file's host suffix (or the file, without one).
+        let client = if host.is_empty() {
+            path.display().to_string()
+        } else {
+            host.clone()
+        };
+        clients.push(client.clone());
+        let mut jobs: Vec<_> = parsed.job_entries().into_iter().cloned().collect();
+        for j in &mut jobs {
+            j.hostname = Some(client.clone());
+            j.port = None;
+            for (k, v) in &parsed.global_options {
+                j.job_options.entry(k.clone()).or_insert_with(|| v.clone());
+            }
+        }
+        match &mut merged {
+            None => {
+                merged = Some(FioOutput {
+                    jobs,
+                    client_stats: Vec::new(),
+                    global_options: BTreeMap::new(),
+                    ..parsed
+                })
+            }
+            Some(m) => m.jobs.extend(jobs),
+        }
+    }
+    Ok((merged.expect("at least one file"), chosen.len(), clients))
+}
+
+/// The name CBT's `LibrbdFio.__init__` gives a point's run directory,
+/// `op_size-<bytes:08>/concurrent_procs-<n:03>/iodepth-<n:03>/<mode>`, from the fio options
+/// of its files: `bs`, `iodepth`, `rw`, and `concurrent_procs` = its jobs / `numjobs`
+/// (CBT's total_procs = procs_per_volume × volumes_per_client × clients). `None` when the
+/// jobs disagree or lack one.
+fn cbt_point_name(out: &FioOutput) -> Option<String> {
+    let one = |key: &str| -> Option<String> {
+        let v: std::collections::BTreeSet<&String> = out
+            .jobs
+            .iter()
+            .filter_map(|j| j.job_options.get(key))
+            .collect();
+        (v.len() == 1 && out.jobs.iter().all(|j| j.job_options.contains_key(key)))
+            .then(|| v.into_iter().next().cloned())
+            .flatten()
+    };
+    let bs = crate::units::parse_bytes(&one("bs")?).ok()?;
+    let iodepth: u32 = one("iodepth")?.parse().ok()?;
+    let rw = one("rw")?;
+    let numjobs: usize = one("numjobs").map_or(Some(1), |n| n.parse().ok())?;
+    let procs = out.jobs.len() / numjobs.max(1);
+    Some(format!(
+        "op_size-{bs:08}/concurrent_procs-{procs:03}/iodepth-{iodepth:03}/{rw}"
+    ))
+}
+
 /// Reads a CBT librbdfio results tree into one dataset row per point (see the module doc).
 /// Every fio output must come from the rbd engine.
 pub fn import_cbt(root: &Path, ctx: &CbtContext) -> Result<CbtImport, CbtError> {
     let mut files = Vec::new();
     walk(root, 16, &mut files)?;
-    // point → iteration → directory's files (json_output.* preferred over output.*).
-    type Files = BTreeMap<bool, Vec<(PathBuf, String)>>;
-    let mut tree: BTreeMap<String, BTreeMap<String, Files>> = BTreeMap::new();
+    // (iteration, directory, path below id-<hash>/) → the directory's files.
+    let mut dirs: BTreeMap<(String, PathBuf, String), Files> = BTreeMap::new();
     for f in files {
         let Some(name) = f.file_name().and_then(|n| n.to_str()) else {
             continue;
@@ -136,76 +225,79 @@ pub fn import_cbt(root: &Path, ctx: &CbtContext) -> Result<CbtImport, CbtError> 
         let rel = f
             .parent()
             .and_then(|p| p.strip_prefix(root).ok())
-            .unwrap_or(Path::new(""));
-        let (iteration, point) = locate(rel);
-        tree.entry(point)
-            .or_default()
-            .entry(iteration)
+            .unwrap_or(Path::new(""))
+            .to_path_buf();
+        let (iteration, below) = locate(&rel);
+        dirs.entry((iteration, rel, below))
             .or_default()
             .entry(json)
             .or_default()
             .push((f.clone(), host));
     }
-    if tree.is_empty() {
+    if dirs.is_empty() {
         return Err(CbtError::NoResults {
             root: root.to_path_buf(),
         });
+    }
+    struct Dir {
+        rel: PathBuf,
+        output: FioOutput,
+        files: usize,
+        clients: Vec<String>,
+    }
+    // point → iteration → its directory, merged.
+    let mut tree: BTreeMap<String, BTreeMap<String, Dir>> = BTreeMap::new();
+    for ((iteration, rel, below), by_kind) in &dirs {
+        let (output, n_files, clients) = merge_dir(by_kind)?;
+        // Pre-2017 CBT nested the point below id-<hash>/; since ceph/cbt 55cb681 the files
+        // sit in id-<hash>/ itself and the fio options name the point.
+        let point = if below.is_empty() {
+            cbt_point_name(&output).unwrap_or_else(|| rel.display().to_string())
+        } else {
+            below.clone()
+        };
+        let slot = tree.entry(point.clone()).or_default();
+        if let Some(other) = slot.get(iteration) {
+            return Err(CbtError::DuplicatePoint {
+                point,
+                first: root.join(&other.rel),
+                second: root.join(rel),
+            });
+        }
+        slot.insert(
+            iteration.clone(),
+            Dir {
+                rel: rel.clone(),
+                output,
+                files: n_files,
+                clients,
+            },
+        );
     }
     let mut out = CbtImport {
         runs: Vec::new(),
         points: Vec::new(),
     };
-    for (point, iterations) in &tree {
-        let mut per_iteration = Vec::new();
-        let mut n_files = 0;
-        let mut hosts = std::collections::BTreeSet::new();
-        for by_kind in iterations.values() {
-            // The JSON-only files when CBT wrote them, else its raw outputs.
-            let chosen = by_kind
-                .get(&true)
-                .or_else(|| by_kind.get(&false))
-                .expect("a group has files");
-            let mut merged: Option<FioOutput> = None;
-            for (path, host) in chosen {
-                let text = std::fs::read_to_string(path).map_err(|source| CbtError::Io {
-                    path: path.clone(),
-                    source,
-                })?;
-                let parsed = parse_fio_output(&text, path, EngineCheck::RequireRbd)?;
-                n_files += 1;
-                // A client is the file's host suffix (or the file, without one).
-                let client = if host.is_empty() {
-                    path.display().to_string()
-                } else {
-                    host.clone()
-                };
-                hosts.insert(client.clone());
-                let mut jobs: Vec<_> = parsed.job_entries().into_iter().cloned().collect();
-                for j in &mut jobs {
-                    j.hostname = Some(client.clone());
-                    j.port = None;
-                }
-                match &mut merged {
-                    None => {
-                        merged = Some(FioOutput {
-                            jobs,
-                            client_stats: Vec::new(),
-                            ..parsed
-                        })
-                    }
-                    Some(m) => m.jobs.extend(jobs),
-                }
-            }
-            per_iteration.push(merged.expect("at least one file"));
-        }
+    for (point, iterations) in tree {
+        let hosts: std::collections::BTreeSet<&String> =
+            iterations.values().flat_map(|d| &d.clients).collect();
+        let n_files = iterations.values().map(|d| d.files).sum();
+        let n_clients = hosts.len();
+        let first_dir = iterations
+            .values()
+            .next()
+            .expect("a point has a directory")
+            .rel
+            .clone();
+        let per_iteration: Vec<FioOutput> = iterations.into_values().map(|d| d.output).collect();
         let run_id = format!("{}-{}", ctx.run_id_prefix, point.replace('/', "-"));
-        let source = format!("{}/{point}", root.display());
+        let source = root.join(first_dir).display().to_string();
         let row = combine(&per_iteration, ctx, &run_id, &source);
         out.points.push(CbtPoint {
-            point: point.clone(),
+            point,
             iterations: per_iteration.len(),
             files: n_files,
-            clients: hosts.len(),
+            clients: n_clients,
         });
         out.runs.push(row);
     }
@@ -302,58 +394,146 @@ mod tests {
         assert_eq!(locate(Path::new("a/b")), (String::new(), "a/b".into()));
     }
 
-    /// The fixture tree (tests/fixtures/cbt/README.md): 2 clients × 1 volume, 2
-    /// iterations of one point. Oracles from the fixture's fio fields (write section):
-    /// iteration 0 IOPS 689.723977 + 689.162234 = 1378.886211, bw (2758 + 2756) KiB/s;
-    /// iteration 1 IOPS 631.247931 + 625.703875 = 1256.951806, bw (2524 + 2502) KiB/s;
-    /// mean IOPS 1317.9190085, mean bw 5,396,480 B/s; latency_mean = Σ lat_ns.mean × N / Σ N
-    /// over the four jobs (N 2074, 2073, 1907, 1889) = 12.121804788744545 ms (Python).
-    #[test]
-    fn the_fixture_tree_sums_clients_and_averages_iterations() {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/cbt/archive");
-        let ctx = CbtContext {
+    fn fixture_root() -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/cbt/archive")
+    }
+
+    fn ctx() -> CbtContext {
+        CbtContext {
             system_id: "lab".into(),
             scenario: PathBuf::from("scenario.toml"),
             run_id_prefix: "cbt".into(),
-        };
-        let imp = import_cbt(&root, &ctx).unwrap();
+        }
+    }
+
+    /// The oracle, read from the recorded files with serde_json alone: for each fio mode
+    /// (`global options`.rw), per iteration directory the sum over its `json_output.*`
+    /// files' jobs of `iops` and of `bw` (KiB/s) × 1024, and Σ `lat_ns.mean` × `lat_ns.N`
+    /// and Σ `lat_ns.N`; the row is the mean of the per-iteration sums of IOPS and
+    /// bandwidth and Σ(mean × N) / Σ N over all iterations. Also the largest job p99
+    /// (`clat_ns.percentile."99.000000"`), which the row's p99 bound cannot be below.
+    fn oracle() -> BTreeMap<String, (f64, f64, f64, f64)> {
+        let mut per: BTreeMap<String, Vec<(f64, f64, f64, f64, f64)>> = BTreeMap::new();
+        for it in std::fs::read_dir(fixture_root().join("results")).unwrap() {
+            for id in std::fs::read_dir(it.unwrap().path()).unwrap() {
+                let (mut rw, mut iops, mut bw, mut lat_n, mut n, mut p99) =
+                    (String::new(), 0.0, 0.0, 0.0, 0.0, 0.0_f64);
+                for f in std::fs::read_dir(id.unwrap().path()).unwrap() {
+                    let f = f.unwrap().path();
+                    if !f
+                        .file_name()
+                        .unwrap()
+                        .to_str()
+                        .unwrap()
+                        .starts_with("json_output.")
+                    {
+                        continue;
+                    }
+                    let v: serde_json::Value =
+                        serde_json::from_str(&std::fs::read_to_string(&f).unwrap()).unwrap();
+                    rw = v["global options"]["rw"].as_str().unwrap().to_string();
+                    let dir = if rw.contains("write") {
+                        "write"
+                    } else {
+                        "read"
+                    };
+                    for j in v["jobs"].as_array().unwrap() {
+                        let d = &j[dir];
+                        iops += d["iops"].as_f64().unwrap();
+                        bw += d["bw"].as_f64().unwrap() * 1024.0;
+                        let jn = d["lat_ns"]["N"].as_f64().unwrap();
+                        lat_n += d["lat_ns"]["mean"].as_f64().unwrap() * 1e-9 * jn;
+                        n += jn;
+                        p99 = p99
+                            .max(d["clat_ns"]["percentile"]["99.000000"].as_f64().unwrap() * 1e-9);
+                    }
+                }
+                per.entry(rw).or_default().push((iops, bw, lat_n, n, p99));
+            }
+        }
+        per.into_iter()
+            .map(|(rw, its)| {
+                let k = its.len() as f64;
+                let sum = |f: fn(&(f64, f64, f64, f64, f64)) -> f64| its.iter().map(f).sum::<f64>();
+                let p99 = its.iter().map(|t| t.4).fold(0.0, f64::max);
+                (
+                    rw,
+                    (
+                        sum(|t| t.0) / k,
+                        sum(|t| t.1) / k,
+                        sum(|t| t.2) / sum(|t| t.3),
+                        p99,
+                    ),
+                )
+            })
+            .collect()
+    }
+
+    /// The fixture (tests/fixtures/cbt/README.md): a CBT archive recorded on the local lab,
+    /// 2 clients × 1 volume, 2 iterations of 4k randwrite and 4k randread at iodepth 8,
+    /// each benchmark flat in its own `id-<hash>/`.
+    #[test]
+    fn the_recorded_tree_sums_clients_and_averages_iterations() {
+        let imp = import_cbt(&fixture_root(), &ctx()).unwrap();
+        let want = oracle();
+        assert_eq!(want.len(), 2, "{want:?}");
+        let names: Vec<&str> = imp.points.iter().map(|p| p.point.as_str()).collect();
         assert_eq!(
-            imp.points,
-            [CbtPoint {
-                point: "op_size-00004096/concurrent_procs-002/iodepth-008/randwrite".into(),
-                iterations: 2,
-                files: 4,
-                clients: 2,
-            }]
+            names,
+            [
+                "op_size-00004096/concurrent_procs-002/iodepth-008/randread",
+                "op_size-00004096/concurrent_procs-002/iodepth-008/randwrite",
+            ]
         );
-        let r = &imp.runs[0];
-        assert_eq!(
-            r.run_id,
-            "cbt-op_size-00004096-concurrent_procs-002-iodepth-008-randwrite"
+        for (p, r) in imp.points.iter().zip(&imp.runs) {
+            assert_eq!((p.iterations, p.files, p.clients), (2, 4, 2), "{p:?}");
+            let rw = p.point.rsplit('/').next().unwrap();
+            let (iops, bw, lat, p99) = want[rw];
+            assert_eq!(r.run_id, format!("cbt-{}", p.point.replace('/', "-")));
+            let m = &r.measured;
+            approx::assert_relative_eq!(m.iops.unwrap(), iops, max_relative = 1e-12);
+            approx::assert_relative_eq!(
+                m.bandwidth_bytes_per_sec.unwrap(),
+                bw,
+                max_relative = 1e-12
+            );
+            approx::assert_relative_eq!(m.latency_mean_secs.unwrap(), lat, max_relative = 1e-9);
+            assert!(m.latency_p99_secs.unwrap() >= p99 * (1.0 - 1e-12));
+            let w = &r.workload;
+            assert_eq!(w.pattern.map(|p| p.to_string()), Some(rw.to_string()));
+            assert_eq!(
+                (w.block_size_bytes, w.iodepth, w.images, w.jobs_per_image),
+                (Some(4096), Some(8), Some(2), Some(1))
+            );
+            // Little's law: 2 images × iodepth 8 = 16 in flight.
+            let in_flight = m.iops.unwrap() * m.latency_mean_secs.unwrap();
+            assert!((in_flight - 16.0).abs() < 0.3, "{rw}: {in_flight}");
+        }
+    }
+
+    #[test]
+    fn two_benchmarks_with_one_name_in_an_iteration_are_refused() {
+        let d = tempfile::tempdir().unwrap();
+        let src = fixture_root().join("results/00000000");
+        let id = std::fs::read_dir(&src)
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap()
+            .path();
+        for copy in ["id-00000001", "id-00000002"] {
+            let to = d.path().join("results/00000000").join(copy);
+            std::fs::create_dir_all(&to).unwrap();
+            for f in std::fs::read_dir(&id).unwrap() {
+                let f = f.unwrap().path();
+                std::fs::copy(&f, to.join(f.file_name().unwrap())).unwrap();
+            }
+        }
+        let e = import_cbt(d.path(), &ctx()).unwrap_err().to_string();
+        assert!(
+            e.contains("id-00000001") && e.contains("id-00000002"),
+            "{e}"
         );
-        let m = &r.measured;
-        approx::assert_relative_eq!(m.iops.unwrap(), 1317.9190085, max_relative = 1e-12);
-        approx::assert_relative_eq!(
-            m.bandwidth_bytes_per_sec.unwrap(),
-            5_396_480.0,
-            max_relative = 1e-12
-        );
-        approx::assert_relative_eq!(
-            m.latency_mean_secs.unwrap(),
-            12.121804788744545e-3,
-            max_relative = 1e-9
-        );
-        // The mixture bound of each iteration is at least its larger job's own p99
-        // (47.972352 ms, client-a of iteration 0).
-        assert!(m.latency_p99_secs.unwrap() >= 47.972352e-3);
-        let w = &r.workload;
-        assert_eq!(w.pattern, Some(super::super::Pattern::Randwrite));
-        assert_eq!(
-            (w.block_size_bytes, w.iodepth, w.images, w.jobs_per_image),
-            (Some(4096), Some(8), Some(2), Some(1))
-        );
-        // Little's law on the row: 16 in flight vs 1317.9 × 12.12 ms = 15.98.
-        assert!((m.iops.unwrap() * m.latency_mean_secs.unwrap() - 16.0).abs() < 0.1);
     }
 
     #[test]

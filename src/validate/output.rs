@@ -206,7 +206,8 @@ pub(super) fn save(
 /// with CBT's `librbdfio` benchmark (`validate --emit-cbt`): one volume per image on one
 /// client, one fio job per volume, the swept dimension as a list (CBT runs every
 /// combination of its list-valued settings). Its results tree is what `import cbt` reads.
-/// The `cluster` section names no hosts of yours: it is a stub to fill in.
+/// The `cluster` section names no hosts of yours: it is a stub to fill in. CBT deletes and
+/// re-creates `pool` before it runs (the YAML says so next to `poolname`).
 pub fn cbt_yaml(
     base: &super::PointSetting,
     vary: Option<&super::Vary>,
@@ -261,6 +262,13 @@ pub fn cbt_yaml(
     if let Some(r) = base.read_percent {
         kv("rwmixread", r.to_string());
     }
+    // CBT's LibrbdFio.mkimages (ceph/cbt 9d6480fc benchmark/librbdfio.py lines 352-354):
+    // with use_existing_volumes false it runs rmpool then mkpool on `poolname` before
+    // creating cbt-librbdfio-<host>-<n> and prefilling them.
+    y.push_str(&format!(
+        "    # CBT DELETES and re-creates pool \"{pool}\" before the run (use_existing_volumes: false):\n    # name a pool that holds nothing else.\n"
+    ));
+    let mut kv = |k: &str, v: String| y.push_str(&format!("    {k}: {v}\n"));
     kv("poolname", format!("\"{pool}\""));
     kv("use_existing_volumes", "false".into());
     y
