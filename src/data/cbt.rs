@@ -412,8 +412,11 @@ mod tests {
     /// and Σ `lat_ns.N`; the row is the mean of the per-iteration sums of IOPS and
     /// bandwidth and Σ(mean × N) / Σ N over all iterations. Also the largest job p99
     /// (`clat_ns.percentile."99.000000"`), which the row's p99 bound cannot be below.
+    /// One iteration's sums: IOPS, bytes/s, Σ mean latency × N, Σ N, largest p99.
+    type IterationSums = (f64, f64, f64, f64, f64);
+
     fn oracle() -> BTreeMap<String, (f64, f64, f64, f64)> {
-        let mut per: BTreeMap<String, Vec<(f64, f64, f64, f64, f64)>> = BTreeMap::new();
+        let mut per: BTreeMap<String, Vec<IterationSums>> = BTreeMap::new();
         for it in std::fs::read_dir(fixture_root().join("results")).unwrap() {
             for id in std::fs::read_dir(it.unwrap().path()).unwrap() {
                 let (mut rw, mut iops, mut bw, mut lat_n, mut n, mut p99) =
