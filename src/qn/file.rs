@@ -16,7 +16,8 @@
 //! multiplicity = 1            # identical copies sharing the demand (default 1)
 //! demand = { read = "2ms", write = 0.003 }   # per class, all copies together; missing → 0
 //! path_demand = { write = "1ms" }            # optional: critical-path part (forks)
-//! batching = { share = 0.4, jobs_per_member = 8, max_batch = 32 }  # optional (queues)
+//! batching = { share = 0.4, jobs_per_member = 8, max_batch = 32 }  # optional (queues);
+//!   # a second term: coalesce_share = 0.3, coalesce_jobs_per_member = 16, coalesce_max = 64
 //! ```
 //!
 //! Every error names the file, the line and column, the field and the fix. Not here: the
@@ -523,6 +524,29 @@ demand = { read = "100us" }
         assert!(e.contains("max_batch") && e.contains("≥ 1"), "{e}");
         let e = err(&text.replace("max_batch = 32", "max_bach = 32"));
         assert!(e.contains("max_bach"), "{e}");
+        // The second term: read, and its share refused where the two reach 1.
+        let two = text.replace(
+            "max_batch = 32 }",
+            "max_batch = 32, coalesce_share = 0.3, coalesce_jobs_per_member = 16, coalesce_max = 64 }",
+        );
+        let b2 = parse_network(&two, "net.toml").unwrap().stations[0]
+            .batching
+            .unwrap();
+        assert_eq!(
+            (
+                b2.coalesce_share,
+                b2.coalesce_jobs_per_member,
+                b2.coalesce_max
+            ),
+            (0.3, 16.0, 64.0)
+        );
+        // q = 32: batches of 4 and groups of 2: 1 − 0.4·(1 − 1/4) − 0.3·(1 − 1/2) = 0.55.
+        assert!((b2.demand_factor(32.0) - 0.55).abs() < 1e-15);
+        let e = err(&two.replace("coalesce_share = 0.3", "coalesce_share = 0.7"));
+        assert!(
+            e.starts_with("net.toml:12:") && e.contains("coalesce_share") && e.contains("< 1"),
+            "{e}"
+        );
         let e = err(&GOOD.replace(
             "kind = \"delay\"\n",
             "kind = \"delay\"\nbatching = { share = 0.4, jobs_per_member = 8, max_batch = 32 }\n",
