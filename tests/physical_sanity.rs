@@ -14,17 +14,24 @@
 //! violation, not only the first 20.
 //!
 //! **Known violations (a ratchet, not the goal).** Some generated scenarios still break a
-//! property by more than the slack (101 of 10,000 with the shipped model):
-//! - one more drive per node (116 violations, median −4 %, up to ~17 % fewer IOPS in a
-//!   2-core node): more OSDs on the same cores. Write batching is per OSD, so the same
+//! property by more than the slack (78 of 10,000 with the shipped model):
+//! - one more drive per node (76 violations, median −2.9 %, up to ~17 % fewer IOPS in a
+//!   node short of cores): more OSDs on the same cores. Write batching is per OSD, so the same
 //!   writes form more, smaller batches; messenger coalescing is per client connection, so
 //!   the same ops spread over more connections. The direction is measured (officinalis
 //!   2023, "1 or 2 OSDs per NVMe", 4k randwrite at 2 CPU threads per NVMe: 88,820 IOPS with
-//!   1 OSD per drive, 82,130 with 2, −7.5 %), the size is not: 25 drops exceed that figure.
-//! - more load, lower mean latency (4, by 0.3-5 %) and one more node, fewer IOPS (1, by
-//!   0.4 %): the mean-value rule of the load-dependent OSD CPU (see `qn`) lets the demand
-//!   fall slightly faster than the queue grows where coalescing sets in; the exact
-//!   load-dependent server has `q·f(q)` increasing and would not.
+//!   1 OSD per drive, 82,130 with 2, −7.5 %), the size is not: 11 drops exceed that figure.
+//! - more load, lower mean latency (2, by 0.5-0.9 %): the mean-value rule of the
+//!   load-dependent OSD CPU (see `qn`) lets the demand fall slightly faster than the queue
+//!   grows where coalescing sets in. (Serving Seidmann's delay part at full speed removes
+//!   these but raised the leave-one-system-out IOPS MAPE 43.6 → 44.1 % and the error
+//!   against the exact load-dependent solution from 10.8 to 12.5 %.)
+//!
+//! The PG placement imbalance (`qn::ceph::placement`) with the busiest OSD held to its share
+//! of the cores made one more drive lower the IOPS of 142 scenarios (a node short of cores
+//! lost capacity with each OSD added); as shipped (the busiest OSD borrows idle cores up to
+//! its core curve, the curve also holds where fio shares the cores, EC sub-reads counted)
+//! the count is 78, against 101 before those three changes.
 //!
 //! Coalescing (it lowered the leave-one-system-out IOPS MAPE 48.7 → 43.6 %) raised the
 //! count from 60 to 101 scenarios. The rounding of effective cores to whole servers (four
@@ -215,7 +222,7 @@ const SLACK: f64 = 1e-3;
 
 /// Scenarios (of the first 10,000 of seed 14) that break a property today; see the
 /// module doc. Lower it when a fix lowers the count.
-const KNOWN_VIOLATIONS_PER_10K: usize = 101;
+const KNOWN_VIOLATIONS_PER_10K: usize = 78;
 
 fn scenarios() -> usize {
     std::env::var("CEPHPLAN_SANITY_SCENARIOS")

@@ -72,6 +72,9 @@ pub mod names {
     pub const MSG_COALESCE_SHARE: &str = "osd_msg_coalesce_share";
     /// Most messages one connection read takes (optional, with the share; 1 when absent).
     pub const MSG_COALESCE_MAX: &str = "osd_msg_coalesce_max";
+    /// Share of the PG-placement spread (the busiest OSD's PGs over the mean, `qn::ceph`
+    /// placement) that loads the busiest OSD and device (optional: absent = even placement).
+    pub const PG_IMBALANCE: &str = "pg_placement_imbalance";
     /// Per-op write CPU multiplier of a RocksDB built without optimisation
     /// ([`crate::spec::RocksdbBuild`]); needed only by scenarios with such a build.
     pub const ROCKSDB_UNOPT_WRITE: &str = "rocksdb_unoptimised_write_factor";

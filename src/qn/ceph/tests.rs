@@ -48,6 +48,9 @@ pub(crate) fn params() -> ModelParams {
     p.param.remove(names::MSG_COALESCE_SHARE);
     p.param.remove(names::ALLOC_IN_ROCKSDB_WRITE);
     p.param.remove(names::BLUEFS_DIRECT_BATCH);
+    // PG placement imbalance has its own tests (`placement`, `pg_placement_*`): these
+    // oracles are for an even placement.
+    p.param.remove(names::PG_IMBALANCE);
     // The per-OSD core curve has its own test; these oracles count whole cores.
     p.param.remove(names::OSD_CORE_SCALE);
     for (n, v) in [
@@ -224,11 +227,13 @@ fn wal_device_takes_its_share_of_device_writes() {
 }
 
 #[test]
-fn colocated_fio_on_the_osd_cores_is_not_limited_by_the_per_osd_curve() {
-    // C = 3 and the tiny node's 4 cores for 2 OSDs: OSDs alone get 2.91950 effective
-    // cores, 3 servers (see the next test). With fio on the same cores (co-located, no
-    // client CPU) the station also runs fio's threads: all 4 cores, no demand scaling
-    // (one read op 100 µs + the client's 50 µs).
+fn colocated_fio_on_the_osd_cores_keeps_the_per_osd_curve() {
+    // C = 3 and the tiny node's 4 cores for 2 OSDs: the OSDs get 2·3·(1 − e^(−4/6)) =
+    // 2.91950 effective cores, 3 servers at fractional count 2.91950 (see the next test).
+    // With fio on the same cores (co-located, no client CPU) the station also runs fio's
+    // work and keeps the same servers (qn::ceph module doc: exempting it let a co-located
+    // node absorb far more than measured); a read's demand there is one read op 100 µs +
+    // the client's 50 µs, both on the station's cores.
     let mut p = params();
     p.param.insert(
         names::OSD_CORE_SCALE.into(),
@@ -243,7 +248,12 @@ fn colocated_fio_on_the_osd_cores_is_not_limited_by_the_per_osd_curve() {
     });
     let net = build(&s, &p).unwrap();
     let i = net.network.station_index("osd_cpu").unwrap();
-    assert_eq!(net.network.stations[i].servers, 4);
+    assert_eq!(net.network.stations[i].servers, 3);
+    assert_relative_eq!(
+        net.network.stations[i].fractional_servers.unwrap(),
+        6.0 * (1.0 - (-4.0_f64 / 6.0).exp()),
+        max_relative = 1e-12
+    );
     assert_relative_eq!(
         at(&net, &net.read, "osd_cpu").secs,
         150e-6,
@@ -308,6 +318,7 @@ pub(crate) fn batched_params() -> ModelParams {
         p.set(&name, base.get(&name).unwrap()).unwrap();
     }
     p.param.remove(names::OSD_CORE_SCALE);
+    p.param.remove(names::PG_IMBALANCE);
     // Messenger coalescing has its own tests (`messenger_coalescing_*`).
     p.param.remove(names::MSG_COALESCE_SHARE);
     p.set(names::OSD_CPU_WRITE_BATCH, 8e-4).unwrap();
@@ -676,8 +687,9 @@ fn erasure_small_io_counts_shard_operations_by_release_and_fastec() {
     // - Squid (classic): the read is widened to the stripe and reads all k = 6 data
     //   chunks of 4 KiB, 5 of them remote; the write reads the 6 data chunks of its stripe
     //   and writes all 8 chunks.
-    // - Tentacle without FastEC: partial reads narrow the read to the 1 chunk it covers;
-    //   the write is still classic.
+    // - Tentacle without FastEC: partial reads narrow the read to the 1 chunk it covers,
+    //   which is the primary's own (shard 0 holds data chunk 0) with probability 1/6:
+    //   5/6 of a remote chunk, 1 + 5/6 OSD ops; the write is still classic.
     // - Tentacle with allow_ec_optimizations: the write reads and writes only the touched
     //   data chunk and the m = 2 parity chunks (3 reads, 3 writes).
     let ec = |release: &str, fast: bool, pattern: &str| {
@@ -702,10 +714,10 @@ fn erasure_small_io_counts_shard_operations_by_release_and_fastec() {
     // 4 KiB: data + a 4 KiB metadata commit).
     let (read_op, write_shard) = (10e-6, 2.0 * 20e-6);
     let chunk = 4096.0 * 8.0 / 10e9;
-    for (release, fast, reads, rmw_reads, writes) in [
-        ("19.2.0", false, 6.0, 6.0, 8.0),
-        ("20.2.0", false, 1.0, 6.0, 8.0),
-        ("20.2.0", true, 1.0, 3.0, 3.0),
+    for (release, fast, reads, remote, rmw_reads, writes) in [
+        ("19.2.0", false, 6.0, 5.0, 6.0, 8.0),
+        ("20.2.0", false, 1.0, 5.0 / 6.0, 6.0, 8.0),
+        ("20.2.0", true, 1.0, 5.0 / 6.0, 3.0, 3.0),
     ] {
         let rd = build(&ec(release, fast, "randread"), &params()).unwrap();
         assert_relative_eq!(
@@ -713,16 +725,16 @@ fn erasure_small_io_counts_shard_operations_by_release_and_fastec() {
             reads * read_op,
             epsilon = 1e-12
         );
-        // Remote chunks gathered at the primary: shards − 1.
+        // Remote chunks gathered at the primary.
         assert_relative_eq!(
             at(&rd, &rd.read, "osd_cluster_rx").secs,
-            (reads - 1.0) * chunk,
+            remote * chunk,
             epsilon = 1e-15
         );
-        // OSD CPU: one read op per shard read (100 µs each at 2 GHz).
+        // OSD CPU: the primary's op and one per remote chunk (100 µs each at 2 GHz).
         assert_relative_eq!(
             at(&rd, &rd.read, "osd_cpu").secs,
-            reads * 100e-6,
+            (1.0 + remote) * 100e-6,
             max_relative = 1e-9
         );
         let wr = build(&ec(release, fast, "randwrite"), &params()).unwrap();
@@ -874,4 +886,71 @@ fn messenger_coalescing_makes_a_lone_osd_with_few_clients_faster_per_osd_as_meas
     let without = per_osd_ratio(&without);
     assert!(with > 1.8 && with < 2.7 * 1.5, "with coalescing: {with}");
     assert!(without < 1.5, "without coalescing: {without}");
+}
+
+#[test]
+fn pg_placement_imbalance_scales_the_busiest_osd_and_device_not_the_path() {
+    // Oracle, a reference computation (Python: exact binomial PMF from math.comb, E[max]
+    // = Σ_x (1 − F(x)^6)): TINY's 6 OSDs (3 nodes × 2 drives) with 64 PGs. Primaries:
+    // μ = 10.667, E[max] = 14.538, ratio 1.36291. Held PGs of a 3-replica pool on Squid
+    // are evened by the upmap balancer to ±1 PG: 1 + 1/32 = 1.03125.
+    // - devices: reads 1.36291; writes (every replica's device) 1.03125;
+    // - OSD CPU with 32 cores a node (16 per OSD, C = 3): the curve's use 1 − e^(−16/3) =
+    //   0.99517, so reads max(1, 1.36291 × 0.99517) = 1.35633; writes (1/3 of the work at
+    //   the primary's share) (1.36291/3 + 2/3 × 1.03125) × 0.99517 = 1.13629;
+    // - OSD CPU with TINY's 4 cores (2 per OSD): the curve's use 0.48658, so 1.36291 ×
+    //   0.48658 < 1: the busiest OSD takes idle cores from the others, ratio 1.
+    let mut p = params();
+    p.param.insert(
+        names::OSD_CORE_SCALE.into(),
+        ModelParams::prior().param[names::OSD_CORE_SCALE].clone(),
+    );
+    let even = p.clone();
+    p.param.insert(
+        names::PG_IMBALANCE.into(),
+        ModelParams::prior().param[names::PG_IMBALANCE].clone(),
+    );
+    assert_eq!(p.get(names::PG_IMBALANCE), Some(1.0));
+    let with_pgs = |t: String| t.replace("[pool]\n", "[pool]\npg_count = 64\n");
+    for (cores, cpu_read, cpu_write) in [(32, 1.35633, 1.13629), (4, 1.0, 1.0)] {
+        let s = tiny(|t| {
+            with_pgs(t).replace(
+                "cores = 4, threads_per_core = 1, ghz = 2.0 }\n[cluster.node.data_devices]",
+                &format!("cores = {cores}, threads_per_core = 1, ghz = 2.0 }}\n[cluster.node.data_devices]"),
+            )
+        });
+        let (a, b) = (build(&s, &p).unwrap(), build(&s, &even).unwrap());
+        let ratio = |v: fn(&CephNetwork) -> &Vec<Demand>, name: &str| {
+            let (x, y) = (at(&a, v(&a), name), at(&b, v(&b), name));
+            assert_relative_eq!(x.path_secs, y.path_secs, max_relative = 1e-12);
+            x.secs / y.secs
+        };
+        assert_relative_eq!(
+            ratio(|n| &n.read, "data_device"),
+            1.36291,
+            max_relative = 1e-5
+        );
+        assert_relative_eq!(
+            ratio(|n| &n.write, "data_device"),
+            1.03125,
+            max_relative = 1e-9
+        );
+        assert_relative_eq!(ratio(|n| &n.read, "osd_cpu"), cpu_read, max_relative = 1e-5);
+        assert_relative_eq!(
+            ratio(|n| &n.write, "osd_cpu"),
+            cpu_write,
+            max_relative = 1e-5
+        );
+        // The network and the client are not placement-bound.
+        assert_relative_eq!(ratio(|n| &n.read, "osd_public_tx"), 1.0);
+    }
+    // Before Pacific the balancer is off by default: held PGs keep CRUSH's spread
+    // (3 replicas: ratio 1.15800 by the same computation).
+    let s = tiny(|t| with_pgs(t).replace("\"19.2.0\"", "\"15.2.17\""));
+    let (a, b) = (build(&s, &p).unwrap(), build(&s, &even).unwrap());
+    assert_relative_eq!(
+        at(&a, &a.write, "data_device").secs / at(&b, &b.write, "data_device").secs,
+        1.15800,
+        max_relative = 1e-5
+    );
 }
