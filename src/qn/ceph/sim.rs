@@ -15,8 +15,8 @@
 //!
 //! | I/O | route |
 //! |---|---|
-//! | read, replicated (or EC touching one shard) | client CPU → primary OSD CPU → device read → public tx → client rx → software latency |
-//! | read, EC touching `t > 1` shards | client CPU → primary OSD CPU → fork(local device read ∥ `t−1` × (remote OSD CPU → device read → cluster tx)) → primary cluster rx of the `t−1` shards → public tx → client rx → software latency |
+//! | read, replicated | client CPU → primary OSD CPU → device read → public tx → client rx → software latency |
+//! | read, EC touching `t` shards | client CPU → primary OSD CPU → fork(local device read ∥ `t−1` × (remote OSD CPU → device read → cluster tx)) → primary cluster rx of the `t−1` shards → public tx → client rx → software latency; for a partial read (Tentacle) that branch with probability `t/k` (the primary holds one of the chunks), else `t` remote shards and no local read |
 //! | write, replicated size `r` | client CPU → client tx → public rx → primary OSD CPU → cluster tx of `r−1` copies → fork(primary device write ∥ `r−1` × (cluster rx → replica OSD CPU → device write)) → software latency |
 //! | write, EC `k+m` | as replicated with `k+m` shards of one chunk each and the encoding on the primary's CPU; a partial-stripe write first gathers `k` data chunks like an EC read |
 //!
@@ -28,6 +28,11 @@
 //! cluster-rx NICs, so replicas land on distinct nodes). Later visits are independent, so
 //! a replica's device may be the primary's device (probability `1/devices` per replica, 1.4 %
 //! with 72 OSDs), which CRUSH rules out; it is the even-spread assumption MVA makes too.
+//! The PG placement imbalance (`qn::ceph::placement`, the busiest OSD's larger share) is
+//! not simulated: the simulation spreads work evenly and its demand equals the network's
+//! without that factor, so with a model that has `pg_placement_imbalance` a saturated
+//! simulation can run faster than MVA by up to that ratio (about 1.1-1.7 at 30-100 PGs
+//! per OSD).
 //!
 //! **Batching** of the OSD CPU ([`SimBatching`]). By default ([`SimBatching::MeanField`])
 //! the simulation runs the OSD CPU at the speed the exact MVA solution of the same
@@ -237,6 +242,29 @@ impl Layout<'_, '_> {
         )
     }
 
+    /// A read of `shards` chunks none of which the primary holds: the primary's op, the
+    /// remote shards in parallel (op, read, send), then the primary receives them all.
+    fn gather_remote(&self, r: Route, shards: u32, shard_bytes: f64) -> Route {
+        let p = self.plan;
+        let ids = &p.ids;
+        let cpu_one = p.osd_cpu_secs(1.0, shard_bytes, p.osd_read);
+        let read = p.device_read(shard_bytes);
+        let r = self.visit(r, ids.osd_cpu, cpu_one);
+        let remote = self.visit(Route::new(), ids.osd_cpu, cpu_one);
+        let remote = self.device(remote, read);
+        let remote = self.visit(remote, ids.cl_tx, p.cluster_wire_secs(shard_bytes));
+        let r = if shards <= 1 {
+            r.then(remote)
+        } else {
+            r.fork((0..shards).map(|_| remote.clone()))
+        };
+        self.visit(
+            r,
+            ids.cl_rx,
+            p.cluster_wire_secs(f64::from(shards) * shard_bytes),
+        )
+    }
+
     /// A write of `copies` copies (replicas or EC shards) of `bytes` each, after the
     /// primary's CPU work `primary_cpu_secs`: the primary sends `copies − 1`, then writes
     /// its own copy in parallel with the others (receive, op, write).
@@ -266,7 +294,26 @@ impl Layout<'_, '_> {
             Protection::Replicated { .. } => self.gather(r, 1, p.bs),
             Protection::Erasure { k, .. } => {
                 let io = p.ec_read(k);
-                self.gather(r, io.shards as u32, io.bytes)
+                let shards = io.shards as u32;
+                // The primary holds one of the chunks with probability shards − remote
+                // (1 for whole stripes, t/k for a partial read: `Plan::ec_read`).
+                let covered = io.shards - io.remote;
+                if covered >= 1.0 - 1e-12 {
+                    self.gather(r, shards, io.bytes)
+                } else {
+                    r.choose([
+                        (
+                            "primary's chunk",
+                            covered,
+                            self.gather(Route::new(), shards, io.bytes),
+                        ),
+                        (
+                            "remote chunks",
+                            1.0 - covered,
+                            self.gather_remote(Route::new(), shards, io.bytes),
+                        ),
+                    ])
+                }
             }
         };
         let r = self.visit(r, ids.pub_tx, p.public_wire_secs);

@@ -49,6 +49,15 @@ fn variants() -> Vec<(&'static str, Scenario)> {
         ("EC 4+2 partial-stripe write", ec("\"4k\"", "\"randwrite\"")),
         ("EC 4+2 read of 16k", ec("\"16k\"", "\"randread\"")),
         (
+            "EC 4+2 partial read of 4k (Tentacle: the primary holds the chunk 1/4 of the time)",
+            tiny(|t| {
+                t.replace("nodes = 3", "nodes = 6")
+                    .replace("replicated = 3", "erasure = { k = 4, m = 2 }")
+                    .replace("\"19.2.0\"", "\"20.2.0\"")
+                    .replace("\"randwrite\"", "\"randread\"")
+            }),
+        ),
+        (
             "EC 4+2 mix of 8k",
             ec("\"8k\"", "\"randrw\"\nread_percent = 50"),
         ),
@@ -62,7 +71,12 @@ fn longest_mean(steps: &[Step]) -> f64 {
         .map(|s| match s {
             Step::Visit { service, .. } => service.mean_secs(),
             Step::Fork { branches } => branches.iter().map(|b| longest_mean(b)).fold(0.0, f64::max),
-            Step::Choice { .. } => panic!("no nested choices in a Ceph route"),
+            // A nested choice (the primary may or may not hold an EC chunk): the expected
+            // longest branch, as MVA's path demands are expectations.
+            Step::Choice { branches } => branches
+                .iter()
+                .map(|b| b.probability * longest_mean(&b.steps))
+                .sum(),
         })
         .sum()
 }
