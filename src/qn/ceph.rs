@@ -416,6 +416,9 @@ struct Plan<'a> {
     per_byte: f64,
     osd_speed: f64,
     osd_scale: f64,
+    /// How far an OSD is up its core curve at an even share of the node's cores, `1 −
+    /// e^(−n/C)` (0 without the curve: an OSD may use any core); see `placement`.
+    osd_curve_use: f64,
     net_eff: f64,
     cluster_rate: f64,
     /// Data-device and WAL-device ops per OSD write.
@@ -539,6 +542,9 @@ impl<'a> Plan<'a> {
             None => node_cores,
         };
         let (osd_servers, osd_fractional, osd_scale) = servers_for(osd_eff_cores);
+        let osd_curve_use = p
+            .get(names::OSD_CORE_SCALE)
+            .map_or(0.0, |c| 1.0 - (-node_cores / (osds.max(1.0) * c)).exp());
         let osd_speed = s.node_cpu.ghz * osd_arch * release;
         let cl_eff_cores = cores(&s.client_cpu, s.client_sockets, smt);
         let (cl_servers, cl_fractional, cl_scale) = servers_for(cl_eff_cores);
@@ -638,6 +644,7 @@ impl<'a> Plan<'a> {
             per_byte,
             osd_speed,
             osd_scale,
+            osd_curve_use,
             net_eff,
             cluster_rate: s.cluster_bits_per_sec.unwrap_or(s.public_bits_per_sec),
             data_ops,
@@ -977,9 +984,9 @@ fn demands(plan: &Plan) -> Demands {
         }
         Protection::Erasure { k: ek, m: em } => {
             let kf = f64::from(ek);
-            // Read: `shards` chunk reads, one of them the primary's own (its op also
-            // gathers); the others come over the cluster network. On the path: the
-            // primary's op and one remote shard's.
+            // Read: `shards` chunk reads; the remote ones come over the cluster network to
+            // the primary, which gathers. On the path: the primary's op and one remote
+            // shard's (an expected share where the primary may hold the chunk).
             let rd_io = plan.ec_read(ek);
             // OSD ops: the primary's (it gathers, and reads its own chunk when the range
             // covers it) and one per remote shard.
@@ -1030,36 +1037,31 @@ pub fn build(s: &Scenario, p: &ModelParams) -> Result<CephNetwork, BuildError> {
     let mut read = d.read.demands();
     let mut write = d.write.demands();
     let pr = s.read_fraction;
+    // The busiest OSD's and device's share of the work (`placement`): their demand
+    // (capacity) grows by it, a lone op's path does not (it meets an average OSD). On the
+    // OSD CPU the busiest OSD first takes idle cores from the others, up to its core
+    // curve's asymptote.
+    if let Some(share) = p.get(names::PG_IMBALANCE) {
+        let imb = placement::imbalance(s, share, plan.osd_curve_use);
+        let ids = &plan.ids;
+        let devices = [Some(ids.data), ids.wal.map(|(q, _)| q)];
+        for (i, (r, w)) in read.iter_mut().zip(write.iter_mut()).enumerate() {
+            let (kr, kw) = if i == ids.osd_cpu {
+                (imb.cpu_read, imb.cpu_write)
+            } else if devices.contains(&Some(i)) {
+                (imb.device_read, imb.device_write)
+            } else {
+                continue;
+            };
+            *r = Demand::forked(r.secs * kr, r.path_secs);
+            *w = Demand::forked(w.secs * kw, w.path_secs);
+        }
+    }
     let Plan {
         mut stations,
         warnings,
         ..
     } = plan;
-    // The busiest OSD's and device's share of the work (`placement`): their demand
-    // (capacity) grows by it, a lone op's path does not (it meets an average OSD).
-    if let Some(share) = p.get(names::PG_IMBALANCE) {
-        // How far an OSD is up its core curve at an even share of the node's cores: the
-        // busiest OSD can take idle cores from the others only up to the curve's
-        // asymptote `C`. A model without the curve lets an OSD use any core (pooled).
-        let curve_use = p.get(names::OSD_CORE_SCALE).map_or(0.0, |c| {
-            let n = cores(
-                &s.node_cpu,
-                s.sockets,
-                p.get(names::SMT_GAIN).unwrap_or(0.0),
-            ) / f64::from(s.osds_per_node().max(1));
-            1.0 - (-n / c).exp()
-        });
-        let imb = placement::imbalance(s, share, curve_use);
-        for (i, st) in stations.iter().enumerate() {
-            let (kr, kw) = match st.name.as_str() {
-                "osd_cpu" => (imb.cpu_read, imb.cpu_write),
-                "data_device" | "wal_device" => (imb.device_read, imb.device_write),
-                _ => continue,
-            };
-            read[i] = Demand::forked(read[i].secs * kr, read[i].path_secs);
-            write[i] = Demand::forked(write[i].secs * kw, write[i].path_secs);
-        }
-    }
     for (i, st) in stations.iter_mut().enumerate() {
         st.demands = vec![Demand::forked(
             pr * read[i].secs + (1.0 - pr) * write[i].secs,

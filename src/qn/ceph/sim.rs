@@ -222,29 +222,10 @@ impl Layout<'_, '_> {
     }
 
     /// A read of `shards` data shards of `shard_bytes` each, gathered at the primary: the
-    /// primary's op, then the local read in parallel with the remote shards (op, read, send),
-    /// then the primary receives the remote shards.
-    fn gather(&self, r: Route, shards: u32, shard_bytes: f64) -> Route {
-        let p = self.plan;
-        let ids = &p.ids;
-        let cpu_one = p.osd_cpu_secs(1.0, shard_bytes, p.osd_read);
-        let read = p.device_read(shard_bytes);
-        let r = self.visit(r, ids.osd_cpu, cpu_one);
-        let local = self.device(Route::new(), read);
-        let remote = self.visit(Route::new(), ids.osd_cpu, cpu_one);
-        let remote = self.device(remote, read);
-        let remote = self.visit(remote, ids.cl_tx, p.cluster_wire_secs(shard_bytes));
-        let r = self.fork(r, shards, local, remote);
-        self.visit(
-            r,
-            ids.cl_rx,
-            p.cluster_wire_secs(f64::from(shards.saturating_sub(1)) * shard_bytes),
-        )
-    }
-
-    /// A read of `shards` chunks none of which the primary holds: the primary's op, the
-    /// remote shards in parallel (op, read, send), then the primary receives them all.
-    fn gather_remote(&self, r: Route, shards: u32, shard_bytes: f64) -> Route {
+    /// primary's op, then the remote shards (op, read, send) in parallel with the local read
+    /// when the primary holds one of the chunks (`local`), then the primary receives the
+    /// remote shards.
+    fn gather(&self, r: Route, shards: u32, shard_bytes: f64, local: bool) -> Route {
         let p = self.plan;
         let ids = &p.ids;
         let cpu_one = p.osd_cpu_secs(1.0, shard_bytes, p.osd_read);
@@ -253,15 +234,18 @@ impl Layout<'_, '_> {
         let remote = self.visit(Route::new(), ids.osd_cpu, cpu_one);
         let remote = self.device(remote, read);
         let remote = self.visit(remote, ids.cl_tx, p.cluster_wire_secs(shard_bytes));
-        let r = if shards <= 1 {
-            r.then(remote)
+        let (r, remotes) = if local {
+            let here = self.device(Route::new(), read);
+            (self.fork(r, shards, here, remote), shards.saturating_sub(1))
+        } else if shards <= 1 {
+            (r.then(remote), shards)
         } else {
-            r.fork((0..shards).map(|_| remote.clone()))
+            (r.fork((0..shards).map(|_| remote.clone())), shards)
         };
         self.visit(
             r,
             ids.cl_rx,
-            p.cluster_wire_secs(f64::from(shards) * shard_bytes),
+            p.cluster_wire_secs(f64::from(remotes) * shard_bytes),
         )
     }
 
@@ -291,7 +275,7 @@ impl Layout<'_, '_> {
         let ids = &p.ids;
         let r = self.visit(Route::new(), ids.client_cpu, p.client_cpu_secs);
         let r = match p.s.protection {
-            Protection::Replicated { .. } => self.gather(r, 1, p.bs),
+            Protection::Replicated { .. } => self.gather(r, 1, p.bs, true),
             Protection::Erasure { k, .. } => {
                 let io = p.ec_read(k);
                 let shards = io.shards as u32;
@@ -299,18 +283,18 @@ impl Layout<'_, '_> {
                 // (1 for whole stripes, t/k for a partial read: `Plan::ec_read`).
                 let covered = io.shards - io.remote;
                 if covered >= 1.0 - 1e-12 {
-                    self.gather(r, shards, io.bytes)
+                    self.gather(r, shards, io.bytes, true)
                 } else {
                     r.choose([
                         (
                             "primary's chunk",
                             covered,
-                            self.gather(Route::new(), shards, io.bytes),
+                            self.gather(Route::new(), shards, io.bytes, true),
                         ),
                         (
                             "remote chunks",
                             1.0 - covered,
-                            self.gather_remote(Route::new(), shards, io.bytes),
+                            self.gather(Route::new(), shards, io.bytes, false),
                         ),
                     ])
                 }
@@ -334,7 +318,7 @@ impl Layout<'_, '_> {
             Protection::Erasure { k, m } => {
                 let (rmw, w) = p.ec_write(k, m);
                 let r = match rmw {
-                    Some(io) => self.gather(r, io.shards as u32, io.bytes),
+                    Some(io) => self.gather(r, io.shards as u32, io.bytes, true),
                     None => r,
                 };
                 let n = f64::from(k + m);

@@ -69,6 +69,12 @@ pub(crate) fn params() -> ModelParams {
     p
 }
 
+/// Adds a parameter to `p` as the shipped prior has it (value, bounds and source).
+fn with_prior(p: &mut ModelParams, name: &str) {
+    p.param
+        .insert(name.into(), ModelParams::prior().param[name].clone());
+}
+
 fn at<'a>(net: &'a CephNetwork, v: &'a [Demand], name: &str) -> &'a Demand {
     &v[net.network.station_index(name).unwrap()]
 }
@@ -235,10 +241,7 @@ fn colocated_fio_on_the_osd_cores_keeps_the_per_osd_curve() {
     // node absorb far more than measured); a read's demand there is one read op 100 µs +
     // the client's 50 µs, both on the station's cores.
     let mut p = params();
-    p.param.insert(
-        names::OSD_CORE_SCALE.into(),
-        ModelParams::prior().param[names::OSD_CORE_SCALE].clone(),
-    );
+    with_prior(&mut p, names::OSD_CORE_SCALE);
     let s = tiny(|t| {
         t.replace(
             "[clients]\nnodes = 1\ncpu = { arch = \"x86_64\", cores = 8, threads_per_core = 1, ghz = 2.0 }\nnic = 10",
@@ -271,10 +274,7 @@ fn an_osd_uses_cores_with_diminishing_returns() {
     // effective per node: a fractional 2.91950 servers (3 whole ones for the simulator),
     // and a lone op still takes its unscaled demand.
     let mut p = params();
-    p.param.insert(
-        names::OSD_CORE_SCALE.into(),
-        ModelParams::prior().param[names::OSD_CORE_SCALE].clone(),
-    );
+    with_prior(&mut p, names::OSD_CORE_SCALE);
     let eff = 2.0 * 3.0 * (1.0 - (-2.0_f64 / 3.0).exp());
     assert_relative_eq!(eff, 2.919_50, max_relative = 1e-5);
     let net = build(&tiny(|t| t.replace("\"randwrite\"", "\"randread\"")), &p).unwrap();
@@ -592,10 +592,7 @@ fn unoptimised_rocksdb_build_multiplies_the_per_op_write_cost() {
 fn allocation_metadata_in_rocksdb_multiplies_the_per_op_write_cost() {
     let mut p = params();
     p.set(names::ROCKSDB_UNOPT_WRITE, 1.0).unwrap();
-    p.param.insert(
-        names::ALLOC_IN_ROCKSDB_WRITE.into(),
-        ModelParams::prior().param[names::ALLOC_IN_ROCKSDB_WRITE].clone(),
-    );
+    with_prior(&mut p, names::ALLOC_IN_ROCKSDB_WRITE);
     let cpu_write = |release: &str, stated: &str| {
         let s = tiny(|t| {
             t.replace(
@@ -800,10 +797,7 @@ fn colocated_clients_share_the_osd_nodes_cores_and_nic() {
 
 /// `params()` with messenger coalescing: share 0.5 of the per-op cost, groups up to 16.
 fn coalescing_params(mut p: ModelParams) -> ModelParams {
-    p.param.insert(
-        names::MSG_COALESCE_SHARE.to_string(),
-        ModelParams::prior().param[names::MSG_COALESCE_SHARE].clone(),
-    );
+    with_prior(&mut p, names::MSG_COALESCE_SHARE);
     p.set(names::MSG_COALESCE_SHARE, 0.5).unwrap();
     p.set(names::MSG_COALESCE_MAX, 16.0).unwrap();
     p
@@ -901,15 +895,9 @@ fn pg_placement_imbalance_scales_the_busiest_osd_and_device_not_the_path() {
     // - OSD CPU with TINY's 4 cores (2 per OSD): the curve's use 0.48658, so 1.36291 ×
     //   0.48658 < 1: the busiest OSD takes idle cores from the others, ratio 1.
     let mut p = params();
-    p.param.insert(
-        names::OSD_CORE_SCALE.into(),
-        ModelParams::prior().param[names::OSD_CORE_SCALE].clone(),
-    );
+    with_prior(&mut p, names::OSD_CORE_SCALE);
     let even = p.clone();
-    p.param.insert(
-        names::PG_IMBALANCE.into(),
-        ModelParams::prior().param[names::PG_IMBALANCE].clone(),
-    );
+    with_prior(&mut p, names::PG_IMBALANCE);
     assert_eq!(p.get(names::PG_IMBALANCE), Some(1.0));
     let with_pgs = |t: String| t.replace("[pool]\n", "[pool]\npg_count = 64\n");
     for (cores, cpu_read, cpu_write) in [(32, 1.35633, 1.13629), (4, 1.0, 1.0)] {
