@@ -215,6 +215,17 @@ fn batching_runs_at_the_mva_speed_by_default_and_dynamically_when_asked() {
     assert!(unscaled.osd_cpu_factor.is_none());
     assert!(unscaled.model.stations[cpu.0].batching.is_some());
     let mut dynamic_one = unscaled.with_population(1);
-    dynamic_one.stations[cpu.0].batching = None;
+    // The OSD CPU and the data device's group commit batch; at one I/O in flight neither
+    // forms a batch.
+    let batched: Vec<&str> = dynamic_one
+        .stations
+        .iter()
+        .filter(|st| st.batching.is_some())
+        .map(|st| st.name.as_str())
+        .collect();
+    assert_eq!(batched, ["osd_cpu", "data_device"]);
+    for st in &mut dynamic_one.stations {
+        st.batching = None;
+    }
     assert_eq!(one, dynamic_one);
 }

@@ -34,9 +34,10 @@
 //! simulation can run faster than MVA by up to that ratio (about 1.1-1.7 at 30-100 PGs
 //! per OSD).
 //!
-//! **Batching** of the OSD CPU ([`SimBatching`]). By default ([`SimBatching::MeanField`])
-//! the simulation runs the OSD CPU at the speed the exact MVA solution of the same
-//! scenario finds at the simulated population (its demand factor), so that the simulation
+//! **Batching** of the OSD CPU and the devices' group commit ([`SimBatching`]). By default
+//! ([`SimBatching::MeanField`]) the simulation runs every batching station (the OSD CPU,
+//! the data and WAL devices) at the speed the exact MVA solution of the same scenario finds
+//! at the simulated population (its demand factor), so that the simulation
 //! describes the model calibration fitted (which uses MVA's mean-value rule) and adds what
 //! MVA leaves out: fork-join synchronisation, service shapes and tails. With
 //! [`SimBatching::Dynamic`] the station batches in the simulation itself, at the queue
@@ -111,7 +112,8 @@ pub struct CephSimOptions {
     pub batching: SimBatching,
 }
 
-/// How a batching OSD CPU is simulated (see the module doc).
+/// How the batching stations (OSD CPU, group-committing devices) are simulated (see the
+/// module doc).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum SimBatching {
@@ -130,9 +132,9 @@ pub struct CephSim {
     /// The MVA network of the same scenario and parameters (same station order).
     pub network: CephNetwork,
     /// The OSD CPU's demand factor applied to `model` ([`SimBatching::MeanField`] with a
-    /// batching OSD CPU), else `None`.
+    /// batching OSD CPU), else `None`; the devices' group-commit factors are applied too.
     pub osd_cpu_factor: Option<f64>,
-    /// `model` before that factor (mean-field batching only).
+    /// `model` before those factors (mean-field batching only).
     unscaled: Option<SimModel>,
 }
 
@@ -147,32 +149,37 @@ impl CephSim {
             }
         }
         if self.unscaled.is_some() {
-            let (station, f) = mean_field_factor(&self.network, population);
-            m.scale_service(StationId(station), f);
+            for (station, f) in mean_field_factors(&self.network, population) {
+                m.scale_service(StationId(station), f);
+            }
         }
         m
     }
 }
 
-/// The OSD CPU's index and the demand factor of its batching in the exact MVA solution at
-/// `population`: utilisation × servers × copies / (throughput × demand) (1 without load).
-fn mean_field_factor(net: &CephNetwork, population: u32) -> (usize, f64) {
-    let i = net
-        .network
-        .station_index("osd_cpu")
-        .expect("the Ceph network has an OSD CPU");
+/// Each batching station's index and the demand factor of its batching in the exact MVA
+/// solution at `population`: utilisation × servers × copies / (throughput × demand) (1
+/// without load).
+fn mean_field_factors(net: &CephNetwork, population: u32) -> Vec<(usize, f64)> {
     let mut n = net.network.clone();
     n.classes[0].population = population;
     let sol = crate::solve::single::solve_exact(&n);
-    let st = &n.stations[i];
     let x = sol.classes[0].throughput_per_sec;
-    let d = st.demands[0].secs;
-    let f = if x > 0.0 && d > 0.0 {
-        sol.stations[i].utilization * st.server_count() * f64::from(st.multiplicity) / (x * d)
-    } else {
-        1.0
-    };
-    (i, f)
+    n.stations
+        .iter()
+        .enumerate()
+        .filter(|(_, st)| st.batching.is_some())
+        .map(|(i, st)| {
+            let d = st.demands[0].secs;
+            let f = if x > 0.0 && d > 0.0 {
+                sol.stations[i].utilization * st.server_count() * f64::from(st.multiplicity)
+                    / (x * d)
+            } else {
+                1.0
+            };
+            (i, f)
+        })
+        .collect()
 }
 
 /// Lays out routes: skips zero-mean visits and picks the distribution per station group.
@@ -385,12 +392,17 @@ pub fn build_sim(
         }
     }
     let mean_field = opts.batching == SimBatching::MeanField
-        && plan.stations[plan.ids.osd_cpu].batching.is_some();
+        && plan.stations.iter().any(|st| st.batching.is_some());
     let (unscaled, osd_cpu_factor) = if mean_field {
         let unscaled = model.clone();
-        let (station, f) = mean_field_factor(&network, s.population());
-        model.scale_service(StationId(station), f);
-        (Some(unscaled), Some(f))
+        let mut osd_cpu_factor = None;
+        for (station, f) in mean_field_factors(&network, s.population()) {
+            model.scale_service(StationId(station), f);
+            if station == plan.ids.osd_cpu {
+                osd_cpu_factor = Some(f);
+            }
+        }
+        (Some(unscaled), osd_cpu_factor)
     } else {
         (None, None)
     };

@@ -361,7 +361,20 @@ fn write_batching_puts_the_batch_cost_on_a_lone_write_and_shares_it() {
         1.0 / 3.0 + (2.0 / 3.0) / 5.0,
         epsilon = 1e-12
     );
-    // Nothing else batches.
+    // The data device group-commits (hand calculation, TINY's drive: 50K 4 KiB write IOPS,
+    // 1 GB/s; Squid writes 4 KiB directly): a replica write is one data op and one 4 KiB
+    // commit op of 1/50,000 s = 20 µs each, 120 µs for 3 copies; a commit op's per-op part
+    // is 20 µs − 4,096 B / 1 GB/s = 15.904 µs, 47.712 µs for 3 copies: share 0.3976. All
+    // the device's work is writes and one OSD uses it, so a member is 1 job; batches of at
+    // most 16, as the CPU's. Nothing else batches.
+    let data = &net.network.stations[net.network.station_index("data_device").unwrap()];
+    let c = data.batching.expect("commits are group-committed");
+    assert_relative_eq!(at(&net, w, "data_device").secs, 120e-6, epsilon = 1e-12);
+    assert_relative_eq!(c.share, 47.712 / 120.0, epsilon = 1e-9);
+    assert_relative_eq!(c.jobs_per_member, 1.0, epsilon = 1e-12);
+    assert_eq!(c.max_batch, 16.0);
+    // 5 jobs at a device: batches of 5, factor 1 − 0.3976 × 4/5 = 0.68192.
+    assert_relative_eq!(c.demand_factor(5.0), 0.68192, epsilon = 1e-9);
     let batching: Vec<&str> = net
         .network
         .stations
@@ -369,7 +382,7 @@ fn write_batching_puts_the_batch_cost_on_a_lone_write_and_shares_it() {
         .filter(|s| s.batching.is_some())
         .map(|s| s.name.as_str())
         .collect();
-    assert_eq!(batching, ["osd_cpu"]);
+    assert_eq!(batching, ["osd_cpu", "data_device"]);
 }
 
 #[test]
