@@ -20,7 +20,7 @@
 //!   writes form more, smaller batches; messenger coalescing is per client connection, so
 //!   the same ops spread over more connections. The direction is measured (officinalis
 //!   2023, "1 or 2 OSDs per NVMe", 4k randwrite at 2 CPU threads per NVMe: 88,820 IOPS with
-//!   1 OSD per drive, 82,130 with 2, −7.5 %), the size is not: 17 drops exceed that figure.
+//!   1 OSD per drive, 82,130 with 2, −7.5 %), the size is not: 12 drops exceed that figure.
 //!   The devices' group commit (`qn::ceph`) raised the count from 78 to 82: with commits
 //!   shared, fewer scenarios are bound by their drives and more by the OSD CPU, where the
 //!   per-OSD batches are.

@@ -127,6 +127,7 @@ pub fn scenario_spec_of(
             ceph_release: ceph_release.to_string(),
             rocksdb_build: None,
             ceph_config: Default::default(),
+            balancer: None,
             node: NodeSpec {
                 cpu: HwRef::Name(c.cpu.clone()),
                 sockets: c.sockets,

@@ -22,7 +22,7 @@ pub mod catalogue;
 pub mod release;
 
 pub use catalogue::{Arch, Catalogue, CpuEntry, DriveEntry, DriveKind, NicEntry, Uarch};
-pub use release::{CephConfig, CephConfigSpec, CephVersion, RocksdbBuild};
+pub use release::{Balancer, CephConfig, CephConfigSpec, CephVersion, RocksdbBuild};
 
 /// The scenario format version this build reads.
 pub const SCENARIO_SCHEMA_VERSION: u32 = 1;
@@ -424,6 +424,10 @@ pub struct ClusterSpec {
     /// the release's default ([`CephConfigSpec`]).
     #[serde(default, skip_serializing_if = "CephConfigSpec::is_empty")]
     pub ceph_config: CephConfigSpec,
+    /// The mgr balancer: `"upmap"` or `"off"`; absent = the release's default (upmap from
+    /// 16.2.0, off before).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub balancer: Option<Balancer>,
     pub node: NodeSpec,
 }
 
@@ -575,6 +579,11 @@ pub struct WorkloadSpec {
     /// `engine = "rados"`: operations in flight per client node (`rados bench -t`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub concurrency: Option<u32>,
+}
+
+/// The balancer of a serialised scenario that predates the field (current releases' default).
+fn upmap() -> Balancer {
+    Balancer::Upmap
 }
 
 fn one() -> u32 {
@@ -1048,6 +1057,9 @@ impl ScenarioSpec {
                 .unwrap_or_else(|| RocksdbBuild::infer(&c.ceph_release)),
             rocksdb_build_stated: c.rocksdb_build.is_some(),
             ceph_config,
+            balancer: c
+                .balancer
+                .unwrap_or_else(|| Balancer::default_for(&c.ceph_release)),
             nodes: c.nodes,
             node_cpu_name,
             node_cpu,
@@ -1193,6 +1205,9 @@ pub struct Scenario {
     /// The Ceph options the model reads: as stated, or the release's defaults.
     #[serde(default)]
     pub ceph_config: CephConfig,
+    /// The mgr balancer: as stated, or the release's default.
+    #[serde(default = "upmap")]
+    pub balancer: Balancer,
     pub nodes: u32,
     pub node_cpu_name: String,
     pub node_cpu: CpuEntry,

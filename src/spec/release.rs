@@ -144,6 +144,30 @@ pub fn allocation_from_file_default(release: &str, db_kind: DriveKind) -> bool {
     new_enough && db_kind != DriveKind::Hdd
 }
 
+/// The mgr balancer's state (`ceph balancer mode upmap` / `ceph balancer off`), which
+/// decides whether the PGs an OSD holds are evened out (`qn::ceph::placement`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Balancer {
+    /// The upmap balancer: every OSD holds the mean PG count ±1.
+    Upmap,
+    /// No balancer: the PGs an OSD holds are CRUSH's pseudo-random draw.
+    Off,
+}
+
+impl Balancer {
+    /// The default of `release`: upmap from Pacific ("The balancer is now on by default in
+    /// upmap mode", v16.2.0 release notes), off before. A release that does not parse is
+    /// taken as current.
+    pub fn default_for(release: &str) -> Self {
+        if CephVersion::parse(release).is_none_or(|v| v.major >= 16) {
+            Balancer::Upmap
+        } else {
+            Balancer::Off
+        }
+    }
+}
+
 /// Ceph options a scenario states because they change the model, by their Ceph names
 /// (`[cluster.ceph_config]`). An option left out takes the release's default.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -279,6 +279,31 @@ fn rocksdb_build_stated_wins_and_a_typo_is_located() {
 }
 
 #[test]
+fn balancer_defaults_by_release_a_stated_one_wins_and_a_typo_is_located() {
+    let at = |release: &str, extra: &str| {
+        GOOD.replace(
+            "ceph_release = \"19.2.0\"",
+            &format!("ceph_release = \"{release}\"{extra}"),
+        )
+    };
+    // Upmap is on by default from Pacific (v16.2.0 release notes), off before.
+    for (release, want) in [
+        ("16.2.0", Balancer::Upmap),
+        ("19.2.0", Balancer::Upmap),
+        ("15.2.17", Balancer::Off),
+        ("12.2.2", Balancer::Off),
+    ] {
+        let s = parse_scenario(&at(release, ""), "x", &cat()).unwrap();
+        assert_eq!(s.balancer, want, "{release}");
+    }
+    let off = parse_scenario(&at("19.2.0", "\nbalancer = \"off\""), "x", &cat()).unwrap();
+    assert_eq!(off.balancer, Balancer::Off);
+    let bad = at("19.2.0", "\nbalancer = \"of\"");
+    let e = err(&bad);
+    assert_located(&e, line_of(&bad, "balancer"), "cluster.balancer", "upmap");
+}
+
+#[test]
 fn ceph_versions_parse_with_and_without_a_packaging_suffix() {
     let v = |major, minor, patch, suffixed| {
         Some(CephVersion {

@@ -657,7 +657,8 @@ impl DesignerPage {
         self.errors_ui(ui, lw, &[path]);
     }
 
-    /// The Ceph options the model reads (`[cluster.ceph_config]` and `cluster.rocksdb_build`):
+    /// The Ceph options the model reads (`[cluster.ceph_config]`, `cluster.balancer` and
+    /// `cluster.rocksdb_build`):
     /// each is the release's default until chosen; "release default" removes the key again.
     fn ceph_options_ui(
         &mut self,
@@ -942,7 +943,7 @@ fn reason(e: &SpecError) -> String {
 
 /// The value at a dotted path of a TOML table.
 /// The Ceph options in the form: path, label, choices besides the release default, hover.
-const CEPH_OPTIONS: [(&str, &str, &[&str], &str); 4] = [
+const CEPH_OPTIONS: [(&str, &str, &[&str], &str); 5] = [
     (
         "cluster.ceph_config.bluefs_buffered_io",
         "BlueFS buffered I/O",
@@ -963,6 +964,13 @@ const CEPH_OPTIONS: [(&str, &str, &[&str], &str); 4] = [
         &["true", "false"],
         "allow_ec_optimizations; true: Tentacle's FastEC, partial EC reads and writes touch only the shards they \
          cover (an erasure-coded pool on Ceph 20 or later)",
+    ),
+    (
+        "cluster.balancer",
+        "PG balancer",
+        &["upmap", "off"],
+        "the mgr balancer; off: the PGs each OSD holds are CRUSH's uneven draw, and the busiest OSD bounds \
+         writes (upmap, the default from 16.2.0, evens them to ±1 PG; primaries are never evened)",
     ),
     (
         "cluster.rocksdb_build",

@@ -23,7 +23,8 @@
 //! it does not even out which OSD is *primary* (that is the separate `read` /
 //! `upmap-read` balancer mode, not the default). So a read, all of whose work is at the
 //! primary, sees the primaries' spread in every release; a replicated write spreads its
-//! work over all its replicas (held PGs, balanced from 16.2) plus the primary's share.
+//! work over all its replicas (held PGs, balanced where the scenario's `[cluster] balancer`
+//! is upmap: stated, or the default from 16.2) plus the primary's share.
 //!
 //! Not here: the stations this scales (`qn::ceph::build`), the PG count's validation
 //! (`spec`), or any time-varying hot spot (the closed network's random routing already
@@ -152,8 +153,7 @@ pub fn imbalance(s: &Scenario, share: f64, curve_use: f64) -> Imbalance {
         .pool
         .pg_count
         .map_or_else(|| autoscaled_pg_count(osds, write_width), f64::from);
-    let balanced =
-        crate::spec::release::CephVersion::parse(&s.ceph_release).is_none_or(|v| v.major >= 16);
+    let balanced = s.balancer == crate::spec::Balancer::Upmap;
     let scale = |k: f64| 1.0 + share * (k - 1.0);
     // Work over `units` (OSDs or devices, `per_unit` OSDs each): the primary's part
     // (never balanced) and the held part (balanced to ±1 PG per OSD from 16.2).

@@ -947,11 +947,26 @@ fn pg_placement_imbalance_scales_the_busiest_osd_and_device_not_the_path() {
     }
     // Before Pacific the balancer is off by default: held PGs keep CRUSH's spread
     // (3 replicas: ratio 1.15800 by the same computation).
-    let s = tiny(|t| with_pgs(t).replace("\"19.2.0\"", "\"15.2.17\""));
-    let (a, b) = (build(&s, &p).unwrap(), build(&s, &even).unwrap());
-    assert_relative_eq!(
-        at(&a, &a.write, "data_device").secs / at(&b, &b.write, "data_device").secs,
-        1.15800,
-        max_relative = 1e-5
-    );
+    // A stated balancer wins over the release's default: `off` on Squid keeps the same
+    // spread, `upmap` on Octopus evens the held PGs (1.03125, as above).
+    let write_ratio = |t: String| {
+        let s = tiny(|_| t.clone());
+        let (a, b) = (build(&s, &p).unwrap(), build(&s, &even).unwrap());
+        at(&a, &a.write, "data_device").secs / at(&b, &b.write, "data_device").secs
+    };
+    let release = |t: String, r: &str, balancer: &str| {
+        with_pgs(t).replace(
+            "ceph_release = \"19.2.0\"",
+            &format!("ceph_release = \"{r}\"{balancer}"),
+        )
+    };
+    for (r, balancer, want) in [
+        ("15.2.17", "", 1.15800),
+        ("19.2.0", "\nbalancer = \"off\"", 1.15800),
+        ("15.2.17", "\nbalancer = \"upmap\"", 1.03125),
+        ("19.2.0", "", 1.03125),
+    ] {
+        let got = write_ratio(release(TINY.to_string(), r, balancer));
+        assert_relative_eq!(got, want, max_relative = 1e-5);
+    }
 }
