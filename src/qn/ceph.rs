@@ -717,11 +717,12 @@ impl<'a> Plan<'a> {
         let d = demands(&plan);
         let data = plan.ids.data;
         let opd = f64::from(s.osds_per_device.max(1));
-        plan.stations[data].batching = plan.commit_batching(data, d.write_commit_data_secs, opd);
+        plan.stations[data].batching =
+            plan.commit_batching(&d, data, d.write_commit_data_secs, opd);
         if let (Some((wal, _)), Some(w)) = (plan.ids.wal, s.wal.as_ref()) {
             let per_wal = f64::from(s.osds_per_node()) / f64::from(w.count_per_node.max(1));
             plan.stations[wal].batching =
-                plan.commit_batching(wal, d.write_commit_wal_secs, per_wal);
+                plan.commit_batching(&d, wal, d.write_commit_wal_secs, per_wal);
         }
         Ok(plan)
     }
@@ -766,6 +767,7 @@ impl<'a> Plan<'a> {
     /// without writes, commits or batching.
     fn commit_batching(
         &self,
+        d: &Demands,
         station: usize,
         commit_secs: f64,
         osds: f64,
@@ -773,7 +775,6 @@ impl<'a> Plan<'a> {
         if self.write_batch <= 0.0 || self.max_batch <= 1.0 || commit_secs <= 0.0 {
             return None;
         }
-        let d = demands(self);
         let pr = self.s.read_fraction;
         let write = (1.0 - pr) * d.write.demand[station];
         let total = pr * d.read.demand[station] + write;
