@@ -585,7 +585,7 @@ mod tests {
     fn refit_of_the_lab_sweeps_lowers_their_error_and_shows_before_and_after() {
         // The prior as it was when the sweeps ran: without write batching, messenger
         // coalescing, the release-dependent write factors, the PG placement imbalance and
-        // the CPU generation factors.
+        // the CPU generation factors, ...
         let mut base = ModelParams::prior();
         for n in [
             crate::model::names::OSD_CPU_WRITE_BATCH,
@@ -599,6 +599,8 @@ mod tests {
         }
         base.param
             .retain(|n, _| !n.starts_with(crate::model::names::UARCH_PREFIX));
+        // ... and with its 0.1 ms fixed read latency (1 µs since session 12).
+        base.set(crate::model::names::FIXED_READ, 1e-4).unwrap();
         let spec = spec_of(validation_datasets(&fixture_dir()).unwrap(), &[]);
         let Refit { report: r, model } = run(&spec, &base);
         let recorded = recorded_comparison();
