@@ -599,8 +599,10 @@ mod tests {
         }
         base.param
             .retain(|n, _| !n.starts_with(crate::model::names::UARCH_PREFIX));
-        // ... and with its 0.1 ms fixed read latency (1 µs since session 12).
+        // ... and with its fixed latencies, 0.1 ms a read and 0.2 ms a write (1 µs each
+        // since session 12).
         base.set(crate::model::names::FIXED_READ, 1e-4).unwrap();
+        base.set(crate::model::names::FIXED_WRITE, 2e-4).unwrap();
         let spec = spec_of(validation_datasets(&fixture_dir()).unwrap(), &[]);
         let Refit { report: r, model } = run(&spec, &base);
         let recorded = recorded_comparison();
