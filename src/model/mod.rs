@@ -56,6 +56,10 @@ pub mod names {
     /// Cores at which one OSD's CPU use saturates: an OSD with `n` effective cores uses
     /// `C·(1 − e^(−n/C))` of them (optional; absent = every core).
     pub const OSD_CORE_SCALE: &str = "osd_core_scale";
+    /// Threads one client process (a fio job with librbd, a `rados bench`) runs its I/O
+    /// on: its client CPU station uses at most this many cores per process (optional;
+    /// absent = every client core).
+    pub const CLIENT_THREADS: &str = "client_threads_per_process";
     pub const NET_EFF: &str = "network_efficiency";
     pub const FIXED_READ: &str = "fixed_latency_read_secs";
     pub const FIXED_WRITE: &str = "fixed_latency_write_secs";

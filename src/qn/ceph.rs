@@ -25,7 +25,7 @@
 //!
 //! | station | m | servers per copy | demand per I/O |
 //! |---|---|---|---|
-//! | `client_cpu` | client nodes | effective client cores | `(client_cpu·engine + bs·cpu_per_byte) / (GHz·arch)`, `engine` = 1 for fio rbd, `client_cpu_librados_share` for `rados bench` (librados alone: no fio, no librbd); absent when co-located clients share the OSD cores |
+//! | `client_cpu` | client nodes | effective client cores, at most `client_threads_per_process` per client process on the node | `(client_cpu·engine + bs·cpu_per_byte) / (GHz·arch)`, `engine` = 1 for fio rbd, `client_cpu_librados_share` for `rados bench` (librados alone: no fio, no librbd); absent when co-located clients share the OSD cores |
 //! | `client_nic_tx` / `_rx` | client nodes | 1 | bytes·8 / (NIC·net_eff) |
 //! | `osd_public_rx` / `_tx` | OSD nodes | 1 | bytes·8 / (public·net_eff) |
 //! | `osd_cluster_tx` / `_rx` | OSD nodes | 1 | replication bytes·8 / (cluster·net_eff); absent when no cluster network is given, the traffic then goes on the public stations |
@@ -71,6 +71,21 @@
 //! steady state) pays the overhead on top of the transfer. Seed 001's 64k writes reach
 //! 871 MB/s per P3520 with "very stable disk IOPS" and multi-second await; overhead plus
 //! transfer gives 780 MB/s, the spec-sheet bandwidth alone 1,350 MB/s.
+//!
+//! **Client threads.** A client process runs its I/O on a few threads: the messenger's
+//! workers (`ms_async_op_threads`, 3 by default), librbd's op thread (one by default,
+//! `rbd_op_threads`) and the fio job's own submitting thread (QEMU: its iothread). So the client CPU
+//! station of a node has at most `T` = `client_threads_per_process` servers per process
+//! on it (`T − 1` for `rados bench`, which has no librbd), fewer than its cores when few
+//! processes run: one fio job at iodepth 128 is held near `T / (client CPU per I/O)`
+//! however many OSDs serve it. ceph.io 2022 "QEMU/KVM Tuning" names the limit: one VM read
+//! 123K 16K IOPS from 30 OSDs while "all three of Ceph's async msgr threads were running
+//! at 100% CPU"; the 2023 encryption post's single fio process reads 148K 4k IOPS from
+//! the cluster that serves 2.8M to 50 processes. `T` = 5 from the defaults lowered the
+//! leave-one-system-out IOPS MAPE 40.8 → 40.4 % (4 or 3 threads: the same). A lone I/O
+//! is not affected (it takes its demand on one server). Where co-located fio shares the
+//! OSDs' cores (no `clients.cpu`) its work is on `osd_cpu`, whose servers the per-OSD
+//! curve sets, and no cap applies. A model without the parameter uses every client core.
 //!
 //! **RocksDB build.** The upstream Debian/Ubuntu packages of 15.2.x, 16.2.0-16.2.14,
 //! 17.2.0-17.2.7 and 18.2.0-18.2.2 compiled the bundled RocksDB without optimisation
@@ -586,7 +601,24 @@ impl<'a> Plan<'a> {
             .get(names::OSD_CORE_SCALE)
             .map_or(0.0, |c| 1.0 - (-node_cores / (osds.max(1.0) * c)).exp());
         let osd_speed = s.node_cpu.ghz * osd_arch * release;
-        let cl_eff_cores = cores(&s.client_cpu, s.client_sockets, smt);
+        // A client process runs its I/O on a few threads (the messenger's workers, librbd's
+        // op thread, the fio job's own), so a client node uses at most that many cores per
+        // process; see the module doc ("Client threads").
+        let cl_eff_cores = {
+            let all = cores(&s.client_cpu, s.client_sockets, smt);
+            match p.get(names::CLIENT_THREADS) {
+                Some(t) => {
+                    let threads = match s.engine {
+                        crate::spec::Engine::FioRbd => t,
+                        crate::spec::Engine::Rados => (t - 1.0).max(1.0),
+                    };
+                    let per_node = f64::from(s.images) * f64::from(s.jobs_per_image)
+                        / f64::from(s.client_nodes.max(1));
+                    all.min((threads * per_node).max(1.0))
+                }
+                None => all,
+            }
+        };
         let (cl_servers, cl_fractional, cl_scale) = servers_for(cl_eff_cores);
         let bs = s.block_size_bytes as f64;
         let client_cpu_secs = if shared_cpu {
