@@ -614,7 +614,31 @@ impl<'a> Plan<'a> {
                     };
                     let per_node = f64::from(s.images) * f64::from(s.jobs_per_image)
                         / f64::from(s.client_nodes.max(1));
-                    all.min((threads * per_node).max(1.0))
+                    let capped = (threads * per_node).max(1.0);
+                    if capped < all && !shared_cpu {
+                        let n = |x: f64| {
+                            if (x - x.round()).abs() < 1e-9 {
+                                format!("{x:.0}")
+                            } else {
+                                format!("{x:.2}")
+                            }
+                        };
+                        let (threads_are, remedy) = match s.engine {
+                            crate::spec::Engine::FioRbd => (
+                                "messenger workers, librbd's op thread, the fio job's own",
+                                "more fio jobs (numjobs) or images use more of them",
+                            ),
+                            crate::spec::Engine::Rados => (
+                                "messenger workers and rados bench's own",
+                                "more client nodes, each with its rados bench, use more cores",
+                            ),
+                        };
+                        warnings.push(format!(
+                            "client CPU: {} client process(es) per client node run their I/O on at most {} threads each ({threads_are}; client_threads_per_process), so {} of the node's {} effective cores serve; {remedy}",
+                            n(per_node), n(threads), n(capped), n(all)
+                        ));
+                    }
+                    all.min(capped)
                 }
                 None => all,
             }

@@ -1032,6 +1032,18 @@ fn client_threads_cap_the_client_cpu_station_per_process() {
     let one_job = tiny(|t| t.replace("images = 4", "images = 1"));
     let (c, d) = servers(&one_job, &p);
     assert_relative_eq!(c, 5.0);
+    // The report says why, with the remedy.
+    let w = build(&one_job, &p).unwrap().warnings;
+    assert!(
+        w.iter()
+            .any(|w| w.contains("at most 5 threads") && w.contains("5 of the node's 8")),
+        "{w:?}"
+    );
+    assert!(!build(&tiny(|t| t), &p)
+        .unwrap()
+        .warnings
+        .iter()
+        .any(|w| w.contains("client_threads_per_process")));
     assert_relative_eq!(d, 50e-6, max_relative = 1e-12); // 1e-4 Gcycles at 2 GHz
     assert_relative_eq!(servers(&tiny(|t| t), &p).0, 8.0);
     let rados = tiny(|t| {
