@@ -217,6 +217,17 @@ fn evaluate_prints_the_json_contract_over_held_out_systems() {
     }
     // The scale key is there (null figures without a series).
     assert!(v.pointer("/scale/iops_mape").is_some());
+    // The errors by kind of run: the mClock runs are co-located, seed 001's are not, and
+    // none of these runs is erasure-coded.
+    let classes = v["classes"].as_array().unwrap();
+    let class = |name: &str| classes.iter().find(|c| c["class"] == name).unwrap();
+    assert_eq!(class("colocated")["runs"], 6, "{v}");
+    assert!(class("colocated")["iops_mape"].is_number());
+    assert_eq!(class("erasure-coded")["runs"], 0);
+    assert!(class("erasure-coded")["iops_mape"].is_null());
+    for name in ["qd1", "large-blocks"] {
+        assert!(class(name).get("latency_mape").is_some());
+    }
     // Every held-out figure names its split and is predicted without its own system.
     for f in v["figures"].as_array().unwrap() {
         assert_eq!(f["kind"], "leave_one_system_out");

@@ -20,7 +20,8 @@ pub struct EvaluateArgs {
     #[arg(long)]
     pub no_scale: bool,
     /// table: per-system and overall figures; json: the whole report (a contract: keys
-    /// systems, loso, scale, coverage, baselines, figures); csv: one row per held-out figure.
+    /// systems, classes, loso, scale, coverage, baselines, figures); csv: one row per
+    /// held-out figure.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
 }
@@ -122,6 +123,35 @@ pub fn render(r: &EvaluationReport) -> String {
         s.runs,
         p(s.iops_mape),
         p(s.iops_median)
+    );
+    out += "\nleave-one-system-out by kind of run (a run may be of several kinds; systems weighing the same):\n";
+    let crow: Vec<Vec<String>> = r
+        .classes
+        .iter()
+        .map(|c| {
+            let e = &c.errors;
+            vec![
+                c.label.clone(),
+                e.runs.to_string(),
+                e.systems.to_string(),
+                p(e.iops_mape),
+                p(e.iops_median),
+                signed(e.iops_bias),
+                p(e.latency_mape),
+            ]
+        })
+        .collect();
+    out += &table(
+        &[
+            "runs of kind",
+            "runs",
+            "systems",
+            "IOPS MAPE",
+            "median",
+            "bias",
+            "latency MAPE",
+        ],
+        &crow,
     );
     let c = &r.coverage;
     out += &format!(

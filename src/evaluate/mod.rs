@@ -241,11 +241,67 @@ pub struct SystemEvaluation {
     pub cpus: Vec<String>,
 }
 
+/// The kinds of run the mechanisms issue judges separately (erasure-coded pools,
+/// co-located clients, queue depth 1, large blocks): a run may be in several.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RunClass {
+    /// The pool is erasure-coded.
+    ErasureCoded,
+    /// fio runs on the OSD nodes (`[clients] colocated`).
+    Colocated,
+    /// fio at iodepth 1: each job keeps one I/O in flight.
+    Qd1,
+    /// Blocks (or rados objects) of 1 MiB or more.
+    LargeBlocks,
+}
+
+impl RunClass {
+    pub const ALL: [RunClass; 4] = [
+        RunClass::ErasureCoded,
+        RunClass::Colocated,
+        RunClass::Qd1,
+        RunClass::LargeBlocks,
+    ];
+
+    /// Whether a run on scenario `s` is of this class.
+    pub fn contains(self, s: &Scenario) -> bool {
+        match self {
+            RunClass::ErasureCoded => matches!(s.protection, Protection::Erasure { .. }),
+            RunClass::Colocated => s.clients_colocated,
+            RunClass::Qd1 => s.engine == crate::spec::Engine::FioRbd && s.iodepth == 1,
+            RunClass::LargeBlocks => s.block_size_bytes >= 1 << 20,
+        }
+    }
+
+    pub fn label(self) -> &'static str {
+        match self {
+            RunClass::ErasureCoded => "erasure-coded pool",
+            RunClass::Colocated => "co-located clients",
+            RunClass::Qd1 => "iodepth 1",
+            RunClass::LargeBlocks => "blocks ≥ 1 MiB",
+        }
+    }
+}
+
+/// Leave-one-system-out errors over the runs of one [`RunClass`] (systems weighted
+/// equally, as in [`ErrorSummary`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClassEvaluation {
+    pub class: RunClass,
+    pub label: String,
+    #[serde(flatten)]
+    pub errors: ErrorSummary,
+}
+
 /// What `cephplan evaluate` reports.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct EvaluationReport {
     pub schema_version: u32,
     pub systems: Vec<SystemEvaluation>,
+    /// The leave-one-system-out errors by kind of run (EC, co-located, QD1, large blocks).
+    #[serde(default)]
+    pub classes: Vec<ClassEvaluation>,
     pub loso: ErrorSummary,
     pub scale: ErrorSummary,
     pub coverage: Coverage,
@@ -763,10 +819,31 @@ pub fn evaluate(
             }
         })
         .collect();
+    let scenario_of: BTreeMap<&str, &Scenario> = prepared
+        .iter()
+        .map(|r| (r.run.run_id.as_str(), &r.scenario))
+        .collect();
+    let scenario_of = &scenario_of;
+    let classes = RunClass::ALL
+        .into_iter()
+        .map(|class| {
+            let inside = move |h: &&HeldOut| {
+                scenario_of
+                    .get(h.run_id.as_str())
+                    .is_some_and(|s| class.contains(s))
+            };
+            ClassEvaluation {
+                class,
+                label: class.label().to_string(),
+                errors: summary(loso_figs().filter(inside), prepared),
+            }
+        })
+        .collect();
     progress.finish();
     EvaluationReport {
         schema_version: REPORT_SCHEMA_VERSION,
         systems,
+        classes,
         loso: summary(loso_figs(), prepared),
         scale: summary(of(SplitKind::Scale), prepared),
         coverage,

@@ -217,3 +217,89 @@ fn the_rules_of_thumb_follow_their_published_wording() {
     close(disk_rule_iops(&read.scenario), 100_000.0 * 6.0 * 0.88);
     close(disk_rule_iops(&write.scenario), 50_000.0 * 6.0 * 0.88 / 3.0);
 }
+
+#[test]
+fn run_classes_follow_the_scenario_and_their_errors_are_the_loso_figures_of_their_runs() {
+    // Membership, on edits of the fixture: its 3-replica, separate-client, 4k, iodepth 2
+    // workload is of no class; each edit puts it in exactly one.
+    let text = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/small-3x2.toml"),
+    )
+    .unwrap();
+    let cat = Catalogue::builtin();
+    let classes = |edit: &dyn Fn(&str) -> String| -> Vec<RunClass> {
+        let s = crate::spec::parse_scenario(&edit(&text), "t", &cat).unwrap();
+        RunClass::ALL
+            .into_iter()
+            .filter(|c| c.contains(&s))
+            .collect()
+    };
+    assert!(classes(&|t| t.to_string()).is_empty());
+    assert_eq!(
+        classes(&|t| t.replace(
+            "replicated = 3",
+            "erasure = { k = 2, m = 1 }\nfailure_domain = \"osd\""
+        )),
+        [RunClass::ErasureCoded]
+    );
+    assert_eq!(
+        classes(&|t| t
+            .replace(
+                "cpu = { arch = \"x86_64\", cores = 8, threads_per_core = 1, ghz = 2.0 }\nnic = 10",
+                "colocated = true"
+            )
+            .replace("nodes = 1\n", "nodes = 3\n")),
+        [RunClass::Colocated]
+    );
+    assert_eq!(
+        classes(&|t| t.replace("iodepth = 2", "iodepth = 1")),
+        [RunClass::Qd1]
+    );
+    assert_eq!(
+        classes(&|t| t.replace("block_size = \"4k\"", "block_size = \"1M\"")),
+        [RunClass::LargeBlocks]
+    );
+
+    // The report's figures per class: the synthetic runs at iodepth 1 (2 patterns × 4
+    // system sizes = 8 runs over systems a, b, c) and nothing else; the class's MAPE is the
+    // mean over its systems of their mean |error| over those runs' LOSO throughput figures.
+    let prior = ModelParams::prior();
+    let r = evaluate(
+        &runs(|id| if id.ends_with("-1") { 900.0 } else { 7000.0 }),
+        vec![],
+        &prior,
+        &EvaluateOptions {
+            scale: false,
+            ..EvaluateOptions::default()
+        },
+        &NoProgress,
+    );
+    assert_eq!(
+        r.classes.iter().map(|c| c.class).collect::<Vec<_>>(),
+        RunClass::ALL
+    );
+    let qd1 = r.classes.iter().find(|c| c.class == RunClass::Qd1).unwrap();
+    assert_eq!((qd1.errors.runs, qd1.errors.systems), (8, 3));
+    let by_hand = {
+        let per: Vec<f64> = ["a", "b", "c"]
+            .iter()
+            .map(|sys| {
+                let e: Vec<f64> = r
+                    .figures
+                    .iter()
+                    .filter(|h| {
+                        h.system_id == *sys && h.run_id.ends_with("-1") && h.is_throughput()
+                    })
+                    .map(|h| h.error_pct.abs())
+                    .collect();
+                e.iter().sum::<f64>() / e.len() as f64
+            })
+            .collect();
+        per.iter().sum::<f64>() / 3.0
+    };
+    assert!((qd1.errors.iops_mape.unwrap() - by_hand).abs() < 1e-9);
+    for c in r.classes.iter().filter(|c| c.class != RunClass::Qd1) {
+        assert_eq!(c.errors.runs, 0, "{:?}", c.class);
+        assert_eq!(c.errors.iops_mape, None);
+    }
+}
