@@ -593,6 +593,10 @@ pub fn predict(
     } = solve_at(&cn, n, &opts.solve)?;
     let mut warnings = cn.warnings.clone();
     warnings.extend(notes);
+    // The client processes' thread cap, where it is what holds the cluster back.
+    if f.bottleneck.resource == "client_cpu" && f.bottleneck.utilization > 0.8 {
+        warnings.extend(cn.client_threads_note.clone());
+    }
     let (interval, interval_80) = if opts.interval {
         (
             interval(s, p, f.iops, f.latency_mean_secs, 0.95)?,

@@ -299,6 +299,10 @@ pub struct CephNetwork {
     pub bytes_per_io: f64,
     /// Modelling caveats for the report (e.g. no release factor).
     pub warnings: Vec<String>,
+    /// Why the client CPU station has fewer servers than the client node's cores (the
+    /// client processes' thread cap), with the remedy; `predict` reports it when that
+    /// station is the bottleneck.
+    pub client_threads_note: Option<String>,
 }
 
 /// Errors building the network: a parameter the builder needs is missing or the result is
@@ -464,6 +468,7 @@ struct Plan<'a> {
     stations: Vec<Station>,
     ids: Ids,
     warnings: Vec<String>,
+    client_threads_note: Option<String>,
     /// Block size, bytes.
     bs: f64,
     osd_read: f64,
@@ -604,6 +609,7 @@ impl<'a> Plan<'a> {
         // A client process runs its I/O on a few threads (the messenger's workers, librbd's
         // op thread, the fio job's own), so a client node uses at most that many cores per
         // process; see the module doc ("Client threads").
+        let mut client_threads_note = None;
         let cl_eff_cores = {
             let all = cores(&s.client_cpu, s.client_sockets, smt);
             match p.get(names::CLIENT_THREADS) {
@@ -633,7 +639,7 @@ impl<'a> Plan<'a> {
                                 "more client nodes, each with its rados bench, use more cores",
                             ),
                         };
-                        warnings.push(format!(
+                        client_threads_note = Some(format!(
                             "client CPU: {} client process(es) per client node run their I/O on at most {} threads each ({threads_are}; client_threads_per_process), so {} of the node's {} effective cores serve; {remedy}",
                             n(per_node), n(threads), n(capped), n(all)
                         ));
@@ -733,6 +739,7 @@ impl<'a> Plan<'a> {
             stations,
             ids,
             warnings,
+            client_threads_note,
             bs,
             osd_read,
             // A write op alone (batch of 1) pays the whole batch cost.
@@ -1225,6 +1232,7 @@ pub fn build(s: &Scenario, p: &ModelParams) -> Result<CephNetwork, BuildError> {
     let Plan {
         mut stations,
         warnings,
+        client_threads_note,
         ..
     } = plan;
     for (i, st) in stations.iter_mut().enumerate() {
@@ -1248,6 +1256,7 @@ pub fn build(s: &Scenario, p: &ModelParams) -> Result<CephNetwork, BuildError> {
         read_fraction: pr,
         bytes_per_io: s.block_size_bytes as f64,
         warnings,
+        client_threads_note,
     })
 }
 
