@@ -74,11 +74,11 @@
 //!
 //! **Client threads.** A client process runs its I/O on a few threads: the messenger's
 //! workers (`ms_async_op_threads`, 3 by default), librbd's op thread (one by default,
-//! `rbd_op_threads`) and the fio job's own submitting thread (QEMU: its iothread). So the client CPU
-//! station of a node has at most `T` = `client_threads_per_process` servers per process
-//! on it (`T − 1` for `rados bench`, which has no librbd), fewer than its cores when few
-//! processes run: one fio job at iodepth 128 is held near `T / (client CPU per I/O)`
-//! however many OSDs serve it. ceph.io 2022 "QEMU/KVM Tuning" names the limit: one VM read
+//! `rbd_op_threads`) and the fio job's own submitting thread (QEMU: its iothread). So
+//! the client CPU station of a node has at most `T` = `client_threads_per_process`
+//! servers per process on it (`T − 1` for `rados bench`, which has no librbd), fewer than
+//! its cores when few processes run: one fio job at iodepth 128 is held near
+//! `T / (client CPU per I/O)` however many OSDs serve it. ceph.io 2022 "QEMU/KVM Tuning" names the limit: one VM read
 //! 123K 16K IOPS from 30 OSDs while "all three of Ceph's async msgr threads were running
 //! at 100% CPU"; the 2023 encryption post's single fio process reads 148K 4k IOPS from
 //! the cluster that serves 2.8M to 50 processes. `T` = 5 from the defaults lowered the
