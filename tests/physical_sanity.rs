@@ -39,6 +39,14 @@
 //! its core curve, the curve also holds where fio shares the cores, EC sub-reads counted)
 //! the count is 78, against 101 before those three changes.
 //!
+//! A second count separates what is measured from what is not: one more OSD on the same
+//! cores does cost IOPS in a CPU-starved node (ceph.io 2023 "1 or 2 OSDs per NVMe?": −3.1 %
+//! reads, −7.5 % writes per doubling of the OSDs at 2 threads per NVMe), so a drive drop of
+//! a node bound by its OSD CPU within that figure, scaled by `log2` of the OSD ratio, is
+//! the measured effect ([`measured_drive_drop`]); every other violation is counted against
+//! [`KNOWN_BEYOND_MEASURED_PER_10K`] (64 of the 86 at its introduction: the model's drive
+//! drops are about three times the measured size).
+//!
 //! Session 13: 86 → 85 with the client-thread cap, → 89 after the single-host FastEC and
 //! mClock scenarios let fio share the OSDs' cores (the refit leaves more generated
 //! scenarios CPU-bound, where the per-OSD economies shrink as drives are added), → 86 after
@@ -235,6 +243,26 @@ const SLACK: f64 = 1e-3;
 /// module doc. Lower it when a fix lowers the count.
 const KNOWN_VIOLATIONS_PER_10K: usize = 86;
 
+/// Of those, the scenarios that break a property by more than what is measured: every
+/// violation except one more drive per node lowering the IOPS of a node bound by its OSD
+/// CPU by no more than [`measured_drive_drop`]. Lower it when a fix lowers the count.
+const KNOWN_BEYOND_MEASURED_PER_10K: usize = 64;
+
+/// The measured cost of more OSDs on the same cores: ceph.io 2023 "Ceph Reef - 1 or 2 OSDs
+/// per NVMe?" (corpus rows `officinalis-2023-osd{1,2}-t02-4k-rand{read,write}`, 2 CPU
+/// threads per NVMe, 1 → 2 OSDs per drive): 4k random reads 665,600 → 644,900 IOPS
+/// (−3.1 %), writes 88,820 → 82,130 (−7.5 %) per doubling of the OSDs. The relative drop
+/// allowed for growing a node from `d` to `d'` OSDs on the same cores is that figure times
+/// `log2(d'/d)`: the measurement is real, its size away from a doubling is an assumption.
+fn measured_drive_drop(before: &Draw, after: &Draw) -> f64 {
+    let per_doubling = match before.pattern {
+        "randread" | "read" => 0.031,
+        _ => 0.075,
+    };
+    let osds = |d: &Draw| f64::from(d.drives * d.osds_per_drive);
+    per_doubling * (osds(after) / osds(before)).log2()
+}
+
 fn scenarios() -> usize {
     std::env::var("CEPHPLAN_SANITY_SCENARIOS")
         .ok()
@@ -255,6 +283,7 @@ fn predictions_are_physically_sane_over_generated_scenarios() {
     let mut rng = ChaCha8Rng::seed_from_u64(14);
     let mut failures: Vec<String> = Vec::new();
     let mut violating = 0usize;
+    let mut beyond_measured = 0usize;
     let n = scenarios();
     for i in 0..n {
         let before = failures.len();
@@ -306,22 +335,49 @@ fn predictions_are_physically_sane_over_generated_scenarios() {
             }
         };
         let grown = c.predict(&big);
+        // A drive drop of a CPU-bound node within the measured effect is not a defect.
+        let mut within_measured = 0usize;
         if grown.iops < base.iops * (1.0 - SLACK) {
+            let drop = 1.0 - grown.iops / base.iops;
+            let measured = what == "one more drive per node"
+                && base.bottleneck.resource == "osd_cpu"
+                && drop <= measured_drive_drop(&d, &big);
+            within_measured = usize::from(measured);
             failures.push(format!(
-                "#{i} {what}: IOPS {:.0}→{:.0}: {d:?}",
-                base.iops, grown.iops
+                "#{i} {what}: IOPS {:.0}→{:.0}{}: {d:?}",
+                base.iops,
+                grown.iops,
+                if measured {
+                    " (within the measured effect)"
+                } else {
+                    ""
+                }
             ));
         }
-        violating += usize::from(failures.len() > before);
+        let broke = failures.len() - before;
+        violating += usize::from(broke > 0);
+        beyond_measured += usize::from(broke > within_measured);
     }
     let allowed = (KNOWN_VIOLATIONS_PER_10K * n).div_ceil(10_000);
+    let allowed_beyond = (KNOWN_BEYOND_MEASURED_PER_10K * n).div_ceil(10_000);
     if std::env::var_os("CEPHPLAN_SANITY_VERBOSE").is_some() {
         for f in &failures {
             eprintln!("{f}");
         }
     }
     eprintln!(
-        "{violating} of {n} generated scenarios break a physical property (allowed: {allowed})"
+        "{violating} of {n} generated scenarios break a physical property (allowed: {allowed}); {beyond_measured} by more than is measured (allowed: {allowed_beyond})"
+    );
+    assert!(
+        beyond_measured <= allowed_beyond,
+        "{beyond_measured} of {n} scenarios broke a physical property by more than is measured (known: {allowed_beyond}); first ones:\n{}",
+        failures
+            .iter()
+            .filter(|f| !f.contains("within the measured effect"))
+            .take(20)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("\n")
     );
     assert!(
         violating <= allowed,
