@@ -37,6 +37,22 @@ pub(crate) fn tiny(edit: impl Fn(String) -> String) -> Scenario {
     parse_scenario(&edit(TINY.to_string()), "tiny", &Catalogue::builtin()).unwrap()
 }
 
+/// A scenario of the public corpus (`calibration-data/scenarios/<file>`), edited.
+fn corpus_scenario(file: &str, edit: impl Fn(String) -> String) -> Scenario {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("calibration-data/scenarios")
+        .join(file);
+    let text = std::fs::read_to_string(&path).unwrap();
+    parse_scenario(&edit(text), file, &Catalogue::builtin()).unwrap()
+}
+
+/// Predicted IOPS with default options.
+fn predicted_iops(s: &Scenario, p: &ModelParams) -> f64 {
+    crate::predict::predict(s, p, &Default::default())
+        .unwrap()
+        .iops
+}
+
 /// Round parameter values so that the expected demands are easy to compute by hand.
 /// The prior with round numbers, and without write batching or the release-dependent
 /// write factors: the hand-computed oracles of these tests (and of `predict`'s) are for
@@ -873,19 +889,10 @@ fn messenger_coalescing_makes_a_lone_osd_with_few_clients_faster_per_osd_as_meas
     // fio clients reads 46.5k 4k IOPS, the 60-OSD cluster with 40 clients 1.02M = 17k per
     // OSD: 2.7× per OSD. The shipped model carries most of that through coalescing (~128
     // ops queued per connection against ~2); without it, the same costs give at most 1.5×.
-    let cat = Catalogue::builtin();
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("calibration-data/scenarios");
-    let one =
-        crate::spec::load_scenario(&dir.join("officinalis-2022-cpu-1osd-c02.toml"), &cat).unwrap();
-    let sixty =
-        crate::spec::load_scenario(&dir.join("officinalis-2022-cpu-60osd-c02.toml"), &cat).unwrap();
+    let one = corpus_scenario("officinalis-2022-cpu-1osd-c02.toml", |t| t);
+    let sixty = corpus_scenario("officinalis-2022-cpu-60osd-c02.toml", |t| t);
     let per_osd_ratio = |p: &ModelParams| {
-        let iops = |s: &Scenario| {
-            crate::predict::predict(s, p, &Default::default())
-                .unwrap()
-                .iops
-                / f64::from(s.total_osds())
-        };
+        let iops = |s: &Scenario| predicted_iops(s, p) / f64::from(s.total_osds());
         iops(&one) / iops(&sixty)
     };
     let shipped = ModelParams::shipped_default();
@@ -906,18 +913,10 @@ fn group_commit_lets_the_pm983_osds_pass_their_commit_per_write_bound_as_measure
     // 30 × 50,000 / (3 × 2) = 250,000 IOPS, half the measurement. The shipped model (the
     // commits group-committed) must pass that bound; without write batching (no group
     // commit either) it must not.
-    let cat = Catalogue::builtin();
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("calibration-data/scenarios/officinalis-2023-osd2-t20.toml");
-    let text = std::fs::read_to_string(&path)
-        .unwrap()
-        .replace("pattern = \"randread\"", "pattern = \"randwrite\"");
-    let s = crate::spec::parse_scenario(&text, "osd2-t20", &cat).unwrap();
-    let iops = |p: &ModelParams| {
-        crate::predict::predict(&s, p, &Default::default())
-            .unwrap()
-            .iops
-    };
+    let s = corpus_scenario("officinalis-2023-osd2-t20.toml", |t| {
+        t.replace("pattern = \"randread\"", "pattern = \"randwrite\"")
+    });
+    let iops = |p: &ModelParams| predicted_iops(&s, p);
     let shipped = ModelParams::shipped_default();
     let with = iops(&shipped);
     assert!(with > 1.2 * 250_000.0, "with group commit: {with}");
@@ -1066,11 +1065,7 @@ fn client_threads_cap_the_client_cpu_station_per_process() {
         .replace("\"randwrite\"", "\"randread\"")
     };
     let s = tiny(big);
-    let iops = |p: &ModelParams| {
-        crate::predict::predict(&s, p, &Default::default())
-            .unwrap()
-            .iops
-    };
+    let iops = |p: &ModelParams| predicted_iops(&s, p);
     let capped = iops(&p);
     let report = crate::predict::predict(&s, &p, &Default::default()).unwrap();
     assert_eq!(report.bottleneck.resource, "client_cpu");
@@ -1103,17 +1098,9 @@ fn client_threads_hold_one_fio_process_near_its_measured_ceiling() {
     // the client process's threads are what saturate (ceph.io 2022 "QEMU/KVM Tuning": "all
     // three of Ceph's async msgr threads were running at 100% CPU"). The shipped model must
     // come within 25 % of it, and without the cap it predicts it more than twice too fast.
-    let cat = Catalogue::builtin();
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("calibration-data/scenarios/officinalis-2023-enc-single.toml");
-    let text = std::fs::read_to_string(&path).unwrap();
-    let s = crate::spec::parse_scenario(&text, "enc-single", &cat).unwrap();
+    let s = corpus_scenario("officinalis-2023-enc-single.toml", |t| t);
     assert_eq!((s.images, s.jobs_per_image, s.iodepth), (1, 1, 128));
-    let iops = |p: &ModelParams| {
-        crate::predict::predict(&s, p, &Default::default())
-            .unwrap()
-            .iops
-    };
+    let iops = |p: &ModelParams| predicted_iops(&s, p);
     let shipped = ModelParams::shipped_default();
     let with = iops(&shipped);
     assert!(
