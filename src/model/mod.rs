@@ -56,6 +56,11 @@ pub mod names {
     /// Cores at which one OSD's CPU use saturates: an OSD with `n` effective cores uses
     /// `C·(1 − e^(−n/C))` of them (optional; absent = every core).
     pub const OSD_CORE_SCALE: &str = "osd_core_scale";
+    /// The same scale for writes (optional; absent = `osd_core_scale`): a write's work runs
+    /// on more of an OSD's threads (the key/value sync and finisher threads, RocksDB's
+    /// flushes), so an OSD's write work spreads over more cores. A mix blends the two by its
+    /// share of reads.
+    pub const OSD_CORE_SCALE_WRITE: &str = "osd_core_scale_write";
     /// Threads one client process (a fio job with librbd, a `rados bench`) runs its I/O
     /// on: its client CPU station uses at most this many cores per process (optional;
     /// absent = every client core).

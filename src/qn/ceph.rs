@@ -597,14 +597,19 @@ impl<'a> Plan<'a> {
         // co-located fio shares the cores (its work then queues on the same station; see
         // the module doc for the measured effect of exempting it).
         // A model without `osd_core_scale` lets every OSD use all its cores.
-        let osd_eff_cores = match p.get(names::OSD_CORE_SCALE) {
+        // Writes spread over more of an OSD's threads than reads (`osd_core_scale_write`);
+        // a mix takes the scale blended by its share of reads.
+        let core_scale = p.get(names::OSD_CORE_SCALE).map(|c_read| {
+            let c_write = p.get(names::OSD_CORE_SCALE_WRITE).unwrap_or(c_read);
+            c_read * s.read_fraction + c_write * (1.0 - s.read_fraction)
+        });
+        let osd_eff_cores = match core_scale {
             Some(c) => osds * c * (1.0 - (-node_cores / (osds * c)).exp()),
             None => node_cores,
         };
         let (osd_servers, osd_fractional, osd_scale) = servers_for(osd_eff_cores);
-        let osd_curve_use = p
-            .get(names::OSD_CORE_SCALE)
-            .map_or(0.0, |c| 1.0 - (-node_cores / (osds.max(1.0) * c)).exp());
+        let osd_curve_use =
+            core_scale.map_or(0.0, |c| 1.0 - (-node_cores / (osds.max(1.0) * c)).exp());
         let osd_speed = s.node_cpu.ghz * osd_arch * release;
         // A client process runs its I/O on a few threads (the messenger's workers, librbd's
         // op thread, the fio job's own), so a client node uses at most that many cores per

@@ -320,6 +320,47 @@ fn an_osd_uses_cores_with_diminishing_returns() {
 }
 
 #[test]
+fn writes_spread_over_more_cores_per_osd_than_reads() {
+    // ceph.io 2022 "Ceph OSD CPU scaling", 60 OSDs: reads "top out at around 8-10 cores per
+    // OSD", writes at "about 12": C = 3 for reads, 4 for writes (the curve is at 95 % of C
+    // at 3C). The tiny node, 4 cores for 2 OSDs (n = 2): writes 2·4·(1 − e^(−2/4)) =
+    // 3.14776 effective cores, a 70/30 mix the blended C = 0.7·3 + 0.3·4 = 3.3, so
+    // 2·3.3·(1 − e^(−2/3.3)) = 2.99973; reads keep 2.91950 (the test above).
+    let mut p = params();
+    with_prior(&mut p, names::OSD_CORE_SCALE);
+    with_prior(&mut p, names::OSD_CORE_SCALE_WRITE);
+    assert_eq!(p.get(names::OSD_CORE_SCALE_WRITE), Some(4.0));
+    let servers_under = |s: &Scenario, p: &ModelParams| {
+        let net = build(s, p).unwrap();
+        let i = net.network.station_index("osd_cpu").unwrap();
+        net.network.stations[i].fractional_servers.unwrap()
+    };
+    let servers = |s: &Scenario| servers_under(s, &p);
+    let write = 2.0 * 4.0 * (1.0 - (-2.0_f64 / 4.0).exp());
+    assert_relative_eq!(write, 3.147_76, max_relative = 1e-5);
+    assert_relative_eq!(servers(&tiny(|t| t)), write, max_relative = 1e-12);
+    let mix = 2.0 * 3.3 * (1.0 - (-2.0_f64 / 3.3).exp());
+    assert_relative_eq!(mix, 2.999_73, max_relative = 1e-5);
+    let s = tiny(|t| t.replace("\"randwrite\"", "\"randrw\"\nread_percent = 70"));
+    assert_relative_eq!(servers(&s), mix, max_relative = 1e-12);
+    let read = 2.0 * 3.0 * (1.0 - (-2.0_f64 / 3.0).exp());
+    let s = tiny(|t| t.replace("\"randwrite\"", "\"randread\""));
+    assert_relative_eq!(servers(&s), read, max_relative = 1e-12);
+    // The 95 % reading of the post's "about 12 cores" and its larger write gain from 2 to
+    // 16 cores per OSD: 2.49× the cores used for writes against 2.05× for reads.
+    let use_of = |n: f64, c: f64| c * (1.0 - (-n / c).exp());
+    assert_relative_eq!(use_of(12.0, 4.0) / 4.0, 0.950, max_relative = 1e-3);
+    assert_relative_eq!(
+        use_of(16.0, 4.0) / use_of(2.0, 4.0),
+        2.495,
+        max_relative = 1e-3
+    );
+    // A model without the write scale gives writes the read curve.
+    p.param.remove(names::OSD_CORE_SCALE_WRITE);
+    assert_relative_eq!(servers_under(&tiny(|t| t), &p), read, max_relative = 1e-12);
+}
+
+#[test]
 fn missing_parameter_is_named() {
     let mut p = params();
     p.param.remove(names::WRITE_AMP);
