@@ -29,7 +29,7 @@
 //! | `client_nic_tx` / `_rx` | client nodes | 1 | bytes·8 / (NIC·net_eff) |
 //! | `osd_public_rx` / `_tx` | OSD nodes | 1 | bytes·8 / (public·net_eff) |
 //! | `osd_cluster_tx` / `_rx` | OSD nodes | 1 | replication bytes·8 / (cluster·net_eff); absent when no cluster network is given, the traffic then goes on the public stations |
-//! | `osd_cpu` | OSD nodes | `OSDs per node × C·(1 − e^(−n/C))`, `n` = effective cores per OSD, `C` = `osd_core_scale` (every effective core when the model has no `C`) | `ops·(op_cost + bytes·cpu_per_byte) / (GHz·arch·release)`, writes batched, messages coalesced per connection, scaled by the RocksDB build and the Ceph options (below) and by the busiest OSD's PG share |
+//! | `osd_cpu` | OSD nodes | `OSDs per node × C·(1 − e^(−n/C))`, `n` = effective cores per OSD, `C` = `osd_core_scale` for reads, `osd_core_scale_write` for writes, blended by the read share for a mix (every effective core when the model has no `C`) | `ops·(op_cost + bytes·cpu_per_byte) / (GHz·arch·release)`, writes batched, messages coalesced per connection, scaled by the RocksDB build and the Ceph options (below) and by the busiest OSD's PG share |
 //! | `data_device` | nodes × data devices | 1 | `ops · max(1/IOPS_4k, overhead + bytes/bandwidth)`, `overhead = max(0, 1/IOPS_4k − 4 KiB/bandwidth)`, times the busiest device's PG share |
 //! | `data_device_latency` | delay | – | `ops · max(0, latency − 1/IOPS_4k)` |
 //! | `wal_device`, `wal_device_latency` | nodes × WAL devices | 1 | as for data devices, with the WAL share of the writes |
