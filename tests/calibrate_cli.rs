@@ -236,6 +236,71 @@ fn evaluate_prints_the_json_contract_over_held_out_systems() {
 }
 
 #[test]
+fn evaluate_markdown_shows_the_json_figures_as_the_readme_tables() {
+    // The same three small systems as the JSON contract test: `--format md` prints the
+    // README's two tables, and its overall row carries the JSON's figures at one decimal.
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("calibration-data");
+    let run = |format: &str| {
+        let out = cephplan()
+            .args(["evaluate", "--no-scale", "--format", format, "--data"])
+            .arg(root.join("seed-001-xeon-8180-optane.csv"))
+            .arg(root.join("public-mclock-qos.csv"))
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let md = run("md");
+    let v: serde_json::Value = serde_json::from_str(&run("json")).unwrap();
+    let lines: Vec<&str> = md.lines().collect();
+    assert_eq!(
+        lines[0],
+        "| system | runs | IOPS MAPE | median | bias | mean-latency MAPE | scale-series MAPE | inside 80 % / 95 % | per-core rule MAPE |"
+    );
+    assert_eq!(lines[1], "|---|---|---|---|---|---|---|---|---|");
+    // One row per system, in the JSON's order, with its runs and IOPS MAPE.
+    for (i, s) in v["systems"].as_array().unwrap().iter().enumerate() {
+        let cells: Vec<&str> = lines[2 + i].split(" | ").collect();
+        assert_eq!(cells[0], format!("| {}", s["system_id"].as_str().unwrap()));
+        assert_eq!(cells[1], s["runs"].to_string());
+        assert_eq!(cells[2], format!("{:.1}", s["iops_mape"].as_f64().unwrap()));
+    }
+    let f = |path: &str| format!("{:.1}", v.pointer(path).unwrap().as_f64().unwrap());
+    let all = lines[5];
+    assert!(all.starts_with("| **all 3 systems** |"), "{all}");
+    for (path, shown) in [
+        ("/loso/iops_mape", format!("**{}**", f("/loso/iops_mape"))),
+        (
+            "/loso/iops_median",
+            format!("**{}**", f("/loso/iops_median")),
+        ),
+        (
+            "/loso/latency_mape",
+            format!("**{}**", f("/loso/latency_mape")),
+        ),
+        (
+            "/coverage/p80",
+            format!("**{} / {}**", f("/coverage/p80"), f("/coverage/p95")),
+        ),
+    ] {
+        assert!(all.contains(&format!("| {shown} |")), "{path}: {all}");
+    }
+    assert!(lines[6].starts_with("| every run weighing the same | |"));
+    // The by-kind table follows after a blank line, one row per class.
+    assert_eq!(lines[7], "");
+    assert_eq!(
+        lines[8],
+        "| runs of kind | runs | systems | IOPS MAPE | median | bias | mean-latency MAPE |"
+    );
+    assert_eq!(lines.len(), 10 + v["classes"].as_array().unwrap().len());
+    assert!(md.contains("| co-located clients | 6 | 2 |"), "{md}");
+}
+
+#[test]
 fn evaluate_refuses_a_row_without_its_quote_naming_file_line_and_fix() {
     let dir = tempfile::tempdir().unwrap();
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("calibration-data/public-mclock-qos.csv");

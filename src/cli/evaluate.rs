@@ -1,15 +1,16 @@
 //! `cephplan evaluate`: the model's transfer error (leave-one-system-out, scale series,
 //! interval coverage, baselines) over measured runs; prints the library's
-//! [`EvaluationReport`] as tables, JSON or CSV.
+//! [`EvaluationReport`] as tables, JSON, CSV or the README's Markdown tables.
 
 use std::process::ExitCode;
 
-use clap::Args;
+use clap::{Args, ValueEnum};
 
 use super::calibrate::{load_inputs, DataArgs, FitInputArgs, FitInputs};
-use super::output::{table, Format};
+use super::output::table;
 use super::progress::BarProgress;
 use cephplan::evaluate::{evaluate, EvaluateOptions, EvaluationReport, SplitKind};
+use cephplan::predict::format::thousands;
 
 #[derive(Debug, Args)]
 pub struct EvaluateArgs {
@@ -21,9 +22,23 @@ pub struct EvaluateArgs {
     pub no_scale: bool,
     /// table: per-system and overall figures; json: the whole report (a contract: keys
     /// systems, classes, loso, scale, coverage, baselines, figures); csv: one row per
-    /// held-out figure.
-    #[arg(long, value_enum, default_value_t = Format::Table)]
-    pub format: Format,
+    /// held-out figure; md: the per-system and by-kind tables as Markdown (the README's).
+    #[arg(long, value_enum, default_value_t = EvaluateFormat::Table)]
+    pub format: EvaluateFormat,
+}
+
+/// Output formats of `evaluate`: the shared three and the README's Markdown tables.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
+pub enum EvaluateFormat {
+    /// Human-readable aligned tables.
+    #[default]
+    Table,
+    /// JSON document (stable keys; a contract for other tools).
+    Json,
+    /// CSV rows with a header, one per held-out figure.
+    Csv,
+    /// Markdown tables: per system with the overall rows, then by kind of run.
+    Md,
 }
 
 pub fn run(args: EvaluateArgs) -> anyhow::Result<ExitCode> {
@@ -43,9 +58,10 @@ pub fn run(args: EvaluateArgs) -> anyhow::Result<ExitCode> {
     let bar = BarProgress::with_ctrl_c();
     let report = evaluate(&prepared, not_modelled, &prior, &opts, &bar);
     match args.format {
-        Format::Json => println!("{}", serde_json::to_string_pretty(&report)?),
-        Format::Csv => print!("{}", csv_rows(&report)?),
-        Format::Table => print!("{}", render(&report)),
+        EvaluateFormat::Json => println!("{}", serde_json::to_string_pretty(&report)?),
+        EvaluateFormat::Csv => print!("{}", csv_rows(&report)?),
+        EvaluateFormat::Table => print!("{}", render(&report)),
+        EvaluateFormat::Md => print!("{}", markdown(&report)),
     }
     if report.cancelled {
         eprintln!("cancelled: the figures cover the splits finished before Ctrl-C");
@@ -198,6 +214,69 @@ pub fn render(r: &EvaluationReport) -> String {
         out += &format!(
             "not evaluated: {} ({}): {}\n",
             n.run_id, n.system_id, n.reason
+        );
+    }
+    out
+}
+
+/// The per-system table (with the overall and run-weighted rows) and the by-kind table as
+/// Markdown, the columns the README's status section shows.
+pub fn markdown(r: &EvaluationReport) -> String {
+    let mut out = String::from(
+        "| system | runs | IOPS MAPE | median | bias | mean-latency MAPE | scale-series MAPE | inside 80 % / 95 % | per-core rule MAPE |\n|---|---|---|---|---|---|---|---|---|\n",
+    );
+    for s in &r.systems {
+        out += &format!(
+            "| {} | {} | {} | {} | {} | {} | {} | {} / {} | {} |\n",
+            s.system_id,
+            s.runs,
+            p(s.iops_mape),
+            p(s.iops_median),
+            signed(s.iops_bias),
+            p(s.latency_mape),
+            p(s.scale_iops_mape),
+            p(s.coverage_p80),
+            p(s.coverage_p95),
+            p(s.core_rule_iops_mape),
+        );
+    }
+    let (l, sc, c, rule) = (&r.loso, &r.scale, &r.coverage, &r.baselines.core_rule);
+    let rule_figure = match (rule.iops_mape, rule.iops_median) {
+        (Some(m), Some(med)) => format!("{} (median {med:.1})", thousands(m)),
+        (m, _) => p(m),
+    };
+    out += &format!(
+        "| **all {} systems** | {} | **{}** | **{}** | {} | **{}** | **{}** ({} systems) | **{} / {}** | {} |\n",
+        l.systems,
+        thousands(l.runs as f64),
+        p(l.iops_mape),
+        p(l.iops_median),
+        signed(l.iops_bias),
+        p(l.latency_mape),
+        p(sc.iops_mape),
+        sc.systems,
+        p(c.p80),
+        p(c.p95),
+        rule_figure,
+    );
+    out += &format!(
+        "| every run weighing the same | | {} | {} | | {} | | | |\n",
+        p(l.iops_mape_runs),
+        p(l.iops_median_runs),
+        p(l.latency_mape_runs),
+    );
+    out += "\n| runs of kind | runs | systems | IOPS MAPE | median | bias | mean-latency MAPE |\n|---|---|---|---|---|---|---|\n";
+    for k in &r.classes {
+        let e = &k.errors;
+        out += &format!(
+            "| {} | {} | {} | {} | {} | {} | {} |\n",
+            k.label,
+            e.runs,
+            e.systems,
+            p(e.iops_mape),
+            p(e.iops_median),
+            signed(e.iops_bias),
+            p(e.latency_mape),
         );
     }
     out
