@@ -289,6 +289,8 @@ fn evaluate_markdown_shows_the_json_figures_as_the_readme_tables() {
     ] {
         assert!(all.contains(&format!("| {shown} |")), "{path}: {all}");
     }
+    // `--no-scale`: no scale-series figure.
+    assert!(all.contains("| - | **"), "{all}");
     assert!(lines[6].starts_with("| every run weighing the same | |"));
     // The by-kind table follows after a blank line, one row per class.
     assert_eq!(lines[7], "");

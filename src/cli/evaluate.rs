@@ -245,16 +245,19 @@ pub fn markdown(r: &EvaluationReport) -> String {
         (Some(m), Some(med)) => format!("{} (median {med:.1})", thousands(m)),
         (m, _) => p(m),
     };
+    // Without scale series (`--no-scale`, or no system measured at several sizes): "-".
+    let scale_figure = match sc.iops_mape {
+        Some(m) => format!("**{m:.1}** ({} systems)", sc.systems),
+        None => "-".into(),
+    };
     out += &format!(
-        "| **all {} systems** | {} | **{}** | **{}** | {} | **{}** | **{}** ({} systems) | **{} / {}** | {} |\n",
+        "| **all {} systems** | {} | **{}** | **{}** | {} | **{}** | {scale_figure} | **{} / {}** | {} |\n",
         l.systems,
         thousands(l.runs as f64),
         p(l.iops_mape),
         p(l.iops_median),
         signed(l.iops_bias),
         p(l.latency_mape),
-        p(sc.iops_mape),
-        sc.systems,
         p(c.p80),
         p(c.p95),
         rule_figure,
