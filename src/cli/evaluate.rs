@@ -9,7 +9,9 @@ use clap::{Args, ValueEnum};
 use super::calibrate::{load_inputs, DataArgs, FitInputArgs, FitInputs};
 use super::output::table;
 use super::progress::BarProgress;
-use cephplan::evaluate::{evaluate, EvaluateOptions, EvaluationReport, SplitKind};
+use cephplan::evaluate::{
+    evaluate, EvaluateOptions, EvaluationReport, SplitKind, SystemEvaluation,
+};
 use cephplan::predict::format::thousands;
 
 #[derive(Debug, Args)]
@@ -78,27 +80,27 @@ fn signed(v: Option<f64>) -> String {
     v.map_or("-".into(), |v| format!("{v:+.1}"))
 }
 
+/// One system's figures as table cells: id, runs, IOPS MAPE, median, bias, latency MAPE,
+/// scale-series MAPE, inside 80 %, inside 95 %, per-core rule, disk rule.
+fn system_cells(s: &SystemEvaluation) -> Vec<String> {
+    vec![
+        s.system_id.clone(),
+        s.runs.to_string(),
+        p(s.iops_mape),
+        p(s.iops_median),
+        signed(s.iops_bias),
+        p(s.latency_mape),
+        p(s.scale_iops_mape),
+        p(s.coverage_p80),
+        p(s.coverage_p95),
+        p(s.core_rule_iops_mape),
+        p(s.disk_rule_iops_mape),
+    ]
+}
+
 /// The tables: per system, then overall, baselines and coverage.
 pub fn render(r: &EvaluationReport) -> String {
-    let rows: Vec<Vec<String>> = r
-        .systems
-        .iter()
-        .map(|s| {
-            vec![
-                s.system_id.clone(),
-                s.runs.to_string(),
-                p(s.iops_mape),
-                p(s.iops_median),
-                signed(s.iops_bias),
-                p(s.latency_mape),
-                p(s.scale_iops_mape),
-                p(s.coverage_p80),
-                p(s.coverage_p95),
-                p(s.core_rule_iops_mape),
-                p(s.disk_rule_iops_mape),
-            ]
-        })
-        .collect();
+    let rows: Vec<Vec<String>> = r.systems.iter().map(system_cells).collect();
     let mut out = String::from(
         "Leave-one-system-out: each system predicted by the prior fitted to all the others (errors in %)\n",
     );
@@ -226,18 +228,14 @@ pub fn markdown(r: &EvaluationReport) -> String {
         "| system | runs | IOPS MAPE | median | bias | mean-latency MAPE | scale-series MAPE | inside 80 % / 95 % | per-core rule MAPE |\n|---|---|---|---|---|---|---|---|---|\n",
     );
     for s in &r.systems {
+        // The text table's cells, the two coverages in one column and no disk rule.
+        let c = system_cells(s);
         out += &format!(
-            "| {} | {} | {} | {} | {} | {} | {} | {} / {} | {} |\n",
-            s.system_id,
-            s.runs,
-            p(s.iops_mape),
-            p(s.iops_median),
-            signed(s.iops_bias),
-            p(s.latency_mape),
-            p(s.scale_iops_mape),
-            p(s.coverage_p80),
-            p(s.coverage_p95),
-            p(s.core_rule_iops_mape),
+            "| {} | {} / {} | {} |\n",
+            c[..7].join(" | "),
+            c[7],
+            c[8],
+            c[9]
         );
     }
     let (l, sc, c, rule) = (&r.loso, &r.scale, &r.coverage, &r.baselines.core_rule);
