@@ -175,13 +175,13 @@ fn profile_prints_a_grid_and_refuses_values_outside_the_bounds() {
         .stderr(contains("wal_share = 7 lies outside its bounds"));
 }
 
-#[test]
-fn evaluate_prints_the_json_contract_over_held_out_systems() {
-    // Three small systems of the corpus (seed 001 and the two mClock nodes): every split
-    // fits in seconds in a debug build.
+/// `cephplan evaluate --no-scale --format FORMAT` over three small systems of the corpus
+/// (seed 001 and the two mClock nodes: every split fits in seconds in a debug build); its
+/// standard output, the command having succeeded.
+fn evaluate_small(format: &str) -> String {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("calibration-data");
     let out = cephplan()
-        .args(["evaluate", "--format", "json", "--no-scale", "--data"])
+        .args(["evaluate", "--no-scale", "--format", format, "--data"])
         .arg(root.join("seed-001-xeon-8180-optane.csv"))
         .arg(root.join("public-mclock-qos.csv"))
         .output()
@@ -191,7 +191,12 @@ fn evaluate_prints_the_json_contract_over_held_out_systems() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn evaluate_prints_the_json_contract_over_held_out_systems() {
+    let v: serde_json::Value = serde_json::from_str(&evaluate_small("json")).unwrap();
     let systems = v["systems"].as_array().unwrap();
     assert_eq!(systems.len(), 3);
     for s in systems {
@@ -237,25 +242,10 @@ fn evaluate_prints_the_json_contract_over_held_out_systems() {
 
 #[test]
 fn evaluate_markdown_shows_the_json_figures_as_the_readme_tables() {
-    // The same three small systems as the JSON contract test: `--format md` prints the
-    // README's two tables, and its overall row carries the JSON's figures at one decimal.
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("calibration-data");
-    let run = |format: &str| {
-        let out = cephplan()
-            .args(["evaluate", "--no-scale", "--format", format, "--data"])
-            .arg(root.join("seed-001-xeon-8180-optane.csv"))
-            .arg(root.join("public-mclock-qos.csv"))
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).unwrap()
-    };
-    let md = run("md");
-    let v: serde_json::Value = serde_json::from_str(&run("json")).unwrap();
+    // `--format md` prints the README's two tables, and its overall row carries the JSON's
+    // figures at one decimal.
+    let md = evaluate_small("md");
+    let v: serde_json::Value = serde_json::from_str(&evaluate_small("json")).unwrap();
     let lines: Vec<&str> = md.lines().collect();
     assert_eq!(
         lines[0],
@@ -300,6 +290,26 @@ fn evaluate_markdown_shows_the_json_figures_as_the_readme_tables() {
     );
     assert_eq!(lines.len(), 10 + v["classes"].as_array().unwrap().len());
     assert!(md.contains("| co-located clients | 6 | 2 |"), "{md}");
+}
+
+#[test]
+fn a_missing_data_path_is_named_once_with_its_cause_and_the_fix() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("no-such-runs.csv");
+    let out = cephplan()
+        .args(["evaluate", "--no-scale", "--data"])
+        .arg(&missing)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!("cannot read {}", missing.display())),
+        "{err}"
+    );
+    assert!(err.contains("check the path"), "{err}");
+    // The OS's cause (Linux's ENOENT text) once, not repeated by the error chain.
+    assert_eq!(err.matches("No such file or directory").count(), 1, "{err}");
 }
 
 #[test]

@@ -349,11 +349,14 @@ impl fmt::Display for DataWarning {
 
 #[derive(Debug, thiserror::Error)]
 pub enum DataError {
-    #[error("cannot read {path}: {source}")]
+    // The I/O error is in the message, not a `source`: an error chain (`{:#}`) would
+    // print it twice, and the GUI shows the message alone.
+    #[error(
+        "cannot read {path}: {error}; check the path: a dataset CSV file or a directory of them"
+    )]
     Io {
         path: PathBuf,
-        #[source]
-        source: std::io::Error,
+        error: std::io::Error,
     },
     #[error("{path}: no dataset CSV files found (files cephplan generated that are not datasets, such as validate's comparison CSV, are skipped); pass a .csv dataset or a directory containing some")]
     NoFiles { path: PathBuf },
@@ -481,9 +484,9 @@ pub fn load_runs(path: &Path) -> Result<(Vec<MeasuredRun>, Vec<DataWarning>), Da
         })
         .collect();
     for f in files {
-        let text = std::fs::read_to_string(&f).map_err(|source| DataError::Io {
+        let text = std::fs::read_to_string(&f).map_err(|error| DataError::Io {
             path: f.clone(),
-            source,
+            error,
         })?;
         let (r, w) = parse_csv(&f, &text)?;
         for run in r {
@@ -576,9 +579,9 @@ fn not_a_dataset(path: &Path) -> Option<String> {
 /// cephplan generated that are not datasets ([`not_a_dataset`]). A file given by name is
 /// never skipped.
 pub fn dataset_files(path: &Path) -> Result<DatasetFiles, DataError> {
-    let io = |source| DataError::Io {
+    let io = |error| DataError::Io {
         path: path.to_path_buf(),
-        source,
+        error,
     };
     let meta = std::fs::metadata(path).map_err(io)?;
     if meta.is_file() {
@@ -1127,9 +1130,9 @@ pub fn to_csv(runs: &[MeasuredRun]) -> String {
 /// A run id already present is an error (nothing is written). Refuses to touch a file
 /// cephplan did not create (hand-curated seed files stay raw).
 pub fn append_runs(path: &Path, new: &[MeasuredRun]) -> Result<(), DataError> {
-    let io = |source| DataError::Io {
+    let io = |error| DataError::Io {
         path: path.to_path_buf(),
-        source,
+        error,
     };
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
