@@ -94,6 +94,12 @@ pub mod names {
     /// Per-batch write CPU multiplier when `bluefs_buffered_io` is off (BlueFS writes
     /// RocksDB's WAL, appended once per batch, with O_DIRECT); 1 when absent.
     pub const BLUEFS_DIRECT_BATCH: &str = "bluefs_direct_io_batch_factor";
+    /// Bytes of BlueStore cache one cached onode takes with its extent map and blobs
+    /// (optional, with [`ONODE_MISS_COST`]: absent = every onode is taken as cached).
+    pub const ONODE_BYTES: &str = "onode_cache_bytes";
+    /// CPU of loading an onode that is not in the cache (from RocksDB), in OSD read ops
+    /// (`osd_cpu_read_gcycles`); optional: absent = no onode-cache model.
+    pub const ONODE_MISS_COST: &str = "onode_miss_read_ops";
     /// Prefix of per-architecture CPU efficiency factors (x86_64 is the reference, 1.0).
     pub const ARCH_PREFIX: &str = "arch_efficiency.";
     /// Prefix of per-release CPU efficiency factors.

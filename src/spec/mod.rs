@@ -794,6 +794,29 @@ impl ScenarioSpec {
                 "the option applies to erasure-coded pools: remove it, or give [pool.erasure]",
             );
         }
+        if let Some(r) = c.ceph_config.bluestore_cache_meta_ratio {
+            if !(r > 0.0 && r <= 1.0) {
+                return inv(
+                    "cluster.ceph_config.bluestore_cache_meta_ratio",
+                    format!("bluestore_cache_meta_ratio = {r}"),
+                    "give the share of the BlueStore cache for metadata, above 0 and at most 1 (Ceph's default 0.45), or leave it out",
+                );
+            }
+        }
+        for (field, v) in [
+            ("osd_memory_target", c.ceph_config.osd_memory_target),
+            ("bluestore_cache_size", c.ceph_config.bluestore_cache_size),
+        ] {
+            if let Some(Bytes(b)) = v {
+                if b < 128 << 20 {
+                    return inv(
+                        &format!("cluster.ceph_config.{field}"),
+                        format!("{field} = {b} bytes"),
+                        "give at least 128 MiB per OSD (e.g. \"4G\", Ceph's default memory target), or leave it out",
+                    );
+                }
+            }
+        }
         if self.pool.pg_count == Some(0) {
             return inv(
                 "pool.pg_count",

@@ -19,6 +19,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::DriveKind;
+use crate::units::Bytes;
 
 /// A release string's leading `X.Y.Z` and whether anything follows it (a packaging suffix
 /// such as `-0ubuntu0.20.04.2` or `+ds-2`).
@@ -170,7 +171,7 @@ impl Balancer {
 
 /// Ceph options a scenario states because they change the model, by their Ceph names
 /// (`[cluster.ceph_config]`). An option left out takes the release's default.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CephConfigSpec {
     /// BlueFS buffered (page-cache) I/O for RocksDB's files; false = O_DIRECT.
@@ -184,6 +185,52 @@ pub struct CephConfigSpec {
     /// erasure-coded pool of release 20 or later.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub allow_ec_optimizations: Option<bool>,
+    /// The memory each OSD aims at (`osd_memory_target`); BlueStore's autotuned cache is
+    /// what is left of it after the OSD's base use. 4 GiB when left out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub osd_memory_target: Option<Bytes>,
+    /// A fixed BlueStore cache (`bluestore_cache_size` with `bluestore_cache_autotune =
+    /// false`): the cache is this size whatever the memory target.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bluestore_cache_size: Option<Bytes>,
+    /// Share of the BlueStore cache for onodes and their extent maps
+    /// (`bluestore_cache_meta_ratio`), 0..1; 0.45 when left out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bluestore_cache_meta_ratio: Option<f64>,
+}
+
+/// `osd_memory_target`'s default since its introduction (ceph/ceph PR #22970, backported to
+/// Luminous in PR #24065: "the default osd memory target is 4GB").
+pub const OSD_MEMORY_TARGET_DEFAULT_BYTES: u64 = 4 << 30;
+/// `osd_memory_base`: memory the autotuner assumes the OSD uses outside its caches
+/// (768 MiB, the option's default in the BlueStore configuration reference).
+pub const OSD_MEMORY_BASE_BYTES: f64 = 768.0 * 1048576.0;
+/// `osd_memory_expected_fragmentation`: share of the target lost to heap fragmentation
+/// (0.15, the option's default in the same reference).
+pub const OSD_MEMORY_FRAGMENTATION: f64 = 0.15;
+/// `osd_memory_cache_min`: the autotuner never shrinks the caches below 128 MiB.
+pub const OSD_MEMORY_CACHE_MIN_BYTES: f64 = 128.0 * 1048576.0;
+/// `bluestore_cache_meta_ratio`'s default (0.45, Nautilus to Squid; unverified recall of
+/// the option table, see models/prior.toml `onode_cache_bytes`).
+pub const BLUESTORE_CACHE_META_RATIO_DEFAULT: f64 = 0.45;
+
+/// Bytes of BlueStore cache that hold onodes: a fixed cache when `cache_size` is stated,
+/// else what the autotuner leaves of the memory target (target × (1 − fragmentation) −
+/// base, at least the cache minimum), times the metadata share.
+pub fn onode_cache_bytes(
+    memory_target: Option<Bytes>,
+    cache_size: Option<Bytes>,
+    meta_ratio: Option<f64>,
+) -> f64 {
+    let cache = match cache_size {
+        Some(Bytes(c)) => c as f64,
+        None => {
+            let target = memory_target.map_or(OSD_MEMORY_TARGET_DEFAULT_BYTES, |b| b.0) as f64;
+            (target * (1.0 - OSD_MEMORY_FRAGMENTATION) - OSD_MEMORY_BASE_BYTES)
+                .max(OSD_MEMORY_CACHE_MIN_BYTES)
+        }
+    };
+    cache * meta_ratio.unwrap_or(BLUESTORE_CACHE_META_RATIO_DEFAULT)
 }
 
 impl CephConfigSpec {
@@ -192,6 +239,9 @@ impl CephConfigSpec {
         self.bluefs_buffered_io.is_none()
             && self.bluestore_allocation_from_file.is_none()
             && self.allow_ec_optimizations.is_none()
+            && self.osd_memory_target.is_none()
+            && self.bluestore_cache_size.is_none()
+            && self.bluestore_cache_meta_ratio.is_none()
     }
 
     /// The effective options for `release` with the DB on a device of `db_kind`.
@@ -206,12 +256,17 @@ impl CephConfigSpec {
                 .unwrap_or_else(|| allocation_from_file_default(release, db_kind)),
             allocation_from_file_stated: self.bluestore_allocation_from_file.is_some(),
             ec_optimizations: self.allow_ec_optimizations.unwrap_or(false),
+            onode_cache_bytes: onode_cache_bytes(
+                self.osd_memory_target,
+                self.bluestore_cache_size,
+                self.bluestore_cache_meta_ratio,
+            ),
         }
     }
 }
 
 /// The options in effect on the OSDs (stated, or the release's defaults).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct CephConfig {
     pub bluefs_buffered_io: bool,
     /// True when the scenario states `bluefs_buffered_io` (false: the release's default).
@@ -223,6 +278,13 @@ pub struct CephConfig {
     /// `allow_ec_optimizations` (Tentacle's FastEC); off unless stated, as in Tentacle.
     #[serde(default)]
     pub ec_optimizations: bool,
+    /// Bytes of each OSD's BlueStore cache that hold onodes ([`onode_cache_bytes`]).
+    #[serde(default = "default_onode_cache_bytes")]
+    pub onode_cache_bytes: f64,
+}
+
+fn default_onode_cache_bytes() -> f64 {
+    onode_cache_bytes(None, None, None)
 }
 
 impl Default for CephConfig {
@@ -234,6 +296,7 @@ impl Default for CephConfig {
             allocation_from_file: true,
             allocation_from_file_stated: false,
             ec_optimizations: false,
+            onode_cache_bytes: default_onode_cache_bytes(),
         }
     }
 }

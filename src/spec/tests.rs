@@ -571,3 +571,50 @@ fn rados_and_fio_fields_are_refused_in_the_wrong_engine() {
         assert!(msg.contains(word), "{word}: {msg}");
     }
 }
+
+/// `GOOD` with a `[cluster.ceph_config]` table of `options`, placed before `[cluster.node]`.
+fn with_ceph_config(options: &str) -> String {
+    GOOD.replacen(
+        "[cluster.node]",
+        &format!("[cluster.ceph_config]\n{options}\n\n[cluster.node]"),
+        1,
+    )
+}
+
+#[test]
+fn the_onode_cache_follows_the_memory_target_or_a_fixed_cache() {
+    let bytes = |options: &str| {
+        parse_scenario(&with_ceph_config(options), "c.toml", &cat())
+            .unwrap()
+            .ceph_config
+            .onode_cache_bytes
+    };
+    // Default 4 GiB target: (4,294,967,296 × 0.85 − 805,306,368) × 0.45 = 1,280,437,125.12.
+    let default = parse_scenario(GOOD, "seed-000.toml", &cat()).unwrap();
+    assert!((default.ceph_config.onode_cache_bytes - 1_280_437_125.12).abs() < 1e-3);
+    // 8 GiB target: (8,589,934,592 × 0.85 − 805,306,368) × 0.45 = 2,923,262,115.84.
+    assert!((bytes("osd_memory_target = \"8G\"") - 2_923_262_115.84).abs() < 1e-3);
+    // rhcs32's tuned ceph.conf: a fixed 8 GiB cache, 0.8 of it for metadata.
+    let tuned = bytes("bluestore_cache_size = \"8G\"\nbluestore_cache_meta_ratio = 0.8");
+    assert!((tuned - 8_589_934_592.0 * 0.8).abs() < 1e-3);
+}
+
+#[test]
+fn impossible_cache_options_are_refused_with_the_field_and_a_fix() {
+    let text = with_ceph_config("bluestore_cache_meta_ratio = 1.5");
+    let e = err(&text);
+    assert!(
+        e.to_string()
+            .contains("cluster.ceph_config.bluestore_cache_meta_ratio"),
+        "{e}"
+    );
+    assert!(e.to_string().contains("at most 1"), "{e}");
+    let text = with_ceph_config("osd_memory_target = \"64M\"");
+    let e = err(&text);
+    assert!(
+        e.to_string()
+            .contains("cluster.ceph_config.osd_memory_target"),
+        "{e}"
+    );
+    assert!(e.to_string().contains("at least 128 MiB"), "{e}");
+}

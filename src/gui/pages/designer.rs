@@ -85,12 +85,17 @@ const CLIENT_FIELDS: [Field; 3] = [
     ("clients.nic", "client NIC", Absent::Missing),
 ];
 
-const WORKLOAD_FIELDS: [Field; 5] = [
+const WORKLOAD_FIELDS: [Field; 6] = [
     ("workload.images", "RBD images", Absent::Missing),
     ("workload.jobs_per_image", "jobs per image", Absent::Int(1)),
     ("workload.iodepth", "iodepth", Absent::Missing),
     ("workload.block_size", "block size", Absent::Missing),
     ("workload.pattern", "pattern", Absent::Missing),
+    (
+        "workload.image_size",
+        "image size",
+        Absent::Text("not stated: the data set counts as cached"),
+    ),
 ];
 
 /// The paths whose validation errors the WAL/DB, protection and co-location rows show.
@@ -943,7 +948,7 @@ fn reason(e: &SpecError) -> String {
 
 /// The value at a dotted path of a TOML table.
 /// The Ceph options in the form: path, label, choices besides the release default, hover.
-const CEPH_OPTIONS: [(&str, &str, &[&str], &str); 5] = [
+const CEPH_OPTIONS: [(&str, &str, &[&str], &str); 6] = [
     (
         "cluster.ceph_config.bluefs_buffered_io",
         "BlueFS buffered I/O",
@@ -964,6 +969,13 @@ const CEPH_OPTIONS: [(&str, &str, &[&str], &str); 5] = [
         &["true", "false"],
         "allow_ec_optimizations; true: Tentacle's FastEC, partial EC reads and writes touch only the shards they \
          cover (an erasure-coded pool on Ceph 20 or later)",
+    ),
+    (
+        "cluster.ceph_config.osd_memory_target",
+        "OSD memory target",
+        &["2G", "4G", "8G", "16G"],
+        "osd_memory_target (default 4 GiB): BlueStore's autotuned cache; with the image size stated, the share of \
+         onodes that stay cached, and every op on an uncached one loads it from RocksDB first",
     ),
     (
         "cluster.balancer",

@@ -1155,3 +1155,91 @@ fn client_threads_hold_one_fio_process_near_its_measured_ceiling() {
     let without = iops(&without);
     assert!(without > 2.0 * 148_300.0, "without the cap: {without}");
 }
+
+/// `tiny` with 4 images of `image` and a fixed 1 GiB BlueStore cache, half of it for onodes
+/// (536,870,912 bytes), and the onode-cache parameters: 65,536 bytes per onode, so the
+/// cache holds 8,192 onodes; a load costs one read op (2e-4 gigacycles = 100 µs at 2 GHz).
+fn onode_case(image: &str, pattern: &str) -> (Scenario, ModelParams) {
+    let s = tiny(|t| {
+        t.replace("pattern = \"randwrite\"", &format!("pattern = \"{pattern}\""))
+            + &format!("image_size = \"{image}\"\n")
+            + "[cluster.ceph_config]\nbluestore_cache_size = \"1G\"\nbluestore_cache_meta_ratio = 0.5\n"
+    });
+    let mut p = params();
+    p.set(names::ONODE_BYTES, 65_536.0).unwrap();
+    p.set(names::ONODE_MISS_COST, 1.0).unwrap();
+    (s, p)
+}
+
+#[test]
+fn onode_cache_misses_add_one_load_per_op_on_the_share_not_cached() {
+    // 4 images × 24 GiB / 4 MiB = 24,576 objects on 6 OSDs. Writes touch every copy:
+    // 24,576 × 3 / 6 = 12,288 onodes per OSD, 8,192 cached → 1/3 miss; reads touch the
+    // primaries' 4,096, all cached.
+    let (s, p) = onode_case("24G", "randwrite");
+    assert_relative_eq!(onode_miss_share(&s, Some(65_536.0)).unwrap(), 1.0 / 3.0);
+    // 3 write ops × (4e-4 + 1/3 × 2e-4) gigacycles / 2 GHz = 3 × 233.3 µs = 700 µs.
+    let net = build(&s, &p).unwrap();
+    assert_relative_eq!(
+        at(&net, &net.write, "osd_cpu").secs,
+        700e-6,
+        epsilon = 1e-12
+    );
+    let (s, p) = onode_case("24G", "randread");
+    assert_eq!(onode_miss_share(&s, Some(65_536.0)), Some(0.0));
+    let net = build(&s, &p).unwrap();
+    assert_relative_eq!(at(&net, &net.read, "osd_cpu").secs, 100e-6, epsilon = 1e-12);
+    // 96 GiB images: reads touch 4 × 24,576 / 6 = 16,384 primaries, half cached: one read op
+    // of 2e-4 plus ½ × 2e-4 = 3e-4 gigacycles = 150 µs.
+    let (s, p) = onode_case("96G", "randread");
+    assert_relative_eq!(onode_miss_share(&s, Some(65_536.0)).unwrap(), 0.5);
+    let net = build(&s, &p).unwrap();
+    assert_relative_eq!(at(&net, &net.read, "osd_cpu").secs, 150e-6, epsilon = 1e-12);
+}
+
+#[test]
+fn without_an_image_size_or_the_parameters_every_onode_counts_as_cached() {
+    // No image size: the data set is unknown and taken as cached (600 µs: 3 × 200 µs).
+    let mut p = params();
+    p.set(names::ONODE_BYTES, 65_536.0).unwrap();
+    p.set(names::ONODE_MISS_COST, 1.0).unwrap();
+    let net = build(&tiny(|t| t), &p).unwrap();
+    assert_relative_eq!(
+        at(&net, &net.write, "osd_cpu").secs,
+        600e-6,
+        epsilon = 1e-12
+    );
+    // A model without the miss cost (one calibrated before the mechanism) ignores it.
+    let (s, mut p) = onode_case("24G", "randwrite");
+    p.param.remove(names::ONODE_MISS_COST);
+    let net = build(&s, &p).unwrap();
+    assert_relative_eq!(
+        at(&net, &net.write, "osd_cpu").secs,
+        600e-6,
+        epsilon = 1e-12
+    );
+}
+
+#[test]
+fn more_osd_memory_or_more_osds_never_lower_iops_on_a_data_set_that_misses() {
+    let p = ModelParams::prior();
+    let iops = |target: &str, nodes: u32| {
+        let s = tiny(|t| {
+            t.replace("nodes = 3\nceph", &format!("nodes = {nodes}\nceph"))
+                .replace("iodepth = 1", "iodepth = 64")
+                + "image_size = \"2T\"\n"
+                + &format!("[cluster.ceph_config]\nosd_memory_target = \"{target}\"\n")
+        });
+        assert!(onode_miss_share(&s, p.get(names::ONODE_BYTES)).unwrap() > 0.0);
+        predicted_iops(&s, &p)
+    };
+    for nodes in [3, 4, 6] {
+        let by_memory: Vec<f64> = ["2G", "4G", "8G", "16G"]
+            .iter()
+            .map(|t| iops(t, nodes))
+            .collect();
+        assert!(by_memory.windows(2).all(|w| w[1] >= w[0]), "{by_memory:?}");
+        assert!(by_memory[3] > by_memory[0], "{by_memory:?}");
+    }
+    assert!(iops("4G", 6) >= iops("4G", 4) && iops("4G", 4) >= iops("4G", 3));
+}
