@@ -406,19 +406,35 @@ fn servers_for(effective: f64) -> (u32, Option<f64>, f64) {
 /// RBD's default object size (`rbd_default_order` 22: 4 MiB objects).
 const RBD_OBJECT_BYTES: f64 = 4_194_304.0;
 
-/// The share of OSD ops whose object's onode is not in the BlueStore cache, for a uniform
-/// random workload over the images' whole extent: an OSD holds `objects × copies / OSDs`
-/// onodes; reads touch only the primaries' (`objects / OSDs`), writes every copy's; the
-/// cache holds `ceph_config.onode_cache_bytes / onode_bytes` of them (LRU over a uniform
-/// working set: the hit share is the cached share). None when the image size is unstated
-/// (the data set is then taken as cached), for rados bench, or without `onode_bytes`.
-pub fn onode_miss_share(s: &Scenario, onode_bytes: Option<f64>) -> Option<f64> {
-    let bytes = onode_bytes.filter(|b| *b > 0.0)?;
+/// RADOS objects of the images: `images × ⌈image_size / 4 MiB⌉`; None when unstated.
+fn objects_of(s: &Scenario) -> Option<f64> {
     let image = s.spec.workload.image_size?;
+    Some(f64::from(s.images) * (image.0 as f64 / RBD_OBJECT_BYTES).ceil())
+}
+
+/// The onode cache of one OSD for a uniform random workload over the images' whole
+/// extent ([`onode_cache`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct OnodeCache {
+    /// Onodes the workload touches per OSD: the primaries' for reads (`objects / OSDs`),
+    /// every copy's for writes (`objects × copies / OSDs`), blended by the read share.
+    pub touched: f64,
+    /// Onodes the cache holds: `ceph_config.onode_cache_bytes / onode_bytes`.
+    pub cached: f64,
+    /// The share of OSD ops whose onode is not cached: `1 − cached / touched`, in 0..1
+    /// (LRU over a uniform working set: the hit share is the cached share).
+    pub miss: f64,
+}
+
+/// The onode cache of `s` with `onode_bytes` per cached onode. None when the image size is
+/// unstated (the data set is then taken as cached), for rados bench, or without
+/// `onode_bytes`.
+pub fn onode_cache(s: &Scenario, onode_bytes: Option<f64>) -> Option<OnodeCache> {
+    let bytes = onode_bytes.filter(|b| *b > 0.0)?;
     if s.engine != Engine::FioRbd || s.total_osds() == 0 {
         return None;
     }
-    let objects = f64::from(s.images) * (image.0 as f64 / RBD_OBJECT_BYTES).ceil();
+    let objects = objects_of(s)?;
     let copies = match s.protection {
         Protection::Replicated { size } => f64::from(size),
         Protection::Erasure { k, m } => f64::from(k + m),
@@ -426,7 +442,16 @@ pub fn onode_miss_share(s: &Scenario, onode_bytes: Option<f64>) -> Option<f64> {
     let rf = s.read_fraction.clamp(0.0, 1.0);
     let touched = objects * (rf + (1.0 - rf) * copies) / f64::from(s.total_osds());
     let cached = s.ceph_config.onode_cache_bytes / bytes;
-    Some((1.0 - cached / touched).clamp(0.0, 1.0))
+    Some(OnodeCache {
+        touched,
+        cached,
+        miss: (1.0 - cached / touched).clamp(0.0, 1.0),
+    })
+}
+
+/// The share of OSD ops whose onode is not cached ([`OnodeCache::miss`]).
+pub fn onode_miss_share(s: &Scenario, onode_bytes: Option<f64>) -> Option<f64> {
+    onode_cache(s, onode_bytes).map(|c| c.miss)
 }
 
 fn device_service_secs(d: &DriveEntry, write: bool, bytes: f64, iops_override: Option<f64>) -> f64 {
@@ -558,11 +583,20 @@ impl<'a> Plan<'a> {
         // Onodes not in the BlueStore cache are loaded from RocksDB first: each OSD op
         // on such an object pays the load, on reads and on every replica's write.
         let (osd_read, osd_write) = match (
-            onode_miss_share(s, p.get(names::ONODE_BYTES)),
+            onode_cache(s, p.get(names::ONODE_BYTES)),
             p.get(names::ONODE_MISS_COST),
         ) {
-            (Some(miss), Some(cost)) => {
-                let load = miss * cost * osd_read;
+            (Some(c), Some(cost)) => {
+                if c.miss > 0.005 {
+                    warnings.push(format!(
+                        "onode cache: {:.0} % of the OSD ops find their object's onode uncached (the workload touches {:.0} onodes per OSD, {:.0} MiB of BlueStore cache holds {:.0}), so each loads it from RocksDB first; a larger osd_memory_target, or more OSDs, keeps more of them cached",
+                        100.0 * c.miss,
+                        c.touched,
+                        s.ceph_config.onode_cache_bytes / 1_048_576.0,
+                        c.cached
+                    ));
+                }
+                let load = c.miss * cost * osd_read;
                 (osd_read + load, osd_write + load)
             }
             _ => (osd_read, osd_write),

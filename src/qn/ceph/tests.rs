@@ -1185,9 +1185,18 @@ fn onode_cache_misses_add_one_load_per_op_on_the_share_not_cached() {
         700e-6,
         epsilon = 1e-12
     );
+    // The prediction says so, with the counts and the remedy.
+    assert!(
+        net.warnings.iter().any(|w| w.contains("onode cache: 33 %")
+            && w.contains("touches 12288 onodes per OSD, 512 MiB of BlueStore cache holds 8192")
+            && w.contains("osd_memory_target")),
+        "{:?}",
+        net.warnings
+    );
     let (s, p) = onode_case("24G", "randread");
     assert_eq!(onode_miss_share(&s, Some(65_536.0)), Some(0.0));
     let net = build(&s, &p).unwrap();
+    assert!(!net.warnings.iter().any(|w| w.contains("onode")));
     assert_relative_eq!(at(&net, &net.read, "osd_cpu").secs, 100e-6, epsilon = 1e-12);
     // 96 GiB images: reads touch 4 × 24,576 / 6 = 16,384 primaries, half cached: one read op
     // of 2e-4 plus ½ × 2e-4 = 3e-4 gigacycles = 150 µs.
