@@ -600,21 +600,20 @@ fn the_onode_cache_follows_the_memory_target_or_a_fixed_cache() {
 }
 
 #[test]
-fn impossible_cache_options_are_refused_with_the_field_and_a_fix() {
-    let text = with_ceph_config("bluestore_cache_meta_ratio = 1.5");
-    let e = err(&text);
-    assert!(
-        e.to_string()
-            .contains("cluster.ceph_config.bluestore_cache_meta_ratio"),
-        "{e}"
-    );
-    assert!(e.to_string().contains("at most 1"), "{e}");
-    let text = with_ceph_config("osd_memory_target = \"64M\"");
-    let e = err(&text);
-    assert!(
-        e.to_string()
-            .contains("cluster.ceph_config.osd_memory_target"),
-        "{e}"
-    );
-    assert!(e.to_string().contains("at least 128 MiB"), "{e}");
+fn impossible_cache_options_are_refused_with_the_line_the_field_and_a_fix() {
+    for (option, field, fix) in [
+        (
+            "bluestore_cache_meta_ratio = 1.5",
+            "cluster.ceph_config.bluestore_cache_meta_ratio",
+            "at most 1",
+        ),
+        (
+            "osd_memory_target = \"64M\"",
+            "cluster.ceph_config.osd_memory_target",
+            "at least 128 MiB",
+        ),
+    ] {
+        let text = with_ceph_config(option);
+        assert_located(&err(&text), line_of(&text, option), field, fix);
+    }
 }
