@@ -122,10 +122,11 @@
 //! populated into the Bluestore Onode cache", ceph.io 2019 RHCS 3.2 part 4, which measured
 //! +14 % 4k read and +15 % 4k write IOPS from an 8 GB instead of a 4 GB cache). With the
 //! images' size stated (`workload.image_size`, RBD's 4 MiB objects) an OSD holds
-//! `objects × copies / OSDs` onodes; reads touch the primaries', writes every copy's, and
-//! the cache holds `onode_cache_bytes(config) / onode_cache_bytes` of them (the memory
-//! target less `osd_memory_base` and fragmentation, times `bluestore_cache_meta_ratio`, or
-//! a fixed `bluestore_cache_size`; 26,040 bytes per onode from PR #32697's counters). On a
+//! `objects × copies / OSDs` onodes; reads touch the primaries' (an EC read's sub-reads
+//! are not counted), writes every copy's, and the cache holds `ceph_config.onode_cache_bytes`
+//! (the memory target less `osd_memory_base` and fragmentation, times
+//! `bluestore_cache_meta_ratio`, or a fixed `bluestore_cache_size`) over the parameter
+//! `onode_cache_bytes` (26,040 bytes per onode, PR #32697's counters) of them. On a
 //! uniform working set the missed share is `1 − cached / touched`, and every OSD op (read,
 //! and each replica's write) pays `miss × onode_miss_read_ops` read ops' CPU more. Without
 //! an image size the data set counts as cached: most published runs state a memory target
@@ -416,8 +417,9 @@ fn objects_of(s: &Scenario) -> Option<f64> {
 /// extent ([`onode_cache`]).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct OnodeCache {
-    /// Onodes the workload touches per OSD: the primaries' for reads (`objects / OSDs`),
-    /// every copy's for writes (`objects × copies / OSDs`), blended by the read share.
+    /// Onodes the workload touches per OSD: the primaries' for reads (`objects / OSDs`; an
+    /// EC read's sub-reads are not counted), every copy's or shard's for writes (`objects ×
+    /// copies / OSDs`), blended by the read share.
     pub touched: f64,
     /// Onodes the cache holds: `ceph_config.onode_cache_bytes / onode_bytes`.
     pub cached: f64,
