@@ -727,12 +727,7 @@ fn edits_survive_a_restart_and_opening_another_file_asks_first() {
     let mut h = harness(State::default());
     open_in_designer(&mut h, &example_path());
     retype(&mut h, "Ceph release", "18.2.4");
-    assert!(h
-        .state()
-        .state
-        .designer
-        .text
-        .contains("ceph_release = \"18.2.4\""));
+    assert!(designer_has(&h, "ceph_release = \"18.2.4\""));
     assert!(h.state().state.designer.is_modified());
     h.get_by_label_contains("unsaved edits");
 
@@ -1730,12 +1725,7 @@ fn the_ceph_options_are_chosen_in_the_form_and_the_prediction_follows() {
     h.get_by_label("Cluster designer").click();
     h.run();
     pick(&mut h, "RocksDB build", "unoptimised");
-    assert!(h
-        .state()
-        .state
-        .designer
-        .text
-        .contains("rocksdb_build = \"unoptimised\""));
+    assert!(designer_has(&h, "rocksdb_build = \"unoptimised\""));
     // The balancer goes in [cluster] too: off keeps CRUSH's spread of held PGs, so the
     // busiest OSD takes more of the writes and the prediction cannot rise.
     let iops_upmap = predicted_iops_of_the_designer_text(&mut h);
@@ -1766,26 +1756,19 @@ fn the_ceph_options_are_chosen_in_the_form_and_the_prediction_follows() {
 fn an_image_size_and_the_osd_memory_target_set_the_onode_cache_and_the_prediction_follows() {
     let mut h = harness(State::default());
     open_in_designer(&mut h, &small_fixture_path());
-    // 200 GiB images on the fixture's 6 OSDs: 102,400 onodes per OSD for writes; 2 GiB
-    // of memory caches about 19,000 of them, 16 GiB all;
+    // 200 GiB images on the fixture's 6 OSDs: 102,400 onodes per OSD for writes; a 2 GiB
+    // memory target caches about 17,600 of them, 16 GiB all;
     // iodepth 64 puts the OSD CPU, where the loads go, at the bottleneck.
     retype_number(&mut h, "iodepth", "64");
     retype(&mut h, "image size", "200G");
-    assert!(h
-        .state()
-        .state
-        .designer
-        .text
-        .contains("image_size = \"200G\""));
+    assert!(designer_has(&h, "image_size = \"200G\""));
     h.get_by_label("Cluster designer").click();
     h.run();
     pick(&mut h, "OSD memory target", "2G");
-    assert!(h
-        .state()
-        .state
-        .designer
-        .text
-        .contains("[cluster.ceph_config]\nosd_memory_target = \"2G\"\n"));
+    assert!(designer_has(
+        &h,
+        "[cluster.ceph_config]\nosd_memory_target = \"2G\"\n"
+    ));
     let iops_2g = predicted_iops_of_the_designer_text(&mut h);
     h.get_by_label("Cluster designer").click();
     h.run();
@@ -1795,6 +1778,11 @@ fn an_image_size_and_the_osd_memory_target_set_the_onode_cache_and_the_predictio
     assert!(iops_16g > iops_2g * 1.05, "{iops_2g} → {iops_16g}");
     let d = &h.state().state.designer;
     assert!(d.spec_error().is_none(), "{:?}", d.spec_error());
+}
+
+/// True when the designer's scenario text contains `needle`.
+fn designer_has(h: &Harness<'static, App>, needle: &str) -> bool {
+    h.state().state.designer.text.contains(needle)
 }
 
 /// Opens the combo box labelled `combo` and clicks its option `option`, as a user does
