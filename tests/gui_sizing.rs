@@ -167,3 +167,60 @@ fn at_1024_by_640_the_designs_table_is_not_cut_off() {
         .collect();
     assert!(cut.is_empty(), "{cut:#?}");
 }
+
+/// A user types a working set and a memory target into the requirements editor and
+/// searches: the report says the predictions count the onode misses at that target, and
+/// its designs' scenarios carry both.
+#[test]
+fn a_working_set_typed_into_the_editor_reaches_the_report() {
+    let mut h = harness(State {
+        page: Page::Sizing,
+        ..State::default()
+    });
+    h.run();
+    let text = include_str!("../models/requirements/oltp-nvme.toml")
+        .replace("# image_size = \"2TiB\"", "image_size = \"2TiB\"")
+        .replace(
+            "# osd_memory_target = \"16GiB\"",
+            "osd_memory_target = \"16GiB\"",
+        );
+    let editor = "requirements (TOML, see models/README.md)";
+    h.get_by_role_and_label(egui::Role::MultilineTextInput, editor)
+        .click();
+    h.run();
+    assert!(
+        h.get_by_role_and_label(egui::Role::MultilineTextInput, editor)
+            .is_focused(),
+        "the click on the editor did not focus it"
+    );
+    h.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::A);
+    h.run();
+    h.get_by_role_and_label(egui::Role::MultilineTextInput, editor)
+        .type_text(&text);
+    h.run();
+    h.get_by_label("Search").click();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        h.step();
+        let s = &h.state().state.sizing;
+        if s.report().is_some() || s.error().is_some() {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the search did not finish");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert_eq!(h.state().state.sizing.error(), None);
+    h.run();
+    assert!(
+        h.query_all_by_label_contains("oltp states image_size: each OSD caches the onodes its osd_memory_target (16 GiB) allows")
+            .count()
+            == 1,
+        "the working-set note is not shown: {:?}",
+        h.state().state.sizing.report().map(|r| r.notes.clone())
+    );
+    h.get_by_label("Open d1 in designer").click();
+    h.run();
+    let written = &h.state().state.designer.text;
+    assert!(written.contains("image_size = \"2T\""), "{written}");
+    assert!(written.contains("osd_memory_target = \"16G\""), "{written}");
+}

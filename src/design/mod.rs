@@ -93,6 +93,7 @@ pub fn scenario_spec_of(
     name: &str,
     ceph_release: &str,
     osds_per_device: u32,
+    osd_memory_target: Option<crate::units::Bytes>,
     c: &PartChoice,
     w: &WorkloadRequirement,
     degraded: Option<DegradedSpec>,
@@ -126,7 +127,10 @@ pub fn scenario_spec_of(
             nodes: c.nodes,
             ceph_release: ceph_release.to_string(),
             rocksdb_build: None,
-            ceph_config: Default::default(),
+            ceph_config: crate::spec::CephConfigSpec {
+                osd_memory_target,
+                ..Default::default()
+            },
             balancer: None,
             node: NodeSpec {
                 cpu: HwRef::Name(c.cpu.clone()),
@@ -153,6 +157,40 @@ pub fn scenario_spec_of(
         clients: w.clients.clone(),
         workload: w.workload.clone(),
         degraded,
+    }
+}
+
+/// What the predictions assume about the data set: with an image size, the onodes the
+/// BlueStore cache cannot hold cost every OSD op a load from RocksDB (`qn::ceph`, "The
+/// onode cache"), so more OSDs or memory per OSD raise small-I/O IOPS; without one the
+/// data set counts as cached.
+pub fn working_set_note(req: &Requirements) -> String {
+    let gib = |b: u64| format!("{} GiB", b as f64 / f64::from(1u32 << 30));
+    let target = req.osd_memory_target.map_or_else(
+        || {
+            format!(
+                "{}, Ceph's default",
+                gib(crate::spec::OSD_MEMORY_TARGET_DEFAULT_BYTES)
+            )
+        },
+        |t| gib(t.0),
+    );
+    let sized: Vec<&str> = req
+        .workloads
+        .iter()
+        .filter(|w| w.workload.image_size.is_some())
+        .map(|w| w.name.as_str())
+        .collect();
+    if sized.is_empty() {
+        format!(
+            "no workload states image_size: the data set counts as cached in BlueStore, which is optimistic for a working set larger than the OSDs' caches (osd_memory_target {target}); give each workload's image_size to count the onode misses"
+        )
+    } else {
+        format!(
+            "{} state{} image_size: each OSD caches the onodes its osd_memory_target ({target}) allows and the rest cost a RocksDB load per op, so more OSDs or memory per OSD raise small-I/O IOPS; a node needs at least OSDs per node × the target of memory for its OSDs",
+            sized.join(", "),
+            if sized.len() == 1 { "s" } else { "" }
+        )
     }
 }
 
@@ -541,6 +579,7 @@ pub fn design(
         CheckAt::Interval80 => "targets are checked against the pessimistic end of the 80 % range (low IOPS and bandwidth, high mean latency)".to_string(),
         CheckAt::Interval95 => "targets are checked against the pessimistic end of the 95 % range (low IOPS and bandwidth, high mean latency)".to_string(),
     });
+    notes.push(working_set_note(req));
     let mut found: Vec<Cand> = Vec::new();
     let mut recent_failures: std::collections::VecDeque<Failure> = Default::default();
     let mut closest: Option<Failure> = None;
@@ -900,6 +939,7 @@ fn evaluate(
             &req.name,
             &req.ceph_release,
             req.osds_per_device,
+            req.osd_memory_target,
             &pc,
             w,
             None,
@@ -1064,6 +1104,7 @@ fn full_design(
             &req.name,
             &req.ceph_release,
             req.osds_per_device,
+            req.osd_memory_target,
             &pc,
             w,
             None,
@@ -1144,6 +1185,7 @@ pub fn design_scenarios(req: &Requirements, d: &Design) -> Vec<(String, Scenario
                     &req.name,
                     &req.ceph_release,
                     req.osds_per_device,
+                    req.osd_memory_target,
                     &d.parts,
                     w,
                     degraded,

@@ -50,6 +50,11 @@ pub struct RequirementsSpec {
     /// `"interval-95"` (the pessimistic end of the prediction's range).
     #[serde(default)]
     pub check_at: CheckAt,
+    /// The memory each OSD will aim at (`osd_memory_target`, e.g. "8GiB"); Ceph's 4 GiB
+    /// when left out. With a workload's `image_size` it sets how many onodes BlueStore's
+    /// cache holds (models/README.md, "The onode cache").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub osd_memory_target: Option<Bytes>,
     pub capacity: CapacitySpec,
     /// One or more `[[workload]]` tables; each must meet its targets on its own.
     #[serde(rename = "workload")]
@@ -124,6 +129,11 @@ pub struct WorkloadRequirementSpec {
     pub read_percent: Option<f64>,
     pub block_size: Bytes,
     pub images: u32,
+    /// The span of each image the workload's I/O covers, uniformly (e.g. "2TiB"): the
+    /// working set is `images × image_size`. With it the model counts the onodes the
+    /// BlueStore cache cannot hold; left out, the data set counts as cached.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image_size: Option<Bytes>,
     #[serde(default = "one")]
     pub jobs_per_image: u32,
     pub iodepth: u32,
@@ -299,6 +309,8 @@ pub struct Requirements {
     pub ceph_release: String,
     pub osds_per_device: u32,
     pub check_at: CheckAt,
+    /// `osd_memory_target` of every OSD (None: Ceph's default).
+    pub osd_memory_target: Option<Bytes>,
     /// Usable bytes to hold, growth included.
     pub usable_needed_bytes: f64,
     pub fill_limit: f64,
@@ -839,6 +851,21 @@ impl RequirementsSpec {
                     return inv(format!("{at}.{f}"), format!("{f} = 0"), "must be ≥ 1");
                 }
             }
+            if let Some(size) = w.image_size {
+                let span = f64::from(w.images) * size.0 as f64;
+                if span > usable_needed_bytes {
+                    return inv(
+                        format!("{at}.image_size"),
+                        format!(
+                            "{} images × {size} span {:.1} TB, more than the {:.1} TB the cluster holds (capacity, growth included)",
+                            w.images,
+                            span / 1e12,
+                            usable_needed_bytes / 1e12
+                        ),
+                        "give the span of each image the workload covers (its working set), or raise capacity.usable_tb",
+                    );
+                }
+            }
             if w.colocated && w.clients > nr.max {
                 return inv(
                     format!("{at}.clients"),
@@ -922,7 +949,7 @@ impl RequirementsSpec {
                     block_size: w.block_size,
                     pattern: w.pattern,
                     read_percent: w.read_percent,
-                    image_size: None,
+                    image_size: w.image_size,
                     engine: crate::spec::Engine::FioRbd,
                     object_size: None,
                     concurrency: None,
@@ -942,6 +969,7 @@ impl RequirementsSpec {
                 &self.name,
                 &self.ceph_release,
                 self.osds_per_device,
+                self.osd_memory_target,
                 &crate::design::PartChoice {
                     cpu: cpus[0].0.clone(),
                     sockets: sockets[0].min(max_chassis_sockets),
@@ -973,6 +1001,7 @@ impl RequirementsSpec {
             ceph_release: self.ceph_release.clone(),
             osds_per_device: self.osds_per_device,
             check_at: self.check_at,
+            osd_memory_target: self.osd_memory_target,
             usable_needed_bytes,
             fill_limit: c.fill_limit,
             workloads,
@@ -1002,14 +1031,9 @@ pub fn parse_requirements(
 ) -> Result<Requirements, SpecError> {
     let spec = RequirementsSpec::parse(text, origin)?;
     spec.validate(cat).map_err(|e| {
-        // `constraints.cpus[2]` is located at `constraints.cpus`.
-        let located: String = e
-            .field
-            .split('.')
-            .map(|p| p.split('[').next().unwrap_or(p))
-            .collect::<Vec<_>>()
-            .join(".");
-        let path: Vec<&str> = located.split('.').collect();
+        // `workload[1].image_size` is located in the second [[workload]] table,
+        // `constraints.cpus[2]` at the third name of the list.
+        let path: Vec<&str> = e.field.split('.').collect();
         let mut err = error_at(text, origin, &path, e.field.clone(), *e.kind);
         if err.line.is_none() {
             err.origin = origin.to_string();

@@ -563,3 +563,127 @@ source = "test part"
         .unwrap_err();
     assert_eq!(e.field, "parts.drive.generic-nvme-gen3");
 }
+
+/// The oltp example with each image spanning `size` and the OSDs at `target`.
+fn oltp_with_working_set(size: &str, target: Option<&str>) -> RequirementsSpec {
+    let mut text = OLTP.replace(
+        "iodepth = 16\n",
+        &format!("iodepth = 16\nimage_size = \"{size}\"\n"),
+    );
+    if let Some(t) = target {
+        text = text.replace(
+            "osds_per_device = 1\n",
+            &format!("osds_per_device = 1\nosd_memory_target = \"{t}\"\n"),
+        );
+    }
+    RequirementsSpec::parse(&text, "oltp-working-set.toml").unwrap()
+}
+
+#[test]
+fn a_working_set_reaches_the_written_scenarios_and_the_report_says_so() {
+    let spec = oltp_with_working_set("2TiB", Some("16GiB"));
+    let req = spec.validate(&Catalogue::builtin()).unwrap();
+    assert_eq!(req.osd_memory_target, Some(crate::units::Bytes(16 << 30)));
+    let r = design(
+        &req,
+        Some(&prices()),
+        &ModelParams::shipped_default(),
+        &DesignOptions::default(),
+        &NoProgress,
+    )
+    .unwrap();
+    assert!(
+        r.notes
+            .iter()
+            .any(|n| n.starts_with("oltp states image_size") && n.contains("(16 GiB)")),
+        "{:?}",
+        r.notes
+    );
+    let d = &r.designs[0];
+    for (_, sp) in design_scenarios(&req, d) {
+        let s = parse_scenario(&sp.to_toml(), "written", &Catalogue::builtin()).unwrap();
+        assert_eq!(
+            s.spec.workload.image_size,
+            Some(crate::units::Bytes(2 << 40))
+        );
+        assert_eq!(
+            s.spec.cluster.ceph_config.osd_memory_target,
+            Some(crate::units::Bytes(16 << 30))
+        );
+    }
+    // Without an image size the report says the data set counts as cached.
+    let plain = run(&oltp_spec(), Some(&prices()));
+    assert!(
+        plain
+            .notes
+            .iter()
+            .any(|n| n.starts_with("no workload states image_size")
+                && n.contains("4 GiB, Ceph's default")),
+        "{:?}",
+        plain.notes
+    );
+}
+
+#[test]
+fn on_one_design_a_larger_working_set_never_raises_and_more_memory_never_lowers_iops() {
+    // The cheapest design of the plain example, predicted with the working set and memory
+    // target of each variant: the onode misses (qn::ceph) only ever cost IOPS.
+    let plain = run(&oltp_spec(), Some(&prices()));
+    let parts = plain.designs[0].clone();
+    let iops = |spec: &RequirementsSpec| {
+        let req = spec.validate(&Catalogue::builtin()).unwrap();
+        let (_, sp) = design_scenarios(&req, &parts).remove(0);
+        let mut s = parse_scenario(&sp.to_toml(), "written", &Catalogue::builtin()).unwrap();
+        s.spec.degraded = None;
+        predict(
+            &s,
+            &ModelParams::shipped_default(),
+            &PredictOptions::default(),
+        )
+        .unwrap()
+        .iops
+    };
+    let cached = iops(&oltp_spec());
+    let small = iops(&oltp_with_working_set("64GiB", None));
+    let large = iops(&oltp_with_working_set("2TiB", None));
+    let large_more_memory = iops(&oltp_with_working_set("2TiB", Some("16GiB")));
+    assert!(small <= cached * (1.0 + 1e-9), "{small} > {cached}");
+    assert!(large < small, "{large} !< {small}");
+    assert!(large_more_memory > large, "{large_more_memory} !> {large}");
+    assert!(large_more_memory <= cached * (1.0 + 1e-9));
+}
+
+#[test]
+fn a_working_set_larger_than_the_cluster_is_refused_with_the_fix() {
+    let e = err_of(&oltp_with_working_set("8TiB", None));
+    assert_eq!(e.field, "workload[0].image_size");
+    let msg = e.to_string();
+    assert!(
+        msg.contains("64 images") && msg.contains("raise capacity.usable_tb"),
+        "{msg}"
+    );
+    // Located at its line in the file.
+    let text = OLTP.replace("iodepth = 16\n", "iodepth = 16\nimage_size = \"8TiB\"\n");
+    let e = parse_requirements(&text, "oltp.toml", &Catalogue::builtin()).unwrap_err();
+    let line = text
+        .lines()
+        .position(|l| l.starts_with("image_size"))
+        .unwrap()
+        + 1;
+    assert_eq!(e.line, Some(line), "{e}");
+    // In the second [[workload]], at that table's line, not the first's.
+    let start = OLTP.find("\n[[workload]]").unwrap() + 1;
+    let end = OLTP.find("[protection]").unwrap();
+    let second = OLTP[start..end]
+        .replace("name = \"oltp\"", "name = \"batch\"")
+        .replace("iodepth = 16\n", "iodepth = 16\nimage_size = \"8TiB\"\n");
+    let text = format!("{}{second}{}", &OLTP[..end], &OLTP[end..]);
+    let e = parse_requirements(&text, "oltp.toml", &Catalogue::builtin()).unwrap_err();
+    assert_eq!(e.field, "workload[1].image_size", "{e}");
+    let line = text
+        .lines()
+        .position(|l| l.starts_with("image_size"))
+        .unwrap()
+        + 1;
+    assert_eq!(e.line, Some(line), "{e}");
+}

@@ -22,7 +22,10 @@ pub mod catalogue;
 pub mod release;
 
 pub use catalogue::{Arch, Catalogue, CpuEntry, DriveEntry, DriveKind, NicEntry, Uarch};
-pub use release::{Balancer, CephConfig, CephConfigSpec, CephVersion, RocksdbBuild};
+pub use release::{
+    Balancer, CephConfig, CephConfigSpec, CephVersion, RocksdbBuild,
+    OSD_MEMORY_TARGET_DEFAULT_BYTES,
+};
 
 /// The scenario format version this build reads.
 pub const SCENARIO_SCHEMA_VERSION: u32 = 1;
@@ -216,10 +219,22 @@ fn span_of(text: &str, path: &[&str]) -> Option<Range<usize>> {
     let mut table = root.get_ref();
     let mut best = None;
     for (i, key) in path.iter().enumerate() {
-        let (k, v) = table.iter().find(|(k, _)| k.get_ref().as_ref() == *key)?;
+        // `workload[1]`: the second element of an array (of tables, or of values).
+        let (name, index) = match key.strip_suffix(']').and_then(|k| k.split_once('[')) {
+            Some((n, ix)) => (n, ix.parse::<usize>().ok()),
+            None => (*key, None),
+        };
+        let (k, v) = table.iter().find(|(k, _)| k.get_ref().as_ref() == name)?;
+        let (k_span, v) = match (index, v.get_ref().as_array()) {
+            (Some(ix), Some(items)) => match items.get(ix) {
+                Some(item) => (item.span(), item),
+                None => (k.span(), v),
+            },
+            _ => (k.span(), v),
+        };
         // Tables declared with a [header] have the header as the key span; prefer it.
         best = Some(if v.get_ref().is_table() {
-            k.span()
+            k_span
         } else {
             v.span()
         });
