@@ -179,6 +179,11 @@ fn money(v: Option<f64>, currency: &Option<String>) -> String {
     }
 }
 
+/// Memory in binary units, as `osd_memory_target` is given ("96 GiB").
+fn gib(bytes: f64) -> String {
+    format!("{} GiB", thousands(bytes / f64::from(1u32 << 30)))
+}
+
 fn watts(v: Option<f64>) -> String {
     v.map_or("-".into(), |w| format!("{} W", thousands(w)))
 }
@@ -281,6 +286,7 @@ fn text_report(r: &DesignReport, md: bool) -> String {
                     d.rack_units.to_string(),
                     size(d.raw_bytes),
                     size(d.usable_bytes),
+                    gib(d.osd_memory_bytes_per_node),
                     flags(d),
                 ]
             })
@@ -300,6 +306,7 @@ fn text_report(r: &DesignReport, md: bool) -> String {
                 "RU",
                 "raw",
                 "usable",
+                "OSD memory/node",
                 "",
             ],
             &rows,
@@ -451,6 +458,7 @@ fn csv_report(r: &DesignReport) -> anyhow::Result<String> {
                 d.rack_units.to_string(),
                 d.raw_bytes.to_string(),
                 d.usable_bytes.to_string(),
+                d.osd_memory_bytes_per_node.to_string(),
                 w.workload.clone(),
                 w.state.clone(),
                 p.iops.to_string(),
@@ -486,6 +494,7 @@ fn csv_report(r: &DesignReport) -> anyhow::Result<String> {
             "rack_units",
             "raw_bytes",
             "usable_bytes",
+            "osd_memory_bytes_per_node",
             "workload",
             "state",
             "iops",

@@ -187,7 +187,7 @@ pub fn working_set_note(req: &Requirements) -> String {
         )
     } else {
         format!(
-            "{} state{} image_size: each OSD caches the onodes its osd_memory_target ({target}) allows and the rest cost a RocksDB load per op, so more OSDs or memory per OSD raise small-I/O IOPS; a node needs at least OSDs per node × the target of memory for its OSDs",
+            "{} state{} image_size: each OSD caches the onodes its osd_memory_target ({target}) allows and the rest cost a RocksDB load per op, so more OSDs or memory per OSD raise small-I/O IOPS; each design states the memory its nodes' OSDs aim at (OSDs per node × the target)",
             sized.join(", "),
             if sized.len() == 1 { "s" } else { "" }
         )
@@ -301,6 +301,9 @@ pub struct Design {
     pub rack_units: u32,
     pub raw_bytes: f64,
     pub usable_bytes: f64,
+    /// Memory the OSDs of one node aim at: OSDs per node × `osd_memory_target` (the
+    /// operating system, monitors and co-located clients need theirs on top).
+    pub osd_memory_bytes_per_node: f64,
     pub results: Vec<WorkloadResult>,
     pub recovery: Option<RecoveryEstimate>,
     pub pareto: bool,
@@ -1137,6 +1140,10 @@ fn full_design(
         }
     }
     let cap = capacity.expect("at least one workload");
+    let osd_memory_bytes_per_node = f64::from(pc.drives_per_node * req.osds_per_device)
+        * req
+            .osd_memory_target
+            .map_or(crate::spec::OSD_MEMORY_TARGET_DEFAULT_BYTES, |t| t.0) as f64;
     Ok(Design {
         id: String::new(),
         parts: pc,
@@ -1148,6 +1155,7 @@ fn full_design(
         rack_units: c.ru,
         raw_bytes: cap.raw_bytes,
         usable_bytes: cap.usable_bytes,
+        osd_memory_bytes_per_node,
         results,
         recovery,
         pareto: false,

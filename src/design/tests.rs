@@ -600,6 +600,11 @@ fn a_working_set_reaches_the_written_scenarios_and_the_report_says_so() {
         r.notes
     );
     let d = &r.designs[0];
+    // The OSDs of a node aim at OSDs per node × the target (one OSD per drive here).
+    assert_eq!(
+        d.osd_memory_bytes_per_node,
+        f64::from(d.parts.drives_per_node) * (16u64 << 30) as f64
+    );
     for (_, sp) in design_scenarios(&req, d) {
         let s = parse_scenario(&sp.to_toml(), "written", &Catalogue::builtin()).unwrap();
         assert_eq!(

@@ -321,8 +321,13 @@ fn design_row_ui(
     ui.label(&d.protection_label);
     ui.label(d.parts.nodes.to_string());
     ui.label(format!(
-        "{} × {}\n{} × {}, {}",
-        d.parts.sockets, d.parts.cpu, d.parts.drives_per_node, d.parts.drive, d.parts.nic
+        "{} × {}\n{} × {}, {}\nOSD memory {:.0} GiB/node",
+        d.parts.sockets,
+        d.parts.cpu,
+        d.parts.drives_per_node,
+        d.parts.drive,
+        d.parts.nic,
+        d.osd_memory_bytes_per_node / f64::from(1u32 << 30)
     ));
     ui.label(d.rack_units.to_string());
     ui.label(d.cost.map_or("-".into(), |c| format!("{c:.0}")));
