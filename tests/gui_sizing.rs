@@ -14,15 +14,11 @@ fn harness(state: State) -> Harness<'static, App> {
         .build_ui_state(|ui, app: &mut App| app.ui_root(ui), App::new(state))
 }
 
-#[test]
-fn sizing_searches_and_opens_a_design_in_the_designer() {
-    let mut h = harness(State {
-        page: Page::Sizing,
-        ..State::default()
-    });
-    h.run();
+/// Presses Search as a user does and steps the app until the worker's search has finished
+/// (a report or an error), failing after `secs`.
+fn search_and_wait(h: &mut Harness<'static, App>, secs: u64) {
     h.get_by_label("Search").click();
-    let deadline = Instant::now() + Duration::from_secs(60);
+    let deadline = Instant::now() + Duration::from_secs(secs);
     loop {
         h.step();
         let s = &h.state().state.sizing;
@@ -32,6 +28,16 @@ fn sizing_searches_and_opens_a_design_in_the_designer() {
         assert!(Instant::now() < deadline, "the search did not finish");
         std::thread::sleep(Duration::from_millis(5));
     }
+}
+
+#[test]
+fn sizing_searches_and_opens_a_design_in_the_designer() {
+    let mut h = harness(State {
+        page: Page::Sizing,
+        ..State::default()
+    });
+    h.run();
+    search_and_wait(&mut h, 60);
     let s = &h.state().state.sizing;
     assert_eq!(s.error(), None);
     let r = s.report().unwrap();
@@ -98,17 +104,7 @@ fn sizing_searches_with_the_model_selected_in_the_top_bar() {
     h.get_by_label("Use model file").click();
     h.run();
     h.get_by_label_contains("Search predicts with the fitted model");
-    h.get_by_label("Search").click();
-    let deadline = Instant::now() + Duration::from_secs(120);
-    loop {
-        h.step();
-        let s = &h.state().state.sizing;
-        if s.report().is_some() || s.error().is_some() {
-            break;
-        }
-        assert!(Instant::now() < deadline, "the search did not finish");
-        std::thread::sleep(Duration::from_millis(5));
-    }
+    search_and_wait(&mut h, 120);
     let s = &h.state().state.sizing;
     assert_eq!(s.error(), None);
     assert_eq!(s.report(), Some(&want));
@@ -143,14 +139,8 @@ fn at_1024_by_640_the_designs_table_is_not_cut_off() {
             }),
         );
     h.run();
-    h.get_by_label("Search").click();
-    let deadline = Instant::now() + Duration::from_secs(120);
-    while h.state().state.sizing.report().is_none() {
-        assert!(h.state().state.sizing.error().is_none());
-        assert!(Instant::now() < deadline, "the search did not finish");
-        h.step();
-        std::thread::sleep(Duration::from_millis(5));
-    }
+    search_and_wait(&mut h, 120);
+    assert_eq!(h.state().state.sizing.error(), None);
     h.run();
     assert!(!h.state().state.sizing.report().unwrap().designs.is_empty());
     h.get_by_label("Add d1 to Compare");
@@ -198,17 +188,7 @@ fn a_working_set_typed_into_the_editor_reaches_the_report() {
     h.get_by_role_and_label(egui::Role::MultilineTextInput, editor)
         .type_text(&text);
     h.run();
-    h.get_by_label("Search").click();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        h.step();
-        let s = &h.state().state.sizing;
-        if s.report().is_some() || s.error().is_some() {
-            break;
-        }
-        assert!(Instant::now() < deadline, "the search did not finish");
-        std::thread::sleep(Duration::from_millis(5));
-    }
+    search_and_wait(&mut h, 60);
     assert_eq!(h.state().state.sizing.error(), None);
     h.run();
     assert!(
