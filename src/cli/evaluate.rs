@@ -173,10 +173,12 @@ pub fn render(r: &EvaluationReport) -> String {
     );
     let c = &r.coverage;
     out += &format!(
-        "interval coverage over {} held-out figures: {} % inside the 80 % interval, {} % inside the 95 % interval (transfer discrepancy σ_ln: throughput {}, latency {})\n",
+        "interval coverage over {} held-out figures, systems weighted equally: {} % inside the 80 % interval, {} % inside the 95 % interval (every figure weighing the same: {} % / {} %; transfer discrepancy σ_ln: throughput {}, latency {})\n",
         c.figures,
         p(c.p80),
         p(c.p95),
+        p(c.p80_figures),
+        p(c.p95_figures),
         c.throughput_ln_sigma.map_or("-".into(), |v| format!("{v:.3}")),
         c.latency_ln_sigma.map_or("-".into(), |v| format!("{v:.3}"))
     );

@@ -15,7 +15,9 @@
 //!   held-out residuals of the *other* systems (so the coverage of system S is not
 //!   computed with S's own residuals), one figure per metric (throughput, mean latency),
 //!   each system weighted equally ([`discrepancy_sigma`]). The coverage is the share of
-//!   held-out measurements inside their interval.
+//!   held-out measurements inside their interval, averaged over systems (each weighted
+//!   equally, as in the discrepancy's estimate; [`Coverage`] also has the share over all
+//!   figures).
 //! - **Baselines on the same runs.** The per-core rule of thumb ("7,500 read / 3,500
 //!   write 4k IOPS per core, writes divided by the replica count", ceph.io 2022 "Ceph OSD
 //!   CPU scaling") and the disk rule ("disk IOPS × disks × 0.88 / replicas", Mirantis),
@@ -189,10 +191,20 @@ pub struct ErrorSummary {
 }
 
 /// Coverage of the stated intervals over held-out figures, percent.
+///
+/// `p80` / `p95` weigh every system the same (the mean over systems of the share of that
+/// system's held-out figures inside their interval), as the error figures and the
+/// discrepancy `σ_d` itself do: a new cluster is one draw of "a system", and a system with
+/// 1,400 runs says no more about it than one with 4. `p80_figures` / `p95_figures` count
+/// every held-out figure the same (the largest systems dominate them).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Coverage {
     pub p80: Option<f64>,
     pub p95: Option<f64>,
+    #[serde(default)]
+    pub p80_figures: Option<f64>,
+    #[serde(default)]
+    pub p95_figures: Option<f64>,
     pub figures: usize,
     /// The transfer discrepancy over all systems (what a model fitted to all of them
     /// carries): log-scale standard deviation per metric.
@@ -578,6 +590,25 @@ fn interval(pred: f64, sigma: f64, level: f64) -> (f64, f64) {
     (pred * (-h).exp(), pred * h.exp())
 }
 
+/// The mean over systems of each system's [`pct`] of `inside` (systems weighted equally;
+/// a system without any decided figure does not count).
+fn system_pct<'a>(
+    figs: impl Iterator<Item = &'a HeldOut>,
+    inside: impl Fn(&HeldOut) -> Option<bool>,
+) -> Option<f64> {
+    let mut per: BTreeMap<&str, Vec<bool>> = BTreeMap::new();
+    for h in figs {
+        if let Some(b) = inside(h) {
+            per.entry(h.system_id.as_str()).or_default().push(b);
+        }
+    }
+    let shares: Vec<f64> = per
+        .into_values()
+        .filter_map(|v| pct(v.into_iter()))
+        .collect();
+    mean(&shares)
+}
+
 fn pct(v: impl Iterator<Item = bool>) -> Option<f64> {
     let v: Vec<bool> = v.collect();
     (!v.is_empty()).then(|| 100.0 * v.iter().filter(|b| **b).count() as f64 / v.len() as f64)
@@ -705,8 +736,10 @@ pub fn evaluate(
     let of = |k: SplitKind| figures.iter().filter(move |h| h.kind == k);
     let loso_figs = || of(SplitKind::LeaveOneSystemOut);
     let coverage = Coverage {
-        p80: pct(loso_figs().filter_map(|h| h.inside(h.interval_80))),
-        p95: pct(loso_figs().filter_map(|h| h.inside(h.interval_95))),
+        p80: system_pct(loso_figs(), |h| h.inside(h.interval_80)),
+        p95: system_pct(loso_figs(), |h| h.inside(h.interval_95)),
+        p80_figures: pct(loso_figs().filter_map(|h| h.inside(h.interval_80))),
+        p95_figures: pct(loso_figs().filter_map(|h| h.inside(h.interval_95))),
         figures: loso_figs().filter(|h| h.interval_80.is_some()).count(),
         throughput_ln_sigma: discrepancy_sigma(loso_figs().filter(|h| h.is_throughput())),
         latency_ln_sigma: discrepancy_sigma(loso_figs().filter(|h| !h.is_throughput())),
@@ -879,9 +912,11 @@ pub fn transfer_of(r: &EvaluationReport) -> Option<crate::model::Transfer> {
         systems: r.loso.systems as u32,
         runs: r.loso.runs as u32,
         note: format!(
-            "cephplan evaluate: each system predicted by the prior fitted to the others; σ by maximum likelihood beyond the parameter uncertainty, systems weighted equally; its intervals held {} % / {} % of the held-out figures at 80 % / 95 %",
+            "cephplan evaluate: each system predicted by the prior fitted to the others; σ by maximum likelihood beyond the parameter uncertainty, systems weighted equally; its intervals held {} % / {} % of a system's held-out figures at 80 % / 95 % (systems weighted equally; {} % / {} % of all figures)",
             c.p80.map_or("-".into(), |v| format!("{v:.1}")),
-            c.p95.map_or("-".into(), |v| format!("{v:.1}"))
+            c.p95.map_or("-".into(), |v| format!("{v:.1}")),
+            c.p80_figures.map_or("-".into(), |v| format!("{v:.1}")),
+            c.p95_figures.map_or("-".into(), |v| format!("{v:.1}"))
         ),
     })
 }

@@ -198,6 +198,26 @@ fn the_discrepancy_estimate_recovers_a_known_sigma_and_its_intervals_cover() {
 }
 
 #[test]
+fn coverage_weighs_every_system_the_same_and_also_counts_every_figure() {
+    // System "big": 9 figures, all inside their interval; system "small": 1 figure,
+    // outside. Systems weighted equally: (100 + 0) / 2 = 50 %; every figure: 9/10 = 90 %.
+    let with_interval = |mut h: HeldOut| {
+        h.interval_80 = Some((900.0, 1100.0));
+        h
+    };
+    let mut figs: Vec<HeldOut> = (0..9)
+        .map(|_| with_interval(figure("big", 1000.0, 1000.0, 0.0)))
+        .collect();
+    figs.push(with_interval(figure("small", 2000.0, 1000.0, 0.0)));
+    let inside = |h: &HeldOut| h.inside(h.interval_80);
+    assert_eq!(system_pct(figs.iter(), inside), Some(50.0));
+    assert_eq!(pct(figs.iter().filter_map(inside)), Some(90.0));
+    // A figure without an interval counts in neither.
+    figs.push(figure("none", 1000.0, 1000.0, 0.0));
+    assert_eq!(system_pct(figs.iter(), inside), Some(50.0));
+}
+
+#[test]
 fn the_rules_of_thumb_follow_their_published_wording() {
     let prepared = runs(|_| 1000.0);
     // The fixture: 3 nodes × 1 socket × 4 cores, 2 NVMe per node (100k read / 50k write
