@@ -73,6 +73,15 @@
 //! (median −3.2 %, up to 17.8 %; 24 within the measured effect), one more node once
 //! (−0.2 %), more load giving a lower mean latency three times (−0.9 %, −1.1 %, −7.4 %).
 //!
+//! Session 19: 93 → 89 (69 → 62 beyond the measured effect) with the default model refitted
+//! to the 11-system corpus (the o01 CBT runs added, o01 and o05 filed apart): its per-op
+//! read and write costs fell 11 % and 14 % and the write batch scale 0.25 → 0.21. The
+//! measured effect of one more drive now also has a co-located case: the lab campaign
+//! `calibration-data/lab/osd-count-2vcpu/` measured 1, 2 and 4 OSDs on the same two cores
+//! with fio beside them (reads −25 %, writes −18 % from 1 to 4 OSDs), so more OSDs on a
+//! starved node with co-located clients do cost IOPS, more than officinalis's separate
+//! clients show (one violator fewer beyond the measured effect by that alone, 69 → 68).
+//!
 //! Coalescing (it lowered the leave-one-system-out IOPS MAPE 48.7 → 43.6 %) raised the
 //! count from 60 to 101 scenarios. The rounding of effective cores to whole servers (four
 //! more cores lowering IOPS by up to 4 %, 112 scenarios) is fixed by fractional server
@@ -262,25 +271,39 @@ const SLACK: f64 = 1e-3;
 
 /// Scenarios (of the first 10,000 of seed 14) that break a property today; see the
 /// module doc. Lower it when a fix lowers the count.
-const KNOWN_VIOLATIONS_PER_10K: usize = 93;
+const KNOWN_VIOLATIONS_PER_10K: usize = 89;
 
 /// Of those, the scenarios that break a property by more than what is measured: every
 /// violation except one more drive per node lowering the IOPS of a node bound by its OSD
 /// CPU by no more than [`measured_drive_drop`]. Lower it when a fix lowers the count.
-const KNOWN_BEYOND_MEASURED_PER_10K: usize = 69;
+const KNOWN_BEYOND_MEASURED_PER_10K: usize = 62;
 
-/// The measured cost of more OSDs on the same cores: ceph.io 2023 "Ceph Reef - 1 or 2 OSDs
-/// per NVMe?" (corpus rows `officinalis-2023-osd{1,2}-t02-4k-rand{read,write}`, 2 CPU
-/// threads per NVMe, 1 → 2 OSDs per drive): 4k random reads 665,600 → 644,900 IOPS
-/// (−3.1 %), writes 88,820 → 82,130 (−7.5 %) per doubling of the OSDs. The relative drop
-/// allowed for growing a node from `d` to `d'` OSDs on the same cores is that figure times
-/// `log2(d'/d)`: the measurement is real, its size away from a doubling is an assumption.
+/// The measured cost of more OSDs on the same cores, per doubling of the OSDs:
+///
+/// - clients on separate nodes: ceph.io 2023 "Ceph Reef - 1 or 2 OSDs per NVMe?" (corpus
+///   rows `officinalis-2023-osd{1,2}-t02-4k-rand{read,write}`, 2 CPU threads per NVMe, 1 →
+///   2 OSDs per drive): 4k random reads 665,600 → 644,900 IOPS (−3.1 %), writes 88,820 →
+///   82,130 (−7.5 %);
+/// - clients co-located on a node with at most two effective cores per OSD: the lab
+///   campaign `calibration-data/lab/osd-count-2vcpu/` (1, 2 and 4 OSDs on the same two
+///   cores with fio beside them, 4k at iodepth 16 and 64): reads −25 % and writes −18 %
+///   from 1 to 4 OSDs, i.e. −13.5 % and −9.6 % per doubling.
+///
+/// The relative drop allowed for growing a node from `d` to `d'` OSDs on the same cores is
+/// that figure times `log2(d'/d)`: the measurements are real, their size away from a
+/// doubling is an assumption.
 fn measured_drive_drop(before: &Draw, after: &Draw) -> f64 {
-    let per_doubling = match before.pattern {
-        "randread" | "read" => 0.031,
-        _ => 0.075,
-    };
     let osds = |d: &Draw| f64::from(d.drives * d.osds_per_drive);
+    let cores_per_osd = f64::from(before.cores)
+        * (1.0 + 0.25 * f64::from(before.threads_per_core - 1))
+        / osds(before);
+    let read = matches!(before.pattern, "randread" | "read");
+    let per_doubling = match (before.colocated && cores_per_osd <= 2.0, read) {
+        (true, true) => 0.135,
+        (true, false) => 0.096,
+        (false, true) => 0.031,
+        (false, false) => 0.075,
+    };
     per_doubling * (osds(after) / osds(before)).log2()
 }
 
