@@ -75,7 +75,13 @@
 //!
 //! Session 19: 93 → 89 (69 → 62 beyond the measured effect) with the default model refitted
 //! to the 11-system corpus (the o01 CBT runs added, o01 and o05 filed apart): its per-op
-//! read and write costs fell 11 % and 14 % and the write batch scale 0.25 → 0.21. The
+//! read and write costs fell 11 % and 14 % and the write batch scale 0.25 → 0.21; then 89
+//! (62 → 66 beyond) when the o01/o05 scenarios took the drives' measured write bandwidth
+//! (3.25 GB/s a drive, o05's fio; the P4500 stand-in's 1.05 GB/s had held o01's writes at
+//! the devices): the refit lowers the per-op write cost 19 % and the batch scale 0.21 →
+//! 0.16, so more generated write scenarios sit where the per-OSD batches shrink as drives
+//! are added (86 drive drops, median −3.3 %, up to 19 %; two node additions −1.0 %; one
+//! load step −0.5 % in mean latency). The
 //! measured effect of one more drive now also has a co-located case: the lab campaign
 //! `calibration-data/lab/osd-count-2vcpu/` measured 1, 2 and 4 OSDs on the same two cores
 //! with fio beside them (reads −25 %, writes −18 % from 1 to 4 OSDs), so more OSDs on a
@@ -276,7 +282,7 @@ const KNOWN_VIOLATIONS_PER_10K: usize = 89;
 /// Of those, the scenarios that break a property by more than what is measured: every
 /// violation except one more drive per node lowering the IOPS of a node bound by its OSD
 /// CPU by no more than [`measured_drive_drop`]. Lower it when a fix lowers the count.
-const KNOWN_BEYOND_MEASURED_PER_10K: usize = 62;
+const KNOWN_BEYOND_MEASURED_PER_10K: usize = 66;
 
 /// The measured cost of more OSDs on the same cores, per doubling of the OSDs:
 ///
