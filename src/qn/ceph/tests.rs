@@ -1252,3 +1252,89 @@ fn more_osd_memory_or_more_osds_never_lower_iops_on_a_data_set_that_misses() {
     }
     assert!(iops("4G", 6) >= iops("4G", 4) && iops("4G", 4) >= iops("4G", 3));
 }
+
+/// Mean measured IOPS of the lab campaign's `osd{osds}-randwrite-img4-r*` runs at 4 images
+/// × iodepth `depth` (`calibration-data/lab/osd-count-2vcpu/`, `cephplan validate`'s dataset
+/// CSVs, two repetitions).
+fn lab_write_iops(osds: u32, depth: u32) -> f64 {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("calibration-data/lab/osd-count-2vcpu");
+    let mut v = Vec::new();
+    for rep in ["r1", "r2"] {
+        let dir = root.join(format!("osd{osds}-randwrite-img4-{rep}"));
+        let (runs, _) = crate::data::load_runs(&dir).unwrap();
+        v.extend(
+            runs.iter()
+                .filter(|r| r.workload.iodepth == Some(depth) && r.workload.images == Some(4))
+                .filter_map(|r| r.measured.iops),
+        );
+    }
+    assert_eq!(v.len(), 2, "{osds} OSDs, iodepth {depth}: {v:?}");
+    v.iter().sum::<f64>() / v.len() as f64
+}
+
+#[test]
+fn more_osds_on_the_labs_two_cores_lower_write_iops_as_measured() {
+    // Measured (calibration-data/lab/osd-count-2vcpu/, Pacific 16.2.15 on the development
+    // VM's two cores with fio beside the OSDs): 4k random writes at 4 images × iodepth 16
+    // fall 10.3 % from 1 to 2 OSDs and 31.9 % from 1 to 4 (7,672 → 6,884 → 5,221 IOPS, the
+    // means of two repetitions). Per-OSD write batching is the model's mechanism for it (the
+    // same writes form smaller batches on more OSDs, and the two cores are already busy),
+    // so the shipped model must reproduce the two ratios within 8 points. The absolute level
+    // is not asserted: a model fitted to bare-metal clusters predicts this VM ~1.8× fast.
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("calibration-data/lab/osd-count-2vcpu/osd1-randwrite-img4-r1");
+    let file = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|x| x == "toml"))
+        .unwrap();
+    let text = std::fs::read_to_string(&file).unwrap();
+    // The lab wrote the client as a separate copy of the host's two cores; fio in fact
+    // shares them with the OSDs (co-located, no CPU of its own).
+    let start = text.find("[clients]").unwrap();
+    let end = text.find("[workload]").unwrap();
+    let text = format!(
+        "{}[clients]\nnodes = 1\ncolocated = true\n\n{}",
+        &text[..start],
+        &text[end..]
+    )
+    .replace("images = 1\n", "images = 4\n");
+    let lab = |osds: u32| {
+        let t = text.replace(
+            "[cluster.node.data_devices]\ncount = 1",
+            &format!("[cluster.node.data_devices]\ncount = {osds}"),
+        );
+        let s = parse_scenario(&t, "lab", &Catalogue::builtin()).unwrap();
+        assert_eq!((s.osds_per_node(), s.images, s.iodepth), (osds, 4, 16));
+        s
+    };
+    let shipped = ModelParams::shipped_default();
+    let iops = |osds: u32| predicted_iops(&lab(osds), &shipped);
+    let (m1, m2, m4) = (
+        lab_write_iops(1, 16),
+        lab_write_iops(2, 16),
+        lab_write_iops(4, 16),
+    );
+    let (p1, p2, p4) = (iops(1), iops(2), iops(4));
+    for (what, measured, predicted) in [
+        ("2 against 1 OSD", m2 / m1, p2 / p1),
+        ("4 against 1 OSD", m4 / m1, p4 / p1),
+    ] {
+        assert!(
+            (predicted - measured).abs() < 0.08,
+            "{what}: measured ×{measured:.3}, predicted ×{predicted:.3}"
+        );
+    }
+    assert!(m4 < m2 && m2 < m1, "{m1} {m2} {m4}");
+    // Without the per-OSD economies (write batching, messenger coalescing) the same model
+    // misses the drop: the per-OSD core curve alone gives 4 OSDs more of the two cores.
+    let mut flat = shipped.clone();
+    flat.param.remove(names::OSD_CPU_WRITE_BATCH);
+    flat.param.remove(names::MSG_COALESCE_SHARE);
+    let flat_ratio = predicted_iops(&lab(4), &flat) / predicted_iops(&lab(1), &flat);
+    assert!(
+        flat_ratio > m4 / m1 + 0.15,
+        "without the economies: ×{flat_ratio:.3}"
+    );
+}
