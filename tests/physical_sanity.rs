@@ -81,12 +81,12 @@
 //! the devices): the refit lowers the per-op write cost 19 % and the batch scale 0.21 →
 //! 0.16, so more generated write scenarios sit where the per-OSD batches shrink as drives
 //! are added (86 drive drops, median −3.3 %, up to 19 %; two node additions −1.0 %; one
-//! load step −0.5 % in mean latency). The
-//! measured effect of one more drive now also has a co-located case: the lab campaign
-//! `calibration-data/lab/osd-count-2vcpu/` measured 1, 2 and 4 OSDs on the same two cores
-//! with fio beside them (reads −25 %, writes −18 % from 1 to 4 OSDs), so more OSDs on a
-//! starved node with co-located clients do cost IOPS, more than officinalis's separate
-//! clients show (one violator fewer beyond the measured effect by that alone, 69 → 68).
+//! load step −0.5 % in mean latency). The measured effect of one more drive now also has a
+//! co-located case: the lab campaign `calibration-data/lab/osd-count-2vcpu/` measured 1, 2
+//! and 4 OSDs on the same two cores with fio beside them (reads −25 %, writes −18 % from 1
+//! to 4 OSDs), so more OSDs on a starved node with co-located clients do cost IOPS, more
+//! than officinalis's separate clients show (one violator fewer beyond the measured effect
+//! by that alone, 69 → 68).
 //!
 //! Coalescing (it lowered the leave-one-system-out IOPS MAPE 48.7 → 43.6 %) raised the
 //! count from 60 to 101 scenarios. The rounding of effective cores to whole servers (four
