@@ -590,25 +590,6 @@ fn interval(pred: f64, sigma: f64, level: f64) -> (f64, f64) {
     (pred * (-h).exp(), pred * h.exp())
 }
 
-/// The mean over systems of each system's [`pct`] of `inside` (systems weighted equally;
-/// a system without any decided figure does not count).
-fn system_pct<'a>(
-    figs: impl Iterator<Item = &'a HeldOut>,
-    inside: impl Fn(&HeldOut) -> Option<bool>,
-) -> Option<f64> {
-    let mut per: BTreeMap<&str, Vec<bool>> = BTreeMap::new();
-    for h in figs {
-        if let Some(b) = inside(h) {
-            per.entry(h.system_id.as_str()).or_default().push(b);
-        }
-    }
-    let shares: Vec<f64> = per
-        .into_values()
-        .filter_map(|v| pct(v.into_iter()))
-        .collect();
-    mean(&shares)
-}
-
 fn pct(v: impl Iterator<Item = bool>) -> Option<f64> {
     let v: Vec<bool> = v.collect();
     (!v.is_empty()).then(|| 100.0 * v.iter().filter(|b| **b).count() as f64 / v.len() as f64)
@@ -735,9 +716,9 @@ pub fn evaluate(
 
     let of = |k: SplitKind| figures.iter().filter(move |h| h.kind == k);
     let loso_figs = || of(SplitKind::LeaveOneSystemOut);
-    let coverage = Coverage {
-        p80: system_pct(loso_figs(), |h| h.inside(h.interval_80)),
-        p95: system_pct(loso_figs(), |h| h.inside(h.interval_95)),
+    let mut coverage = Coverage {
+        p80: None,
+        p95: None,
         p80_figures: pct(loso_figs().filter_map(|h| h.inside(h.interval_80))),
         p95_figures: pct(loso_figs().filter_map(|h| h.inside(h.interval_95))),
         figures: loso_figs().filter(|h| h.interval_80.is_some()).count(),
@@ -817,7 +798,7 @@ pub fn evaluate(
     };
 
     let ids: BTreeSet<&str> = prepared.iter().map(|r| r.run.system_id.as_str()).collect();
-    let systems = ids
+    let systems: Vec<SystemEvaluation> = ids
         .into_iter()
         .map(|id| {
             let mine = || loso_figs().filter(move |h| h.system_id == id);
@@ -860,6 +841,12 @@ pub fn evaluate(
             }
         })
         .collect();
+    // Systems weighted equally: the mean of the systems' own coverage.
+    let over_systems = |f: fn(&SystemEvaluation) -> Option<f64>| {
+        mean(&systems.iter().filter_map(f).collect::<Vec<_>>())
+    };
+    coverage.p80 = over_systems(|s| s.coverage_p80);
+    coverage.p95 = over_systems(|s| s.coverage_p95);
     let scenario_of: BTreeMap<&str, &Scenario> = prepared
         .iter()
         .map(|r| (r.run.run_id.as_str(), &r.scenario))

@@ -1,5 +1,6 @@
 use std::path::Path;
 
+use approx::assert_relative_eq;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, Normal};
@@ -199,22 +200,50 @@ fn the_discrepancy_estimate_recovers_a_known_sigma_and_its_intervals_cover() {
 
 #[test]
 fn coverage_weighs_every_system_the_same_and_also_counts_every_figure() {
-    // System "big": 9 figures, all inside their interval; system "small": 1 figure,
-    // outside. Systems weighted equally: (100 + 0) / 2 = 50 %; every figure: 9/10 = 90 %.
-    let with_interval = |mut h: HeldOut| {
-        h.interval_80 = Some((900.0, 1100.0));
-        h
+    // Systems a (8 runs), b (16 runs, a scale series) and c (8 runs), measured at 1000 IOPS
+    // or 5 times that: the overall coverage is the mean of the systems' own coverage, and
+    // the share over all figures counts b's figures twice as much as a's or c's.
+    let prior = ModelParams::prior();
+    let opts = EvaluateOptions {
+        scale: false,
+        ..EvaluateOptions::default()
     };
-    let mut figs: Vec<HeldOut> = (0..9)
-        .map(|_| with_interval(figure("big", 1000.0, 1000.0, 0.0)))
+    let r = evaluate(
+        &runs(|id| if id.starts_with("b-") { 5000.0 } else { 1000.0 }),
+        vec![],
+        &prior,
+        &opts,
+        &NoProgress,
+    );
+    let per: Vec<(f64, f64)> = r
+        .systems
+        .iter()
+        .map(|s| (s.coverage_p80.unwrap(), s.coverage_p95.unwrap()))
         .collect();
-    figs.push(with_interval(figure("small", 2000.0, 1000.0, 0.0)));
-    let inside = |h: &HeldOut| h.inside(h.interval_80);
-    assert_eq!(system_pct(figs.iter(), inside), Some(50.0));
-    assert_eq!(pct(figs.iter().filter_map(inside)), Some(90.0));
-    // A figure without an interval counts in neither.
-    figs.push(figure("none", 1000.0, 1000.0, 0.0));
-    assert_eq!(system_pct(figs.iter(), inside), Some(50.0));
+    assert_eq!(per.len(), 3);
+    let mean = |v: Vec<f64>| v.iter().sum::<f64>() / v.len() as f64;
+    let c = &r.coverage;
+    assert_relative_eq!(c.p80.unwrap(), mean(per.iter().map(|p| p.0).collect()));
+    assert_relative_eq!(c.p95.unwrap(), mean(per.iter().map(|p| p.1).collect()));
+    let inside = |iv: fn(&HeldOut) -> Option<(f64, f64)>| {
+        let figs: Vec<&HeldOut> = r
+            .figures
+            .iter()
+            .filter(|h| h.kind == SplitKind::LeaveOneSystemOut && iv(h).is_some())
+            .collect();
+        let n = figs
+            .iter()
+            .filter(|h| h.inside(iv(h)) == Some(true))
+            .count();
+        100.0 * n as f64 / figs.len() as f64
+    };
+    assert_relative_eq!(c.p80_figures.unwrap(), inside(|h| h.interval_80));
+    assert_relative_eq!(c.p95_figures.unwrap(), inside(|h| h.interval_95));
+    // The two weightings differ here (b's 16 runs are half the figures).
+    assert!(
+        (c.p80.unwrap() - c.p80_figures.unwrap()).abs() > 1.0,
+        "{c:?}"
+    );
 }
 
 #[test]
