@@ -88,6 +88,13 @@
 //! than officinalis's separate clients show (one violator fewer beyond the measured effect
 //! by that alone, 69 → 68).
 //!
+//! Session 20: 89 → 84 (66 → 60 beyond the measured effect) with the EC overwrites'
+//! rollback clone (`qn::ceph`, "Erasure coding"; it lowered the leave-one-system-out IOPS
+//! MAPE 42.71 → 42.36 %): the refit against o01's EC writes changes the per-op costs, and
+//! fewer generated write scenarios sit where the per-OSD batches shrink as drives are
+//! added: 81 drive drops (median −3 %, up to 19 %; 24 within the measured effect), one
+//! more node twice (−1.0 %, −1.0 %), one load step lowering the mean latency 0.4 %.
+//!
 //! Coalescing (it lowered the leave-one-system-out IOPS MAPE 48.7 → 43.6 %) raised the
 //! count from 60 to 101 scenarios. The rounding of effective cores to whole servers (four
 //! more cores lowering IOPS by up to 4 %, 112 scenarios) is fixed by fractional server
@@ -277,12 +284,12 @@ const SLACK: f64 = 1e-3;
 
 /// Scenarios (of the first 10,000 of seed 14) that break a property today; see the
 /// module doc. Lower it when a fix lowers the count.
-const KNOWN_VIOLATIONS_PER_10K: usize = 89;
+const KNOWN_VIOLATIONS_PER_10K: usize = 84;
 
 /// Of those, the scenarios that break a property by more than what is measured: every
 /// violation except one more drive per node lowering the IOPS of a node bound by its OSD
 /// CPU by no more than [`measured_drive_drop`]. Lower it when a fix lowers the count.
-const KNOWN_BEYOND_MEASURED_PER_10K: usize = 66;
+const KNOWN_BEYOND_MEASURED_PER_10K: usize = 60;
 
 /// The measured cost of more OSDs on the same cores, per doubling of the OSDs:
 ///

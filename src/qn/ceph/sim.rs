@@ -258,11 +258,19 @@ impl Layout<'_, '_> {
 
     /// A write of `copies` copies (replicas or EC shards) of `bytes` each, after the
     /// primary's CPU work `primary_cpu_secs`: the primary sends `copies − 1`, then writes
-    /// its own copy in parallel with the others (receive, op, write).
-    fn replicate(&self, r: Route, copies: u32, bytes: f64, primary_cpu_secs: f64) -> Route {
+    /// its own copy in parallel with the others (receive, op and `copy_extra_secs` of CPU,
+    /// write).
+    fn replicate(
+        &self,
+        r: Route,
+        copies: u32,
+        bytes: f64,
+        primary_cpu_secs: f64,
+        copy_extra_secs: f64,
+    ) -> Route {
         let p = self.plan;
         let ids = &p.ids;
-        let one = p.osd_cpu_secs(1.0, bytes, p.osd_write);
+        let one = p.osd_cpu_secs(1.0, bytes, p.osd_write) + copy_extra_secs;
         let write = p.device_write(bytes);
         let r = self.visit(r, ids.osd_cpu, primary_cpu_secs);
         let r = self.visit(
@@ -320,7 +328,7 @@ impl Layout<'_, '_> {
         let r = self.visit(r, ids.pub_rx, p.public_wire_secs);
         let r = match p.s.protection {
             Protection::Replicated { size } => {
-                self.replicate(r, size, p.bs, p.osd_cpu_secs(1.0, p.bs, p.osd_write))
+                self.replicate(r, size, p.bs, p.osd_cpu_secs(1.0, p.bs, p.osd_write), 0.0)
             }
             Protection::Erasure { k, m } => {
                 let (rmw, w) = p.ec_write(k, m);
@@ -331,7 +339,14 @@ impl Layout<'_, '_> {
                 let n = f64::from(k + m);
                 let encode = p.osd_cpu_secs(0.0, p.bs * n / f64::from(k), 0.0);
                 let one = p.osd_cpu_secs(1.0, w.bytes, p.osd_write);
-                self.replicate(r, w.shards as u32, w.bytes, one + encode)
+                // A partial-stripe write's shards each clone their old extent into a
+                // rollback object first (`qn::ceph`, "Erasure coding").
+                let clone = if rmw.is_some() {
+                    p.ec_rollback_clone_secs()
+                } else {
+                    0.0
+                };
+                self.replicate(r, w.shards as u32, w.bytes, one + encode + clone, clone)
             }
         };
         self.visit(r, ids.soft, p.fixed_write_secs)
