@@ -254,7 +254,7 @@ pub struct SystemEvaluation {
 }
 
 /// The kinds of run the mechanisms issue judges separately (erasure-coded pools,
-/// co-located clients, queue depth 1, large blocks): a run may be in several.
+/// co-located clients, queue depth 1, a lone I/O, large blocks): a run may be in several.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum RunClass {
@@ -264,15 +264,20 @@ pub enum RunClass {
     Colocated,
     /// fio at iodepth 1: each job keeps one I/O in flight.
     Qd1,
+    /// One I/O in flight in the whole run (one fio job at iodepth 1, or one rados bench
+    /// operation): the lone-I/O latency the mechanisms issue asks for, which the iodepth-1
+    /// class mixes with many jobs at iodepth 1 each.
+    LoneIo,
     /// Blocks (or rados objects) of 1 MiB or more.
     LargeBlocks,
 }
 
 impl RunClass {
-    pub const ALL: [RunClass; 4] = [
+    pub const ALL: [RunClass; 5] = [
         RunClass::ErasureCoded,
         RunClass::Colocated,
         RunClass::Qd1,
+        RunClass::LoneIo,
         RunClass::LargeBlocks,
     ];
 
@@ -282,6 +287,7 @@ impl RunClass {
             RunClass::ErasureCoded => matches!(s.protection, Protection::Erasure { .. }),
             RunClass::Colocated => s.clients_colocated,
             RunClass::Qd1 => s.engine == crate::spec::Engine::FioRbd && s.iodepth == 1,
+            RunClass::LoneIo => s.population() == 1,
             RunClass::LargeBlocks => s.block_size_bytes >= 1 << 20,
         }
     }
@@ -291,6 +297,7 @@ impl RunClass {
             RunClass::ErasureCoded => "erasure-coded pool",
             RunClass::Colocated => "co-located clients",
             RunClass::Qd1 => "iodepth 1",
+            RunClass::LoneIo => "one I/O in flight",
             RunClass::LargeBlocks => "blocks ≥ 1 MiB",
         }
     }
@@ -311,7 +318,8 @@ pub struct ClassEvaluation {
 pub struct EvaluationReport {
     pub schema_version: u32,
     pub systems: Vec<SystemEvaluation>,
-    /// The leave-one-system-out errors by kind of run (EC, co-located, QD1, large blocks).
+    /// The leave-one-system-out errors by kind of run (EC, co-located, QD1, lone I/O, large
+    /// blocks).
     #[serde(default)]
     pub classes: Vec<ClassEvaluation>,
     pub loso: ErrorSummary,

@@ -304,6 +304,14 @@ fn run_classes_follow_the_scenario_and_their_errors_are_the_loso_figures_of_thei
         classes(&|t| t.replace("iodepth = 2", "iodepth = 1")),
         [RunClass::Qd1]
     );
+    // One job at iodepth 1 is also the lone I/O; one image at iodepth 2 is neither.
+    assert_eq!(
+        classes(&|t| t
+            .replace("iodepth = 2", "iodepth = 1")
+            .replace("images = 4", "images = 1")),
+        [RunClass::Qd1, RunClass::LoneIo]
+    );
+    assert!(classes(&|t| t.replace("images = 4", "images = 1")).is_empty());
     assert_eq!(
         classes(&|t| t.replace("block_size = \"4k\"", "block_size = \"1M\"")),
         [RunClass::LargeBlocks]
