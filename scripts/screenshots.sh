@@ -6,7 +6,8 @@
 # screen of that size and the app with `--page NAME --size WxH` on the seed-000 example,
 # waits, captures the screen and stops both (by PID). Pages are reached by flags, not by
 # pointer coordinates: the calibration shot starts a fit on a subset of calibration-data
-# (--fit-on-start); the prediction shot turns on simulated tails (--tails) and waits
+# (--fit-on-start), the transfer shot the same page's transfer evaluation on all of it
+# (--evaluate-on-start); the prediction shot turns on simulated tails (--tails) and waits
 # SCREENSHOT_TAILS_SECS for the p99 curve; the compare shot files three example scenarios
 # (--compare); the sizing shot runs the design search (--search-on-start); the
 # open-dialog shot opens the designer's Browse… dialog (--browse-on-start), which under a
@@ -19,7 +20,7 @@ cd "$(dirname "$0")/.."
 
 pages=("$@")
 if [ ${#pages[@]} -eq 0 ]; then
-  pages=(designer prediction compare sizing calibration validation network open-dialog)
+  pages=(designer prediction compare sizing calibration transfer validation network open-dialog)
 fi
 read -r -a sizes <<<"${SCREENSHOT_SIZES:-1024x640 1600x1000}"
 scenario=models/examples/seed-000-ampere-altra-max.toml
@@ -95,6 +96,12 @@ for page in "${pages[@]}"; do
              --calibration-data calibration-data/seed-001-xeon-8180-optane.csv
              --calibration-data calibration-data/seed-004-journal-ssd.csv --fit-on-start)
       settle=${SCREENSHOT_FIT_SECS:-30} ;;
+    transfer)
+      # The Calibration page's transfer evaluation over the whole corpus (cephplan
+      # evaluate: about 5 s in a release build).
+      app_page=calibration
+      extra=(--calibration-data calibration-data --evaluate-on-start)
+      settle=${SCREENSHOT_EVALUATE_SECS:-40} ;;
     prediction)
       # With simulated tails (--tails): the MVA prediction, the headline simulation, then
       # the p99 curve, one simulation per iodepth (minutes in a debug build: raise

@@ -783,6 +783,35 @@ fn the_first_start_opens_the_default_scenario() {
 }
 
 #[test]
+fn evaluate_on_start_runs_the_transfer_evaluation_of_the_given_datasets() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = synthetic_systems_csv(dir.path());
+    let opts = cephplan::gui::LaunchOptions {
+        page: Some(Page::Calibration),
+        calibration_data: vec![csv.clone()],
+        evaluate_on_start: true,
+        ..Default::default()
+    };
+    let app = cephplan::gui::launch(State::default(), &opts, &egui::Context::default());
+    assert!(app.state.calibration.is_busy());
+    assert_eq!(
+        app.state.calibration.data_paths,
+        [csv.display().to_string()]
+    );
+    // Drawn frame by frame until the worker's report arrives, as the window does.
+    let mut h = Harness::builder()
+        .with_size(egui::vec2(1280.0, 800.0))
+        .with_max_steps(200)
+        .build_ui_state(|ui, app: &mut App| app.ui_root(ui), app);
+    run_until_within(&mut h, "evaluation finished", 300, |a| {
+        !a.state.calibration.is_busy()
+    });
+    let r = h.state().state.calibration.evaluation().unwrap();
+    assert_eq!(r.loso.systems, 3);
+    h.get_by_label_contains("leave-one-system-out over 3 systems");
+}
+
+#[test]
 fn closing_the_window_with_unsaved_edits_asks_first() {
     let mut h = harness(State::default());
     open_in_designer(&mut h, &example_path());
@@ -1907,4 +1936,109 @@ fn without_a_portal_or_zenity_browse_says_what_to_install_instead_of_doing_nothi
         h.get_by_label("Open").click();
         h.run();
     }
+}
+
+/// Writes three synthetic systems on the small fixture cluster (system "b" at 3 and 6
+/// nodes, a scale series), read and write at iodepth 1 and 8, as a dataset CSV in `dir`.
+fn synthetic_systems_csv(dir: &std::path::Path) -> std::path::PathBuf {
+    let mut body = String::from(
+        "run_id,system_id,kind,scenario,pattern,block_size,iodepth,images,jobs_per_image,concurrency,read_percent,ceph_release,nodes,iops,bandwidth,latency_mean,latency_p99,ratio,ratio_metric,ratio_reference,source,stated,inferred,assumptions,quote,reading,reading_error\n",
+    );
+    for (sys, nodes, level) in [("a", 3, 1.0), ("b", 3, 1.3), ("b", 6, 2.4), ("c", 3, 0.8)] {
+        for pattern in ["randread", "randwrite"] {
+            for qd in [1, 8] {
+                let iops = level * if qd == 1 { 900.0 } else { 7000.0 };
+                body += &format!(
+                    "{sys}-{nodes}-{pattern}-{qd},{sys},absolute,{},{pattern},4k,{qd},4,1,,,,{nodes},{iops},,,,,,,synthetic,iops,,,synthetic,derived,\n",
+                    small_fixture_path()
+                );
+            }
+        }
+    }
+    let path = dir.join("synthetic.csv");
+    std::fs::write(&path, body).unwrap();
+    path
+}
+
+#[test]
+fn calibration_page_evaluates_the_transfer_error_as_cephplan_evaluate_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = synthetic_systems_csv(dir.path());
+    let mut state = calibration_state("", false);
+    state.calibration.data_paths = vec![csv.display().to_string()];
+    let mut h = harness(state);
+    h.run();
+    h.get_by_label("Evaluate transfer").click();
+    run_until_within(&mut h, "evaluation finished", 300, |a| {
+        !a.state.calibration.is_busy()
+    });
+    let cal = &h.state().state.calibration;
+    assert_eq!(cal.evaluation_error(), None);
+    let shown = cal.evaluation().unwrap().clone();
+    // The library call `cephplan evaluate` makes, on the same file and prior, gives the
+    // same report.
+    let (runs, _) = cephplan::data::load_runs(&csv).unwrap();
+    let (prepared, not_modelled) =
+        cephplan::calibrate::ceph::prepare_runs(&runs, &cephplan::spec::Catalogue::builtin())
+            .unwrap();
+    let cli = cephplan::evaluate::evaluate(
+        &prepared,
+        not_modelled,
+        &cephplan::model::ModelParams::prior(),
+        &cephplan::evaluate::EvaluateOptions::default(),
+        &cephplan::progress::NoProgress,
+    );
+    assert_eq!(shown.loso, cli.loso);
+    assert_eq!(shown.systems, cli.systems);
+    assert_eq!(shown.coverage, cli.coverage);
+    assert_eq!(shown.loso.systems, 3);
+    assert!(
+        shown.scale.runs > 0,
+        "system b's 6-node runs are a scale series"
+    );
+    // On screen: a row per system, the headline with the MAPE as the CLI prints it, the
+    // coverage, and the kinds of run present (the iodepth-1 runs).
+    for sys in ["a", "b", "c"] {
+        h.get_by_label(sys);
+    }
+    h.get_by_label_contains(&format!(
+        "IOPS/bandwidth MAPE {:.1} %",
+        cli.loso.iops_mape.unwrap()
+    ));
+    h.get_by_label_contains("inside the stated 80 % / 95 % intervals");
+    h.get_by_label_contains("scale series (");
+    h.get_by_label("iodepth 1");
+}
+
+#[test]
+fn a_transfer_evaluation_can_be_cancelled_and_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = synthetic_systems_csv(dir.path());
+    let mut state = calibration_state("", false);
+    state.calibration.data_paths = vec![csv.display().to_string()];
+    let gate = JobGate::closed();
+    let g = gate.clone();
+    let mut h = harness_with(state, move |ctx| g.install(ctx));
+    h.run();
+    h.get_by_label("Evaluate transfer").click();
+    h.run_steps(2);
+    assert!(h.state().state.calibration.is_busy());
+    h.get_by_label("Cancel").click();
+    run_until(&mut h, "evaluation cancelled", |a| {
+        !a.state.calibration.is_busy()
+    });
+    let cal = &h.state().state.calibration;
+    assert_eq!(cal.evaluation_error(), None);
+    assert!(cal.evaluation().unwrap().cancelled);
+    h.get_by_label_contains("cancelled: the figures cover the splits finished before Cancel");
+    // Nothing blocks a new evaluation: with the gate open it runs to the end.
+    gate.open();
+    h.get_by_label("Evaluate transfer").click();
+    h.run_steps(2);
+    run_until_within(&mut h, "second evaluation finished", 300, |a| {
+        !a.state.calibration.is_busy()
+    });
+    let cal = &h.state().state.calibration;
+    assert!(!cal.evaluation().unwrap().cancelled);
+    assert_eq!(cal.evaluation().unwrap().loso.systems, 3);
 }

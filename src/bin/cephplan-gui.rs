@@ -2,7 +2,8 @@
 //!
 //! `cephplan-gui [--page designer|prediction|compare|sizing|calibration|validation|network]
 //! [--size WIDTHxHEIGHT] [--compare SCENARIO.toml]... [--calibration-data PATH]... [--no-loo]
-//! [--fit-on-start] [--search-on-start] [--browse-on-start] [--tails] [SCENARIO.toml]`.
+//! [--fit-on-start] [--evaluate-on-start] [--search-on-start] [--browse-on-start] [--tails]
+//! [SCENARIO.toml]`.
 //! Without a display it exits with a message pointing to the `cephplan` command line,
 //! which offers the same computations.
 
@@ -16,12 +17,13 @@ const DEFAULT_SCENARIO: &str = "models/examples/seed-000-ampere-altra-max.toml";
 const USAGE: &str =
     "usage: cephplan-gui [--page designer|prediction|compare|sizing|calibration|validation|network] \
 [--size WIDTHxHEIGHT] [--compare SCENARIO.toml]... [--calibration-data PATH]... [--no-loo] \
-[--fit-on-start] [--search-on-start] [--browse-on-start] [--tails] [SCENARIO.toml]
+[--fit-on-start] [--evaluate-on-start] [--search-on-start] [--browse-on-start] [--tails] [SCENARIO.toml]
   --size WIDTHxHEIGHT      inner size of the window in points (default 1280x800)
   --compare SCENARIO.toml  file this scenario on the Compare page at the start; repeatable
   --calibration-data PATH  dataset (CSV file or directory) for the Calibration page; repeatable
   --no-loo                 fit without leave-one-out on the Calibration page (faster)
   --fit-on-start           start the Calibration page's fit when the window opens
+  --evaluate-on-start      start the Calibration page's transfer evaluation when the window opens
   --search-on-start        start the Sizing page's design search when the window opens
   --browse-on-start        show the designer's Open dialog (Browse…) when the window opens
   --tails                  turn on \"Simulate tails\" on the Prediction page (p99 by simulation)";
@@ -53,6 +55,7 @@ fn parse_args() -> Result<LaunchOptions, String> {
             ),
             "--no-loo" => opts.calibration_loo = Some(false),
             "--fit-on-start" => opts.fit_on_start = true,
+            "--evaluate-on-start" => opts.evaluate_on_start = true,
             "--search-on-start" => opts.search_on_start = true,
             "--browse-on-start" => opts.browse_on_start = true,
             "--tails" => opts.tails = true,

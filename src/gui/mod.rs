@@ -34,6 +34,8 @@ pub struct LaunchOptions {
     pub calibration_loo: Option<bool>,
     /// Start a fit on the Calibration page as soon as the window opens.
     pub fit_on_start: bool,
+    /// Start the Calibration page's transfer evaluation as soon as the window opens.
+    pub evaluate_on_start: bool,
     /// Start the Sizing page's design search as soon as the window opens.
     pub search_on_start: bool,
     /// Show the designer's Open dialog ("Browse…") as soon as the window opens.
@@ -125,6 +127,8 @@ pub fn launch(state: State, opts: &LaunchOptions, ctx: &egui::Context) -> App {
     }
     if opts.fit_on_start {
         app.state.calibration.start_fit(ctx);
+    } else if opts.evaluate_on_start {
+        app.state.calibration.start_evaluation(ctx);
     }
     if opts.search_on_start {
         let model = app.model().clone();

@@ -5,11 +5,14 @@
 //! metric in its unit (run id on hover), the error per run, the per-system summary beside the USL baseline, warnings and
 //! the runs that could not be modelled. "Save model" writes the fitted model file, "Use this model" makes it the app's model. A
 //! profile holds one parameter at a grid of values and refits the rest, to show whether the
-//! data identify it (`cephplan profile`).
+//! data identify it (`cephplan profile`). "Evaluate transfer" runs `cephplan evaluate` on the
+//! same datasets and prior: each system predicted by the prior fitted to all the others, the
+//! per-system and per-kind tables, the interval coverage and the rules of thumb beside it —
+//! the error to expect on a cluster the model was not fitted to.
 //!
 //! It makes the same library calls as `cephplan calibrate` (`data::load_runs`,
 //! `calibrate::ceph::prepare_runs`, `calibrate::ceph::calibrate`,
-//! `calibrate::profile::profile`, `io::write_atomic_owned`), so both give the same numbers and neither overwrites a file
+//! `calibrate::profile::profile`, `evaluate::evaluate`, `io::write_atomic_owned`), so both give the same numbers and neither overwrites a file
 //! cephplan did not write. Not here: the fitting itself (`calibrate`).
 
 use std::path::{Path, PathBuf};
@@ -22,6 +25,7 @@ use crate::calibrate::ceph::{
 };
 use crate::calibrate::profile::{profile, ProfileReport, MISS_THRESHOLD_PCT};
 use crate::data::load_runs;
+use crate::evaluate::{evaluate, EvaluateOptions, EvaluationReport};
 use crate::gui::app::{Command, ModelChoice};
 use crate::gui::job::{Job, JobOutcome};
 use crate::gui::plot;
@@ -54,6 +58,8 @@ pub struct FitOutput {
 pub type FitResult = Result<FitOutput, String>;
 
 pub type ProfileResult = Result<ProfileReport, String>;
+
+pub type EvaluateResult = Result<EvaluationReport, String>;
 
 /// The runs, the runs not modelled, the prior and the loader's warnings of a request.
 type Loaded = (Vec<PreparedRun>, Vec<NotModelled>, ModelParams, Vec<String>);
@@ -124,6 +130,17 @@ pub fn run_profile(
     .map_err(|e| e.to_string())
 }
 
+/// Loads the runs and evaluates the prior's transfer error, like `cephplan evaluate`
+/// (`scale`: also the scale-series splits; without, like `--no-scale`).
+pub fn run_evaluate(req: &FitRequest, scale: bool, progress: &dyn Progress) -> EvaluateResult {
+    let (prepared, not_modelled, prior, _) = load(req, progress)?;
+    let opts = EvaluateOptions {
+        scale,
+        ..EvaluateOptions::default()
+    };
+    Ok(evaluate(&prepared, not_modelled, &prior, &opts, progress))
+}
+
 /// The grid typed into the profile's values field: numbers separated by commas or spaces.
 pub fn parse_grid(s: &str) -> Result<Vec<f64>, String> {
     let v: Vec<f64> = split_list(s)
@@ -176,6 +193,9 @@ struct Runtime {
     profile_job: Option<Job<ProfileResult>>,
     profile: Option<ProfileReport>,
     profile_error: Option<String>,
+    eval_job: Option<Job<EvaluateResult>>,
+    evaluation: Option<EvaluationReport>,
+    eval_error: Option<String>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -195,6 +215,8 @@ pub struct CalibrationPage {
     pub profile_param: String,
     /// Its grid of values, separated by commas or spaces.
     pub profile_values: String,
+    /// Whether "Evaluate transfer" also runs the scale-series splits.
+    pub eval_scale: bool,
     #[serde(skip)]
     rt: Runtime,
 }
@@ -210,6 +232,7 @@ impl Default for CalibrationPage {
             save_path: "models/fitted.toml".into(),
             profile_param: "osd_write_batch_scale".into(),
             profile_values: "0.03, 0.1, 0.3, 0.5, 1".into(),
+            eval_scale: true,
             rt: Runtime::default(),
         }
     }
@@ -267,8 +290,29 @@ impl CalibrationPage {
         }));
     }
 
+    /// Starts a transfer evaluation of the current datasets and prior (no-op while a fit,
+    /// profile or evaluation runs).
+    pub fn start_evaluation(&mut self, ctx: &egui::Context) {
+        if self.is_busy() {
+            return;
+        }
+        self.rt.eval_error = None;
+        let req = self.request();
+        let scale = self.eval_scale;
+        self.rt.eval_job = Some(Job::spawn("evaluating", ctx, move |p| {
+            run_evaluate(&req, scale, p)
+        }));
+    }
+
     pub fn is_busy(&self) -> bool {
-        self.rt.job.is_some() || self.rt.profile_job.is_some()
+        self.rt.job.is_some() || self.rt.profile_job.is_some() || self.rt.eval_job.is_some()
+    }
+    /// The last transfer evaluation's report.
+    pub fn evaluation(&self) -> Option<&EvaluationReport> {
+        self.rt.evaluation.as_ref()
+    }
+    pub fn evaluation_error(&self) -> Option<&str> {
+        self.rt.eval_error.as_deref()
     }
     pub fn profile_report(&self) -> Option<&ProfileReport> {
         self.rt.profile.as_ref()
@@ -296,6 +340,12 @@ impl CalibrationPage {
             "profile",
         );
         settle(&mut rt.job, &mut rt.result, &mut rt.error, "fit");
+        settle(
+            &mut rt.eval_job,
+            &mut rt.evaluation,
+            &mut rt.eval_error,
+            "evaluation",
+        );
     }
 
     pub fn ui(&mut self, ui: &mut egui::Ui, cmds: &mut Vec<Command>) {
@@ -309,6 +359,7 @@ impl CalibrationPage {
             ui.colored_label(ui.visuals().error_fg_color, e);
         }
         self.profile_ui(ui);
+        self.transfer_ui(ui);
         let Some(out) = &self.rt.result else {
             if self.rt.job.is_none() {
                 ui.label(
@@ -371,6 +422,34 @@ impl CalibrationPage {
         }
         if let Some(r) = &self.rt.profile {
             profile_table_ui(ui, r);
+        }
+    }
+
+    fn transfer_ui(&mut self, ui: &mut egui::Ui) {
+        let busy = self.is_busy();
+        ui.horizontal(|ui| {
+            ui.strong("transfer error (leave-one-system-out)");
+            ui.checkbox(&mut self.eval_scale, "scale series");
+            if ui
+                .add_enabled(!busy, egui::Button::new("Evaluate transfer"))
+                .on_hover_text(
+                    "cephplan evaluate: each system predicted by the prior fitted to all the \
+                     other systems of these datasets (the error to expect on a cluster the \
+                     model was not fitted to)",
+                )
+                .clicked()
+            {
+                self.start_evaluation(ui.ctx());
+            }
+        });
+        if let Some(job) = &self.rt.eval_job {
+            job.progress_ui(ui);
+        }
+        if let Some(e) = &self.rt.eval_error {
+            ui.colored_label(ui.visuals().error_fg_color, e);
+        }
+        if let Some(r) = &self.rt.evaluation {
+            evaluation_ui(ui, r);
         }
     }
 
@@ -442,6 +521,121 @@ fn settle<T: Send + 'static>(
         JobOutcome::Done(Ok(r)) => *result = Some(r),
         JobOutcome::Done(Err(e)) => *error = Some(e),
         JobOutcome::Panicked(m) => *error = Some(format!("the {what} failed: {m}")),
+    }
+}
+
+/// A percentage at one decimal, as `cephplan evaluate` prints it ("–" when absent).
+fn pct(v: Option<f64>) -> String {
+    opt(v, |v| format!("{v:.1}"))
+}
+
+fn signed_pct(v: Option<f64>) -> String {
+    opt(v, |v| format!("{v:+.1}"))
+}
+
+/// The transfer evaluation: the headline figures, per system, per kind of run.
+fn evaluation_ui(ui: &mut egui::Ui, r: &EvaluationReport) {
+    let l = &r.loso;
+    ui.label(format!(
+        "leave-one-system-out over {} systems, each weighing the same ({} runs): IOPS/bandwidth \
+         MAPE {} %, median {} %, bias {} %; mean latency MAPE {} %",
+        l.systems,
+        l.runs,
+        pct(l.iops_mape),
+        pct(l.iops_median),
+        signed_pct(l.iops_bias),
+        pct(l.latency_mape),
+    ));
+    if r.scale.runs > 0 {
+        ui.label(format!(
+            "scale series ({} runs at larger sizes of {} systems, fitted on the smallest size \
+             plus the other systems): IOPS MAPE {} %",
+            r.scale.runs,
+            r.scale.systems,
+            pct(r.scale.iops_mape)
+        ));
+    }
+    let c = &r.coverage;
+    ui.label(format!(
+        "inside the stated 80 % / 95 % intervals: {} % / {} % of a system's held-out figures \
+         (σ_ln {} throughput, {} latency)",
+        pct(c.p80),
+        pct(c.p95),
+        opt(c.throughput_ln_sigma, |v| format!("{v:.2}")),
+        opt(c.latency_ln_sigma, |v| format!("{v:.2}"))
+    ));
+    let b = &r.baselines.core_rule;
+    if b.runs > 0 {
+        ui.label(format!(
+            "per-core rule on the same {} runs: MAPE {} %, median {} % (cephplan {} %, {} %)",
+            b.runs,
+            pct(b.iops_mape),
+            pct(b.iops_median),
+            pct(b.cephplan_iops_mape),
+            pct(b.cephplan_iops_median)
+        ));
+    }
+    if r.cancelled {
+        ui.colored_label(
+            plot::WARN,
+            "cancelled: the figures cover the splits finished before Cancel",
+        );
+    }
+    egui::Grid::new("calibration-transfer-systems")
+        .striped(true)
+        .num_columns(8)
+        .show(ui, |ui| {
+            for h in [
+                "system",
+                "runs",
+                "IOPS MAPE %",
+                "median %",
+                "bias %",
+                "latency MAPE %",
+                "scale MAPE %",
+                "inside 80 % / 95 %",
+            ] {
+                ui.strong(h);
+            }
+            ui.end_row();
+            for s in &r.systems {
+                ui.label(&s.system_id);
+                ui.label(s.runs.to_string());
+                ui.label(pct(s.iops_mape));
+                ui.label(pct(s.iops_median));
+                ui.label(signed_pct(s.iops_bias));
+                ui.label(pct(s.latency_mape));
+                ui.label(pct(s.scale_iops_mape));
+                ui.label(format!("{} / {}", pct(s.coverage_p80), pct(s.coverage_p95)));
+                ui.end_row();
+            }
+        });
+    if r.classes.iter().any(|k| k.errors.runs > 0) {
+        egui::Grid::new("calibration-transfer-classes")
+            .striped(true)
+            .num_columns(6)
+            .show(ui, |ui| {
+                for h in [
+                    "runs of kind",
+                    "runs",
+                    "systems",
+                    "IOPS MAPE %",
+                    "median %",
+                    "latency MAPE %",
+                ] {
+                    ui.strong(h);
+                }
+                ui.end_row();
+                for k in r.classes.iter().filter(|k| k.errors.runs > 0) {
+                    ui.label(&k.label);
+                    ui.label(k.errors.runs.to_string());
+                    ui.label(k.errors.systems.to_string());
+                    ui.label(pct(k.errors.iops_mape));
+                    ui.label(pct(k.errors.iops_median));
+                    ui.label(pct(k.errors.latency_mape));
+                    ui.end_row();
+                }
+            });
     }
 }
 
