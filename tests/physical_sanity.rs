@@ -94,6 +94,15 @@
 //! fewer generated write scenarios sit where the per-OSD batches shrink as drives are
 //! added: 81 drive drops (median −3 %, up to 19 %; 24 within the measured effect), one
 //! more node twice (−1.0 %, −1.0 %), one load step lowering the mean latency 0.4 %.
+//! Then 84 → 114 (60 → 89 beyond) with the per-OSD core curve fitted to ceph.io's
+//! single-OSD series (`C` 4.7 / 10.9 instead of 3 / 4; leave-one-system-out IOPS MAPE
+//! 42.36 → 39.30 %): one OSD now uses most of a node's cores where it used 3-4, so on more
+//! nodes the OSDs already use every core and one more drive brings no capacity, only
+//! smaller per-OSD batches and coalescing groups: 106 drive drops (median −2.9 %, up to
+//! −30 % on nodes of 2-5 cores; 25 within the measured effect), six load steps lowering the
+//! mean latency (up to −6.6 %), and twice four more cores lowering the IOPS (−0.2 %,
+//! −0.6 %: more servers hold a shorter CPU queue, so smaller batches), none of which the
+//! 3 / 4 curve had; one more node no longer costs IOPS anywhere.
 //!
 //! Coalescing (it lowered the leave-one-system-out IOPS MAPE 48.7 → 43.6 %) raised the
 //! count from 60 to 101 scenarios. The rounding of effective cores to whole servers (four
@@ -284,12 +293,12 @@ const SLACK: f64 = 1e-3;
 
 /// Scenarios (of the first 10,000 of seed 14) that break a property today; see the
 /// module doc. Lower it when a fix lowers the count.
-const KNOWN_VIOLATIONS_PER_10K: usize = 84;
+const KNOWN_VIOLATIONS_PER_10K: usize = 114;
 
 /// Of those, the scenarios that break a property by more than what is measured: every
 /// violation except one more drive per node lowering the IOPS of a node bound by its OSD
 /// CPU by no more than [`measured_drive_drop`]. Lower it when a fix lowers the count.
-const KNOWN_BEYOND_MEASURED_PER_10K: usize = 60;
+const KNOWN_BEYOND_MEASURED_PER_10K: usize = 89;
 
 /// The measured cost of more OSDs on the same cores, per doubling of the OSDs:
 ///

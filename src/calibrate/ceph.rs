@@ -507,10 +507,11 @@ pub fn default_fit_names(base: &ModelParams, runs: &[PreparedRun]) -> Vec<String
         )
         .map(|s| s.to_string())
         .collect();
-    // The per-OSD core curve's scale `osd_core_scale` stays at its sourced value (ceph.io
-    // 2022 "Ceph OSD CPU scaling"): fitted, it lands near 10 cores and raises the
-    // leave-one-system-out IOPS MAPE (see `qn::ceph`). So does the write scale
-    // `osd_core_scale_write` (fitted in every fold: 39.64 % against 37.84 % at its 4).
+    // The per-OSD core curve's scales `osd_core_scale` / `osd_core_scale_write` stay at
+    // their sourced values (4.7 / 10.9, fitted to ceph.io 2022 "Ceph OSD CPU scaling"'s
+    // single-OSD series): fitted to the corpus they land near 10 cores and raised the
+    // leave-one-system-out IOPS MAPE (see `qn::ceph`; the write scale fitted in every
+    // fold: 39.64 % against 37.84 % at the earlier 4).
     // Write batching only for a model that has it (one fitted before it existed keeps its
     // fixed per-op write cost unless `--fit` asks for it).
     if base.param.contains_key(names::OSD_CPU_WRITE_BATCH) {
