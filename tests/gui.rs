@@ -1960,13 +1960,18 @@ fn synthetic_systems_csv(dir: &std::path::Path) -> std::path::PathBuf {
     path
 }
 
+/// The Calibration page with `csv` as its one dataset and the shipped prior.
+fn transfer_state(csv: &std::path::Path) -> State {
+    let mut state = calibration_state("", false);
+    state.calibration.data_paths = vec![csv.display().to_string()];
+    state
+}
+
 #[test]
 fn calibration_page_evaluates_the_transfer_error_as_cephplan_evaluate_does() {
     let dir = tempfile::tempdir().unwrap();
     let csv = synthetic_systems_csv(dir.path());
-    let mut state = calibration_state("", false);
-    state.calibration.data_paths = vec![csv.display().to_string()];
-    let mut h = harness(state);
+    let mut h = harness(transfer_state(&csv));
     h.run();
     h.get_by_label("Evaluate transfer").click();
     run_until_within(&mut h, "evaluation finished", 300, |a| {
@@ -2014,11 +2019,9 @@ fn calibration_page_evaluates_the_transfer_error_as_cephplan_evaluate_does() {
 fn a_transfer_evaluation_can_be_cancelled_and_says_so() {
     let dir = tempfile::tempdir().unwrap();
     let csv = synthetic_systems_csv(dir.path());
-    let mut state = calibration_state("", false);
-    state.calibration.data_paths = vec![csv.display().to_string()];
     let gate = JobGate::closed();
     let g = gate.clone();
-    let mut h = harness_with(state, move |ctx| g.install(ctx));
+    let mut h = harness_with(transfer_state(&csv), move |ctx| g.install(ctx));
     h.run();
     h.get_by_label("Evaluate transfer").click();
     h.run_steps(2);

@@ -414,15 +414,13 @@ impl CalibrationPage {
                 self.start_profile(ui.ctx());
             }
         });
-        if let Some(job) = &self.rt.profile_job {
-            job.progress_ui(ui);
-        }
-        if let Some(e) = &self.rt.profile_error {
-            ui.colored_label(ui.visuals().error_fg_color, e);
-        }
-        if let Some(r) = &self.rt.profile {
-            profile_table_ui(ui, r);
-        }
+        job_section_ui(
+            ui,
+            self.rt.profile_job.as_ref(),
+            self.rt.profile_error.as_deref(),
+            self.rt.profile.as_ref(),
+            profile_table_ui,
+        );
     }
 
     fn transfer_ui(&mut self, ui: &mut egui::Ui) {
@@ -442,15 +440,13 @@ impl CalibrationPage {
                 self.start_evaluation(ui.ctx());
             }
         });
-        if let Some(job) = &self.rt.eval_job {
-            job.progress_ui(ui);
-        }
-        if let Some(e) = &self.rt.eval_error {
-            ui.colored_label(ui.visuals().error_fg_color, e);
-        }
-        if let Some(r) = &self.rt.evaluation {
-            evaluation_ui(ui, r);
-        }
+        job_section_ui(
+            ui,
+            self.rt.eval_job.as_ref(),
+            self.rt.eval_error.as_deref(),
+            self.rt.evaluation.as_ref(),
+            evaluation_ui,
+        );
     }
 
     fn inputs_ui(&mut self, ui: &mut egui::Ui) {
@@ -504,6 +500,25 @@ impl CalibrationPage {
 
 fn opt(v: Option<f64>, f: impl Fn(f64) -> String) -> String {
     v.map(f).unwrap_or_else(|| "–".into())
+}
+
+/// A job's progress row while it runs, then its error or its result (drawn by `show`).
+fn job_section_ui<T, R>(
+    ui: &mut egui::Ui,
+    job: Option<&Job<T>>,
+    error: Option<&str>,
+    result: Option<&R>,
+    show: impl FnOnce(&mut egui::Ui, &R),
+) {
+    if let Some(job) = job {
+        job.progress_ui(ui);
+    }
+    if let Some(e) = error {
+        ui.colored_label(ui.visuals().error_fg_color, e);
+    }
+    if let Some(r) = result {
+        show(ui, r);
+    }
 }
 
 /// Moves a finished job's outcome into `result` or `error` and clears the job.
