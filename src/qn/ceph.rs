@@ -260,10 +260,11 @@
 //! (`ecbackend.rst`, "OSD Object Write and Consistency"); appends and full-stripe writes
 //! keep none. FastEC's partial writes keep it too (its design rolls an incomplete write
 //! back from the old extents, `enhancements.rst`, "Partial Writes and the PG log"; held to
-//! classic EC only, the MAPE was 42.64 %). It took the leave-one-system-out IOPS MAPE 42.71 → 42.36 % (runs weighted
-//! 48.9 → 42.8 %, the EC runs 60.0 → 49.1 %, o01 52.1 → 44.5 %, mean latency 54.9 → 54.5 %;
-//! the median rose 32.4 → 33.2 %): without it every EC small write cost about half of what
-//! o01 measures against its 3× replicated writes. The
+//! classic EC only, the MAPE was 42.64 %). It took the leave-one-system-out IOPS MAPE
+//! 42.71 → 42.36 % (runs weighted 48.9 → 42.8 %, the EC runs 60.0 → 49.1 %, o01 52.1 →
+//! 44.5 %, mean latency 54.9 → 54.5 %; the median rose 32.4 → 33.2 %), and on the model
+//! with the single-OSD core curve it is worth 40.84 → 39.30 %: without it every EC small
+//! write cost about half of what o01 measures against its 3× replicated writes. The
 //! primary sends all but its own chunk, and encodes `bs·(k+m)/k` bytes. Path: the
 //! primary's op and one remote shard's (reads; an expected share of one where the
 //! primary may hold the chunk), the slowest shard (writes).
