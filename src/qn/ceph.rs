@@ -49,7 +49,8 @@
 //! and 53.2k, 4.43×). Until session 20 `C` was 3 / 4, read from the same post's 60-OSD
 //! cluster (1.02M to 1.99M reads, 1.95×), whose flattening also holds its busiest OSD and
 //! its client processes, which the model carries apart (placement imbalance, client
-//! threads); the single-OSD curves took the leave-one-system-out IOPS MAPE 42.36 → 39.30 %
+//! threads; in part only: held out, the model's 60-OSD reads rise 3.3× from 2 to 16 cores
+//! per OSD against 1.95× measured, and its single OSD reads 31-48 % low); the single-OSD curves took the leave-one-system-out IOPS MAPE 42.36 → 39.30 %
 //! (median 33.2 → 31.4 %, mean latency 54.5 → 47.8 %, scale series 27.2 → 25.3 %; reads'
 //! curve alone 41.98 %, writes' alone 40.24 %), and raised the generated scenarios that
 //! break a physical property from 84 to 114 in 10,000 (`tests/physical_sanity.rs`). The
