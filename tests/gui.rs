@@ -2016,6 +2016,28 @@ fn calibration_page_evaluates_the_transfer_error_as_cephplan_evaluate_does() {
 }
 
 #[test]
+fn a_transfer_evaluation_of_a_missing_dataset_names_the_path_and_the_fix() {
+    let missing = std::path::Path::new("/nonexistent/cephplan-runs.csv");
+    let mut h = harness(transfer_state(missing));
+    h.run();
+    h.get_by_label("Evaluate transfer").click();
+    run_until(&mut h, "evaluation refused", |a| {
+        !a.state.calibration.is_busy()
+    });
+    let cal = &h.state().state.calibration;
+    assert!(cal.evaluation().is_none());
+    let e = cal.evaluation_error().unwrap().to_string();
+    assert!(e.contains("/nonexistent/cephplan-runs.csv"), "{e}");
+    assert!(e.contains("check the path"), "{e}");
+    h.get_by_label_contains("check the path");
+    // The typed path is kept for the user to correct.
+    assert_eq!(
+        h.state().state.calibration.data_paths,
+        ["/nonexistent/cephplan-runs.csv"]
+    );
+}
+
+#[test]
 fn a_transfer_evaluation_can_be_cancelled_and_says_so() {
     let dir = tempfile::tempdir().unwrap();
     let csv = synthetic_systems_csv(dir.path());

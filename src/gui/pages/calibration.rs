@@ -433,7 +433,8 @@ impl CalibrationPage {
                 .on_hover_text(
                     "cephplan evaluate: each system predicted by the prior fitted to all the \
                      other systems of these datasets (the error to expect on a cluster the \
-                     model was not fitted to)",
+                     model was not fitted to); every run of the datasets counts, as in the \
+                     command line: the exclude field applies to Fit",
                 )
                 .clicked()
             {
