@@ -233,10 +233,33 @@ fn evaluate_prints_the_json_contract_over_held_out_systems() {
     for name in ["qd1", "large-blocks"] {
         assert!(class(name).get("latency_mape").is_some());
     }
-    // Every held-out figure names its split and is predicted without its own system.
+    // Every held-out figure names its split and is predicted without its own system, and
+    // names its run's kinds: the six co-located mClock figures' runs and none of seed 001's.
+    let mut colocated_runs = std::collections::BTreeSet::new();
     for f in v["figures"].as_array().unwrap() {
         assert_eq!(f["kind"], "leave_one_system_out");
         assert!(f["predicted"].as_f64().unwrap() > 0.0);
+        let kinds = f["classes"].as_array().unwrap();
+        let colocated = kinds.iter().any(|c| c == "colocated");
+        assert_eq!(colocated, f["system_id"] != "seed-001", "{f}");
+        if colocated {
+            colocated_runs.insert(f["run_id"].as_str().unwrap().to_string());
+        }
+    }
+    assert_eq!(colocated_runs.len(), 6);
+}
+
+#[test]
+fn evaluate_csv_names_each_figures_kinds_of_run() {
+    let csv = evaluate_small("csv");
+    let mut rows = csv::Reader::from_reader(csv.as_bytes());
+    let header = rows.headers().unwrap().clone();
+    assert_eq!(header.iter().last(), Some("classes"));
+    let rows: Vec<csv::StringRecord> = rows.records().map(Result::unwrap).collect();
+    assert!(!rows.is_empty());
+    for r in &rows {
+        let expect = if &r[1] == "seed-001" { "" } else { "colocated" };
+        assert_eq!(&r[13], expect, "{r:?}");
     }
 }
 

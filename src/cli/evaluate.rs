@@ -302,6 +302,7 @@ fn csv_rows(r: &EvaluationReport) -> anyhow::Result<String> {
         "high_95",
         "core_rule",
         "disk_rule",
+        "classes",
     ])?;
     let o = |v: Option<f64>| v.map_or(String::new(), |v| format!("{v}"));
     for h in &r.figures {
@@ -325,6 +326,13 @@ fn csv_rows(r: &EvaluationReport) -> anyhow::Result<String> {
             o(h.interval_95.map(|i| i.1)),
             o(h.core_rule),
             o(h.disk_rule),
+            h.classes
+                .iter()
+                .map(|c| {
+                    serde_json::to_value(c).map(|v| v.as_str().unwrap_or_default().to_string())
+                })
+                .collect::<Result<Vec<_>, _>>()?
+                .join(";"),
         ])?;
     }
     Ok(String::from_utf8(w.into_inner()?)?)

@@ -150,6 +150,10 @@ pub struct HeldOut {
     pub core_rule: Option<f64>,
     /// The disk rule's figure (small-block random runs only; throughput only).
     pub disk_rule: Option<f64>,
+    /// The kinds of run this figure's run is (EC pool, co-located clients, …), so that a
+    /// reader of the JSON can pick out a class's figures.
+    #[serde(default)]
+    pub classes: Vec<RunClass>,
 }
 
 impl HeldOut {
@@ -679,6 +683,10 @@ pub fn evaluate(
                             interval_95: None,
                             core_rule: rule(core_rule_iops(&r.scenario)),
                             disk_rule: rule(disk_rule_iops(&r.scenario)),
+                            classes: RunClass::ALL
+                                .into_iter()
+                                .filter(|c| c.contains(&r.scenario))
+                                .collect(),
                         });
                     }
                 }
@@ -855,19 +863,10 @@ pub fn evaluate(
     };
     coverage.p80 = over_systems(|s| s.coverage_p80);
     coverage.p95 = over_systems(|s| s.coverage_p95);
-    let scenario_of: BTreeMap<&str, &Scenario> = prepared
-        .iter()
-        .map(|r| (r.run.run_id.as_str(), &r.scenario))
-        .collect();
-    let scenario_of = &scenario_of;
     let classes = RunClass::ALL
         .into_iter()
         .map(|class| {
-            let inside = move |h: &&HeldOut| {
-                scenario_of
-                    .get(h.run_id.as_str())
-                    .is_some_and(|s| class.contains(s))
-            };
+            let inside = move |h: &&HeldOut| h.classes.contains(&class);
             ClassEvaluation {
                 class,
                 label: class.label().to_string(),

@@ -145,6 +145,7 @@ fn figure(system: &str, measured: f64, predicted: f64, param: f64) -> HeldOut {
         interval_95: None,
         core_rule: None,
         disk_rule: None,
+        classes: Vec::new(),
     }
 }
 
@@ -355,6 +356,15 @@ fn run_classes_follow_the_scenario_and_their_errors_are_the_loso_figures_of_thei
         per.iter().sum::<f64>() / 3.0
     };
     assert!((qd1.errors.iops_mape.unwrap() - by_hand).abs() < 1e-9);
+    // Every figure names its run's classes: the iodepth-1 runs' say so, the others' are empty.
+    for h in &r.figures {
+        let expect: &[RunClass] = if h.run_id.ends_with("-1") {
+            &[RunClass::Qd1]
+        } else {
+            &[]
+        };
+        assert_eq!(h.classes, expect, "{}", h.run_id);
+    }
     for c in r.classes.iter().filter(|c| c.class != RunClass::Qd1) {
         assert_eq!(c.errors.runs, 0, "{:?}", c.class);
         assert_eq!(c.errors.iops_mape, None);
