@@ -254,7 +254,7 @@ fn evaluate_csv_names_each_figures_kinds_of_run() {
     let csv = evaluate_small("csv");
     let mut rows = csv::Reader::from_reader(csv.as_bytes());
     let header = rows.headers().unwrap().clone();
-    assert_eq!(header.iter().last(), Some("classes"));
+    assert_eq!(header.iter().next_back(), Some("classes"));
     let rows: Vec<csv::StringRecord> = rows.records().map(Result::unwrap).collect();
     assert!(!rows.is_empty());
     for r in &rows {
