@@ -229,6 +229,11 @@ fn evaluate_prints_the_json_contract_over_held_out_systems() {
     assert_eq!(class("colocated")["runs"], 6, "{v}");
     assert!(class("colocated")["iops_mape"].is_number());
     assert_eq!(class("erasure-coded")["runs"], 0);
+    // Every run has one direction: seed 001's two reads, its two writes and the six
+    // mClock writes.
+    assert_eq!(class("reads")["runs"], 2, "{v}");
+    assert_eq!(class("writes")["runs"], 8, "{v}");
+    assert_eq!(class("mixed")["runs"], 0);
     assert!(class("erasure-coded")["iops_mape"].is_null());
     for name in ["qd1", "large-blocks"] {
         assert!(class(name).get("latency_mape").is_some());
@@ -257,8 +262,16 @@ fn evaluate_csv_names_each_figures_kinds_of_run() {
     assert_eq!(header.iter().next_back(), Some("classes"));
     let rows: Vec<csv::StringRecord> = rows.records().map(Result::unwrap).collect();
     assert!(!rows.is_empty());
+    // The mClock runs are co-located 4k random writes; seed 001's are separate-client
+    // reads or writes.
     for r in &rows {
-        let expect = if &r[1] == "seed-001" { "" } else { "colocated" };
+        let expect = if &r[1] != "seed-001" {
+            "colocated;writes"
+        } else if r[2].contains("read") {
+            "reads"
+        } else {
+            "writes"
+        };
         assert_eq!(&r[13], expect, "{r:?}");
     }
 }

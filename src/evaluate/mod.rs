@@ -258,7 +258,9 @@ pub struct SystemEvaluation {
 }
 
 /// The kinds of run the mechanisms issue judges separately (erasure-coded pools,
-/// co-located clients, queue depth 1, a lone I/O, large blocks): a run may be in several.
+/// co-located clients, queue depth 1, a lone I/O, large blocks), and the direction of the
+/// I/O (reads only, writes only, mixes): a run may be of several kinds and is of exactly
+/// one direction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum RunClass {
@@ -274,15 +276,24 @@ pub enum RunClass {
     LoneIo,
     /// Blocks (or rados objects) of 1 MiB or more.
     LargeBlocks,
+    /// Every I/O a read.
+    Reads,
+    /// Every I/O a write.
+    Writes,
+    /// Reads and writes mixed.
+    Mixed,
 }
 
 impl RunClass {
-    pub const ALL: [RunClass; 5] = [
+    pub const ALL: [RunClass; 8] = [
         RunClass::ErasureCoded,
         RunClass::Colocated,
         RunClass::Qd1,
         RunClass::LoneIo,
         RunClass::LargeBlocks,
+        RunClass::Reads,
+        RunClass::Writes,
+        RunClass::Mixed,
     ];
 
     /// Whether a run on scenario `s` is of this class.
@@ -293,7 +304,15 @@ impl RunClass {
             RunClass::Qd1 => s.engine == crate::spec::Engine::FioRbd && s.iodepth == 1,
             RunClass::LoneIo => s.population() == 1,
             RunClass::LargeBlocks => s.block_size_bytes >= 1 << 20,
+            RunClass::Reads => s.read_fraction >= 1.0,
+            RunClass::Writes => s.read_fraction <= 0.0,
+            RunClass::Mixed => s.read_fraction > 0.0 && s.read_fraction < 1.0,
         }
+    }
+
+    /// Whether the class is one of the three directions (reads, writes, mixes).
+    pub fn is_direction(self) -> bool {
+        matches!(self, RunClass::Reads | RunClass::Writes | RunClass::Mixed)
     }
 
     pub fn label(self) -> &'static str {
@@ -303,6 +322,9 @@ impl RunClass {
             RunClass::Qd1 => "iodepth 1",
             RunClass::LoneIo => "one I/O in flight",
             RunClass::LargeBlocks => "blocks ≥ 1 MiB",
+            RunClass::Reads => "reads only",
+            RunClass::Writes => "writes only",
+            RunClass::Mixed => "read/write mixes",
         }
     }
 }

@@ -271,7 +271,8 @@ fn the_rules_of_thumb_follow_their_published_wording() {
 #[test]
 fn run_classes_follow_the_scenario_and_their_errors_are_the_loso_figures_of_their_runs() {
     // Membership, on edits of the fixture: its 3-replica, separate-client, 4k, iodepth 2
-    // workload is of no class; each edit puts it in exactly one.
+    // random-write workload is of no kind; each edit puts it in exactly one. (Its
+    // direction, writes only, is checked apart below.)
     let text = std::fs::read_to_string(
         Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/small-3x2.toml"),
     )
@@ -281,10 +282,31 @@ fn run_classes_follow_the_scenario_and_their_errors_are_the_loso_figures_of_thei
         let s = crate::spec::parse_scenario(&edit(&text), "t", &cat).unwrap();
         RunClass::ALL
             .into_iter()
-            .filter(|c| c.contains(&s))
+            .filter(|c| !c.is_direction() && c.contains(&s))
             .collect()
     };
     assert!(classes(&|t| t.to_string()).is_empty());
+    // Every run is of exactly one direction: the fixture's random writes, a random read,
+    // a 70/30 mix.
+    let direction = |edit: &dyn Fn(&str) -> String| -> Vec<RunClass> {
+        let s = crate::spec::parse_scenario(&edit(&text), "t", &cat).unwrap();
+        RunClass::ALL
+            .into_iter()
+            .filter(|c| c.is_direction() && c.contains(&s))
+            .collect()
+    };
+    assert_eq!(direction(&|t| t.to_string()), [RunClass::Writes]);
+    assert_eq!(
+        direction(&|t| t.replace("pattern = \"randwrite\"", "pattern = \"randread\"")),
+        [RunClass::Reads]
+    );
+    assert_eq!(
+        direction(&|t| t.replace(
+            "pattern = \"randwrite\"",
+            "pattern = \"randrw\"\nread_percent = 70"
+        )),
+        [RunClass::Mixed]
+    );
     assert_eq!(
         classes(&|t| t.replace(
             "replicated = 3",
@@ -356,16 +378,32 @@ fn run_classes_follow_the_scenario_and_their_errors_are_the_loso_figures_of_thei
         per.iter().sum::<f64>() / 3.0
     };
     assert!((qd1.errors.iops_mape.unwrap() - by_hand).abs() < 1e-9);
-    // Every figure names its run's classes: the iodepth-1 runs' say so, the others' are empty.
+    // Every figure names its run's classes: iodepth 1 for the iodepth-1 runs, and each
+    // run's direction.
     for h in &r.figures {
-        let expect: &[RunClass] = if h.run_id.ends_with("-1") {
-            &[RunClass::Qd1]
+        let mut expect = Vec::new();
+        if h.run_id.ends_with("-1") {
+            expect.push(RunClass::Qd1);
+        }
+        expect.push(if h.run_id.contains("randread") {
+            RunClass::Reads
         } else {
-            &[]
-        };
+            RunClass::Writes
+        });
         assert_eq!(h.classes, expect, "{}", h.run_id);
     }
-    for c in r.classes.iter().filter(|c| c.class != RunClass::Qd1) {
+    // The directions split the LOSO runs: the reads' and the writes' halves, no mix.
+    let runs_of = |c: RunClass| r.classes.iter().find(|k| k.class == c).unwrap().errors.runs;
+    assert_eq!(runs_of(RunClass::Reads), runs_of(RunClass::Writes));
+    assert_eq!(
+        runs_of(RunClass::Reads) + runs_of(RunClass::Writes),
+        r.loso.runs
+    );
+    for c in r
+        .classes
+        .iter()
+        .filter(|c| !matches!(c.class, RunClass::Qd1 | RunClass::Reads | RunClass::Writes))
+    {
         assert_eq!(c.errors.runs, 0, "{:?}", c.class);
         assert_eq!(c.errors.iops_mape, None);
     }
