@@ -104,6 +104,13 @@
 //! −0.6 %: more servers hold a shorter CPU queue, so smaller batches), none of which the
 //! 3 / 4 curve had; one more node no longer costs IOPS anywhere.
 //!
+//! Session 21: 114 → 107 (89 → 82 beyond the measured effect) with the solvers' monotone
+//! batching rule (a batching station's path residence never falls as the population
+//! grows: `solve::single`; no change to the leave-one-system-out figures at two decimals):
+//! the six load steps that lowered the mean latency are gone, and so is the smaller of the
+//! two four-more-cores drops (−0.2 %). Left: 106 drive drops (25 within the measured effect) and one
+//! four-more-cores drop of 0.6 % (52 → 56 cores on a one-node SATA SSD write scenario).
+//!
 //! Coalescing (it lowered the leave-one-system-out IOPS MAPE 48.7 → 43.6 %) raised the
 //! count from 60 to 101 scenarios. The rounding of effective cores to whole servers (four
 //! more cores lowering IOPS by up to 4 %, 112 scenarios) is fixed by fractional server
@@ -293,12 +300,12 @@ const SLACK: f64 = 1e-3;
 
 /// Scenarios (of the first 10,000 of seed 14) that break a property today; see the
 /// module doc. Lower it when a fix lowers the count.
-const KNOWN_VIOLATIONS_PER_10K: usize = 114;
+const KNOWN_VIOLATIONS_PER_10K: usize = 107;
 
 /// Of those, the scenarios that break a property by more than what is measured: every
 /// violation except one more drive per node lowering the IOPS of a node bound by its OSD
 /// CPU by no more than [`measured_drive_drop`]. Lower it when a fix lowers the count.
-const KNOWN_BEYOND_MEASURED_PER_10K: usize = 89;
+const KNOWN_BEYOND_MEASURED_PER_10K: usize = 82;
 
 /// The measured cost of more OSDs on the same cores, per doubling of the OSDs:
 ///

@@ -46,6 +46,9 @@ pub fn solve_exact_multi(net: &Network, max_lattice: u64) -> Result<Solution, So
     let mut stretch = vec![vec![1.0; nc]; k];
     let mut speed = vec![vec![1.0; nc]; k];
     let mut n = vec![0usize; nc];
+    // Per lattice point, batching group and class: the group's path residence.
+    let ng = flat.batches.len();
+    let mut group_r = vec![0.0; size * ng * nc];
     for idx in 1..size {
         for r in 0..nc {
             n[r] = (idx / strides[r]) % (pops[r] + 1);
@@ -69,6 +72,29 @@ pub fn solve_exact_multi(net: &Network, max_lattice: u64) -> Result<Solution, So
                         .sum::<f64>(),
                 );
                 parts.iter().for_each(|&i| speed[i][r] = f);
+            }
+            // A batching station's path residence for class r never falls from the
+            // lattice point with one class-r job fewer (as in the single-class solver).
+            for (g, (_, parts)) in flat.batches.iter().enumerate() {
+                let base: f64 = parts
+                    .iter()
+                    .map(|&i| {
+                        let s = &flat.stations[i];
+                        let queue = if s.delay { 1.0 } else { 1.0 + q[prev + i] };
+                        s.copies * s.dp[r] * queue
+                    })
+                    .sum();
+                let before = group_r[((idx - strides[r]) * ng + g) * nc + r];
+                let f = speed[parts[0]][r];
+                if base > 0.0 {
+                    let f = if f * base < before {
+                        (before / base).min(1.0)
+                    } else {
+                        f
+                    };
+                    parts.iter().for_each(|&i| speed[i][r] = f);
+                    group_r[(idx * ng + g) * nc + r] = f * base;
+                }
             }
             let mut r_path = 0.0;
             for (i, s) in flat.stations.iter().enumerate() {
