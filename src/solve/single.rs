@@ -958,22 +958,20 @@ fn mva(
         // A batching station's path residence never falls as the population grows: its
         // demand factor drops no faster than its queue grows (the mean-value rule alone lets
         // the Seidmann delay part, whose queue does not grow, speed up; see `qn`).
-        {
-            for (g, (_, parts)) in batches.iter().enumerate() {
-                let base: f64 = parts
-                    .iter()
-                    .map(|&i| path_w[i] * (1.0 + queue_w[i] * q[i] + corr[i]) * inv_c[i])
-                    .sum();
-                let f = speed[parts[0]];
-                if base > 0.0 {
-                    let f = if f * base < group_r[g] {
-                        (group_r[g] / base).min(1.0)
-                    } else {
-                        f
-                    };
-                    parts.iter().for_each(|&i| speed[i] = f);
-                    group_r[g] = f * base;
-                }
+        for (g, (_, parts)) in batches.iter().enumerate() {
+            let base: f64 = parts
+                .iter()
+                .map(|&i| path_w[i] * (1.0 + queue_w[i] * q[i] + corr[i]) * inv_c[i])
+                .sum();
+            let f = speed[parts[0]];
+            if base > 0.0 {
+                let f = if f * base < group_r[g] {
+                    (group_r[g] / base).min(1.0)
+                } else {
+                    f
+                };
+                parts.iter().for_each(|&i| speed[i] = f);
+                group_r[g] = f * base;
             }
         }
         let mut r_path = 0.0;
