@@ -322,7 +322,7 @@ fn evaluate_markdown_shows_the_json_figures_as_the_readme_tables() {
     assert_eq!(lines[7], "");
     assert_eq!(
         lines[8],
-        "| runs of kind | runs | systems | IOPS MAPE | median | bias | mean-latency MAPE |"
+        "| runs of kind | runs | systems | IOPS MAPE | median | bias | mean-latency MAPE | inside 80 % / 95 % |"
     );
     assert_eq!(lines.len(), 10 + v["classes"].as_array().unwrap().len());
     assert!(md.contains("| co-located clients | 6 | 2 |"), "{md}");

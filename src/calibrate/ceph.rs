@@ -1192,6 +1192,8 @@ pub fn calibrate(
                 kind: "leave-one-run-out".into(),
                 throughput_ln_sigma: t,
                 latency_ln_sigma: l.unwrap_or(t),
+                iodepth1_throughput_ln_sigma: None,
+                iodepth1_latency_ln_sigma: None,
                 systems: systems_fitted.len() as u32,
                 runs: prepared.len() as u32,
                 note: "root mean square of ln(predicted/measured) of each run predicted by the fit without it".into(),

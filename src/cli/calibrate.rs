@@ -173,8 +173,14 @@ pub fn run(args: CalibrateArgs) -> anyhow::Result<ExitCode> {
         );
         match cephplan::evaluate::transfer_of(&ev) {
             Some(t) if ev.loso.systems >= 3 => {
+                let iodepth1 = match (t.iodepth1_throughput_ln_sigma, t.iodepth1_latency_ln_sigma) {
+                    (Some(x), Some(l)) => {
+                        format!("; at iodepth 1: {x:.3} throughput, {l:.3} latency")
+                    }
+                    _ => String::new(),
+                };
                 eprintln!(
-                    "transfer error over {} systems: σ_ln {:.3} throughput, {:.3} latency",
+                    "transfer error over {} systems: σ_ln {:.3} throughput, {:.3} latency{iodepth1}",
                     t.systems, t.throughput_ln_sigma, t.latency_ln_sigma
                 );
                 model.transfer = Some(t);

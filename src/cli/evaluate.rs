@@ -156,6 +156,7 @@ pub fn render(r: &EvaluationReport) -> String {
                 p(e.iops_median),
                 signed(e.iops_bias),
                 p(e.latency_mape),
+                format!("{} / {}", p(c.coverage_p80), p(c.coverage_p95)),
             ]
         })
         .collect();
@@ -168,19 +169,29 @@ pub fn render(r: &EvaluationReport) -> String {
             "median",
             "bias",
             "latency MAPE",
+            "inside 80 / 95 %",
         ],
         &crow,
     );
     let c = &r.coverage;
+    let sigma = |v: Option<f64>| v.map_or("-".into(), |v| format!("{v:.3}"));
+    let iodepth1 = match (c.iodepth1_throughput_ln_sigma, c.iodepth1_latency_ln_sigma) {
+        (None, None) => String::new(),
+        (t, l) => format!(
+            "; runs at iodepth 1 apart: throughput {}, latency {}",
+            sigma(t),
+            sigma(l)
+        ),
+    };
     out += &format!(
-        "interval coverage over {} held-out figures, systems weighted equally: {} % inside the 80 % interval, {} % inside the 95 % interval (every figure weighing the same: {} % / {} %; transfer discrepancy σ_ln: throughput {}, latency {})\n",
+        "interval coverage over {} held-out figures, systems weighted equally: {} % inside the 80 % interval, {} % inside the 95 % interval (every figure weighing the same: {} % / {} %; transfer discrepancy σ_ln: throughput {}, latency {}{iodepth1})\n",
         c.figures,
         p(c.p80),
         p(c.p95),
         p(c.p80_figures),
         p(c.p95_figures),
-        c.throughput_ln_sigma.map_or("-".into(), |v| format!("{v:.3}")),
-        c.latency_ln_sigma.map_or("-".into(), |v| format!("{v:.3}"))
+        sigma(c.throughput_ln_sigma),
+        sigma(c.latency_ln_sigma),
     );
     out += "\nbaselines on the same runs (IOPS errors in %):\n";
     let b = &r.baselines;
@@ -268,11 +279,11 @@ pub fn markdown(r: &EvaluationReport) -> String {
         p(l.iops_median_runs),
         p(l.latency_mape_runs),
     );
-    out += "\n| runs of kind | runs | systems | IOPS MAPE | median | bias | mean-latency MAPE |\n|---|---|---|---|---|---|---|\n";
+    out += "\n| runs of kind | runs | systems | IOPS MAPE | median | bias | mean-latency MAPE | inside 80 % / 95 % |\n|---|---|---|---|---|---|---|---|\n";
     for k in &r.classes {
         let e = &k.errors;
         out += &format!(
-            "| {} | {} | {} | {} | {} | {} | {} |\n",
+            "| {} | {} | {} | {} | {} | {} | {} | {} / {} |\n",
             k.label,
             e.runs,
             e.systems,
@@ -280,6 +291,8 @@ pub fn markdown(r: &EvaluationReport) -> String {
             p(e.iops_median),
             signed(e.iops_bias),
             p(e.latency_mape),
+            p(k.coverage_p80),
+            p(k.coverage_p95),
         );
     }
     out

@@ -160,6 +160,9 @@ impl HeldOut {
     fn is_throughput(&self) -> bool {
         self.metric != Metric::LatencyMean
     }
+    fn is_qd1(&self) -> bool {
+        self.classes.contains(&RunClass::Qd1)
+    }
     fn inside(&self, iv: Option<(f64, f64)>) -> Option<bool> {
         iv.map(|(lo, hi)| lo <= self.measured && self.measured <= hi)
     }
@@ -211,10 +214,24 @@ pub struct Coverage {
     pub p95_figures: Option<f64>,
     pub figures: usize,
     /// The transfer discrepancy over all systems (what a model fitted to all of them
-    /// carries): log-scale standard deviation per metric.
+    /// carries): log-scale standard deviation per metric, of the runs above iodepth 1
+    /// when the iodepth-1 runs have their own (below), of every run otherwise.
     pub throughput_ln_sigma: Option<f64>,
     pub latency_ln_sigma: Option<f64>,
+    /// The discrepancy of the iodepth-1 runs (each fio job one I/O in flight), estimated
+    /// apart: the model transfers worse there (lone-op latency, the economies at their
+    /// smallest), and one σ for every run left their intervals holding 57-67 % of the
+    /// held-out figures at 80 %. None when fewer than [`MIN_SYSTEMS_FOR_OWN_SIGMA`]
+    /// systems have such runs.
+    #[serde(default)]
+    pub iodepth1_throughput_ln_sigma: Option<f64>,
+    #[serde(default)]
+    pub iodepth1_latency_ln_sigma: Option<f64>,
 }
+
+/// Systems a group of held-out figures (the iodepth-1 runs) needs before its transfer
+/// discrepancy is estimated apart from the other runs'.
+pub const MIN_SYSTEMS_FOR_OWN_SIGMA: usize = 3;
 
 /// A baseline's errors on the runs it applies to, with cephplan's on the same runs
 /// (systems weighted equally, as in [`ErrorSummary`]).
@@ -337,6 +354,12 @@ pub struct ClassEvaluation {
     pub label: String,
     #[serde(flatten)]
     pub errors: ErrorSummary,
+    /// Share of the class's held-out figures inside their stated 80 % / 95 % intervals,
+    /// percent, systems weighted equally (as [`Coverage::p80`]).
+    #[serde(default)]
+    pub coverage_p80: Option<f64>,
+    #[serde(default)]
+    pub coverage_p95: Option<f64>,
 }
 
 /// What `cephplan evaluate` reports.
@@ -624,6 +647,59 @@ fn interval(pred: f64, sigma: f64, level: f64) -> (f64, f64) {
     (pred * (-h).exp(), pred * h.exp())
 }
 
+/// The transfer discrepancies of the held-out figures of one metric class (`throughput`)
+/// from every system but `without` (`""`: every system): `(σ of the runs above iodepth 1,
+/// σ of the iodepth-1 runs)` when at least [`MIN_SYSTEMS_FOR_OWN_SIGMA`] systems have
+/// iodepth-1 runs, else `(σ of every run, None)`.
+fn group_sigmas(loso: &[HeldOut], throughput: bool, without: &str) -> (Option<f64>, Option<f64>) {
+    let of = |h: &&HeldOut| h.system_id != without && h.is_throughput() == throughput;
+    let qd1_systems = loso
+        .iter()
+        .filter(of)
+        .filter(|h| h.is_qd1())
+        .map(|h| h.system_id.as_str())
+        .collect::<BTreeSet<_>>()
+        .len();
+    if qd1_systems >= MIN_SYSTEMS_FOR_OWN_SIGMA {
+        (
+            discrepancy_sigma(loso.iter().filter(of).filter(|h| !h.is_qd1())),
+            discrepancy_sigma(loso.iter().filter(of).filter(|h| h.is_qd1())),
+        )
+    } else {
+        (discrepancy_sigma(loso.iter().filter(of)), None)
+    }
+}
+
+/// Sets every figure's transfer discrepancy and its 80 % / 95 % intervals. A system's
+/// discrepancy comes from the *other* systems' leave-one-system-out residuals only, of the
+/// same metric class, and of its own group (iodepth 1 or above, [`group_sigmas`]); σ_d
+/// depends only on (system, metric class, group), so it is fitted once per triple (a fit
+/// per figure made this step quadratic in the corpus, 27 s of a 40 s evaluation).
+pub(crate) fn set_intervals(figures: &mut [HeldOut]) {
+    let loso: Vec<HeldOut> = figures
+        .iter()
+        .filter(|h| h.kind == SplitKind::LeaveOneSystemOut)
+        .cloned()
+        .collect();
+    let mut sigma_of: BTreeMap<(String, bool), (Option<f64>, Option<f64>)> = BTreeMap::new();
+    for h in figures.iter_mut() {
+        let tp = h.is_throughput();
+        let (rest, qd1) = *sigma_of
+            .entry((h.system_id.clone(), tp))
+            .or_insert_with(|| group_sigmas(&loso, tp, &h.system_id));
+        let d = match qd1 {
+            Some(q) if h.is_qd1() => Some(q),
+            _ => rest,
+        };
+        if let Some(d) = d {
+            let sigma = (d * d + h.param_ln_sigma * h.param_ln_sigma).sqrt();
+            h.transfer_ln_sigma = Some(d);
+            h.interval_80 = Some(interval(h.predicted, sigma, 0.80));
+            h.interval_95 = Some(interval(h.predicted, sigma, 0.95));
+        }
+    }
+}
+
 fn pct(v: impl Iterator<Item = bool>) -> Option<f64> {
     let v: Vec<bool> = v.collect();
     (!v.is_empty()).then(|| 100.0 * v.iter().filter(|b| **b).count() as f64 / v.len() as f64)
@@ -724,33 +800,7 @@ pub fn evaluate(
         ))
     });
 
-    // Intervals: the discrepancy of a system's figures comes from the other systems' LOSO
-    // residuals only.
-    let loso: Vec<HeldOut> = figures
-        .iter()
-        .filter(|h| h.kind == SplitKind::LeaveOneSystemOut)
-        .cloned()
-        .collect();
-    // σ_d depends only on the held-out system and the metric class: one fit per pair (a
-    // fit per figure made this step quadratic in the corpus, 27 s of a 40 s evaluation).
-    let mut sigma_of: BTreeMap<(String, bool), Option<f64>> = BTreeMap::new();
-    for h in figures.iter_mut() {
-        let tp = h.is_throughput();
-        let d = *sigma_of
-            .entry((h.system_id.clone(), tp))
-            .or_insert_with(|| {
-                discrepancy_sigma(
-                    loso.iter()
-                        .filter(|o| o.system_id != h.system_id && o.is_throughput() == tp),
-                )
-            });
-        if let Some(d) = d {
-            let sigma = (d * d + h.param_ln_sigma * h.param_ln_sigma).sqrt();
-            h.transfer_ln_sigma = Some(d);
-            h.interval_80 = Some(interval(h.predicted, sigma, 0.80));
-            h.interval_95 = Some(interval(h.predicted, sigma, 0.95));
-        }
-    }
+    set_intervals(&mut figures);
 
     let of = |k: SplitKind| figures.iter().filter(move |h| h.kind == k);
     let loso_figs = || of(SplitKind::LeaveOneSystemOut);
@@ -760,9 +810,28 @@ pub fn evaluate(
         p80_figures: pct(loso_figs().filter_map(|h| h.inside(h.interval_80))),
         p95_figures: pct(loso_figs().filter_map(|h| h.inside(h.interval_95))),
         figures: loso_figs().filter(|h| h.interval_80.is_some()).count(),
-        throughput_ln_sigma: discrepancy_sigma(loso_figs().filter(|h| h.is_throughput())),
-        latency_ln_sigma: discrepancy_sigma(loso_figs().filter(|h| !h.is_throughput())),
+        throughput_ln_sigma: None,
+        latency_ln_sigma: None,
+        iodepth1_throughput_ln_sigma: None,
+        iodepth1_latency_ln_sigma: None,
     };
+    // What a model fitted to every system carries: the iodepth-1 runs' σ apart when enough
+    // systems have them, as each held-out system's intervals were set.
+    let loso: Vec<HeldOut> = loso_figs().cloned().collect();
+    for tp in [true, false] {
+        let (rest, qd1) = group_sigmas(&loso, tp, "");
+        if tp {
+            (
+                coverage.throughput_ln_sigma,
+                coverage.iodepth1_throughput_ln_sigma,
+            ) = (rest, qd1);
+        } else {
+            (
+                coverage.latency_ln_sigma,
+                coverage.iodepth1_latency_ln_sigma,
+            ) = (rest, qd1);
+        }
+    }
 
     // Baselines: the same held-out figures, systems weighted equally as in `summary`.
     let baseline = |f: fn(&HeldOut) -> Option<f64>, note: &str| {
@@ -889,10 +958,25 @@ pub fn evaluate(
         .into_iter()
         .map(|class| {
             let inside = move |h: &&HeldOut| h.classes.contains(&class);
+            let covered = |iv: fn(&HeldOut) -> Option<(f64, f64)>| {
+                let mut per: BTreeMap<&str, Vec<bool>> = BTreeMap::new();
+                for h in loso_figs().filter(inside) {
+                    if let Some(b) = h.inside(iv(h)) {
+                        per.entry(h.system_id.as_str()).or_default().push(b);
+                    }
+                }
+                mean(
+                    &per.into_values()
+                        .filter_map(|v| pct(v.into_iter()))
+                        .collect::<Vec<_>>(),
+                )
+            };
             ClassEvaluation {
                 class,
                 label: class.label().to_string(),
                 errors: summary(loso_figs().filter(inside), prepared),
+                coverage_p80: covered(|h| h.interval_80),
+                coverage_p95: covered(|h| h.interval_95),
             }
         })
         .collect();
@@ -925,10 +1009,19 @@ pub fn transfer_of(r: &EvaluationReport) -> Option<crate::model::Transfer> {
         kind: "leave-one-system-out".into(),
         throughput_ln_sigma: t,
         latency_ln_sigma: c.latency_ln_sigma.unwrap_or(t),
+        iodepth1_throughput_ln_sigma: c.iodepth1_throughput_ln_sigma,
+        iodepth1_latency_ln_sigma: c
+            .iodepth1_latency_ln_sigma
+            .or(c.iodepth1_throughput_ln_sigma),
         systems: r.loso.systems as u32,
         runs: r.loso.runs as u32,
         note: format!(
-            "cephplan evaluate: each system predicted by the prior fitted to the others; σ by maximum likelihood beyond the parameter uncertainty, systems weighted equally; its intervals held {} % / {} % of a system's held-out figures at 80 % / 95 % (systems weighted equally; {} % / {} % of all figures)",
+            "cephplan evaluate: each system predicted by the prior fitted to the others; σ by maximum likelihood beyond the parameter uncertainty, systems weighted equally{}; its intervals held {} % / {} % of a system's held-out figures at 80 % / 95 % (systems weighted equally; {} % / {} % of all figures)",
+            if c.iodepth1_throughput_ln_sigma.is_some() {
+                ", the runs at iodepth 1 apart from the others"
+            } else {
+                ""
+            },
             c.p80.map_or("-".into(), |v| format!("{v:.1}")),
             c.p95.map_or("-".into(), |v| format!("{v:.1}")),
             c.p80_figures.map_or("-".into(), |v| format!("{v:.1}")),

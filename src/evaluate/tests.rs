@@ -408,3 +408,71 @@ fn run_classes_follow_the_scenario_and_their_errors_are_the_loso_figures_of_thei
         assert_eq!(c.errors.iops_mape, None);
     }
 }
+
+#[test]
+fn iodepth1_runs_get_their_own_discrepancy_and_their_intervals_cover() {
+    // Synthetic held-out residuals of 8 systems: runs above iodepth 1 with ln(pred/meas) ~
+    // N(0, 0.2²), iodepth-1 runs ~ N(0, 0.6²) (4 systems have them); no parameter
+    // uncertainty. Oracle: the known σ per group. Each held-out system's iodepth-1 figures
+    // take the σ the *other* systems' iodepth-1 figures give, its other figures the others'
+    // σ above iodepth 1, and both groups' intervals cover at their level; one σ for every
+    // run would leave the iodepth-1 figures far below it.
+    let z = normals(8 * 300, 11);
+    let mut figs: Vec<HeldOut> = z
+        .iter()
+        .enumerate()
+        .map(|(i, z)| {
+            let sys = i % 8;
+            let qd1 = sys < 4 && (i / 8) % 2 == 0;
+            let d = if qd1 { 0.6 } else { 0.2 };
+            let mut h = figure(&format!("s{sys}"), 1000.0, 1000.0 * (d * z).exp(), 0.0);
+            if qd1 {
+                h.classes = vec![RunClass::Qd1, RunClass::Reads];
+            }
+            h
+        })
+        .collect();
+    set_intervals(&mut figs);
+    for h in &figs {
+        let d = h.transfer_ln_sigma.unwrap();
+        let want = if h.is_qd1() { 0.6 } else { 0.2 };
+        assert!(
+            (d - want).abs() < 0.06,
+            "{}: σ {d}, want {want}",
+            h.system_id
+        );
+    }
+    let cover = |qd1: bool, iv: fn(&HeldOut) -> Option<(f64, f64)>| {
+        let g: Vec<&HeldOut> = figs.iter().filter(|h| h.is_qd1() == qd1).collect();
+        100.0 * g.iter().filter(|h| h.inside(iv(h)) == Some(true)).count() as f64 / g.len() as f64
+    };
+    for qd1 in [false, true] {
+        let (c80, c95) = (cover(qd1, |h| h.interval_80), cover(qd1, |h| h.interval_95));
+        assert!(
+            (c80 - 80.0).abs() < 5.0,
+            "iodepth 1 {qd1}: 80 % holds {c80}"
+        );
+        assert!(
+            (c95 - 95.0).abs() < 3.0,
+            "iodepth 1 {qd1}: 95 % holds {c95}"
+        );
+    }
+    // With iodepth-1 runs on only two systems they share the one σ of every run.
+    let mut few: Vec<HeldOut> = figs
+        .iter()
+        .map(|h| {
+            let mut h = h.clone();
+            if !matches!(h.system_id.as_str(), "s0" | "s1") {
+                h.classes.clear();
+            }
+            h
+        })
+        .collect();
+    set_intervals(&mut few);
+    let s0: Vec<f64> = few
+        .iter()
+        .filter(|h| h.system_id == "s0")
+        .map(|h| h.transfer_ln_sigma.unwrap())
+        .collect();
+    assert!(s0.windows(2).all(|w| w[0] == w[1]), "one σ for s0: {s0:?}");
+}

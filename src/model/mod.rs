@@ -164,6 +164,13 @@ pub struct Transfer {
     pub throughput_ln_sigma: f64,
     /// σ of `ln(predicted / measured)` for mean latency.
     pub latency_ln_sigma: f64,
+    /// The same for workloads at iodepth 1 (each fio job one I/O in flight), where the
+    /// model transfers worse; absent when the evaluation had too few systems with such
+    /// runs, and then the two above apply to every workload.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iodepth1_throughput_ln_sigma: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iodepth1_latency_ln_sigma: Option<f64>,
     /// Systems and runs the residuals came from.
     pub systems: u32,
     pub runs: u32,

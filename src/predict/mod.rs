@@ -529,20 +529,33 @@ fn interval(
         .map(|c| c.names.clone())
         .unwrap_or_default();
     let (tx, tr, kind, note) = match &p.transfer {
-        Some(t) => (
-            t.throughput_ln_sigma,
-            t.latency_ln_sigma,
-            t.kind.clone(),
-            format!(
-                "parameter uncertainty (delta method on the model covariance, log scale) and the model's {} error over {} systems / {} runs (σ_ln {:.2} throughput, {:.2} latency){}",
-                t.kind, t.systems, t.runs, t.throughput_ln_sigma, t.latency_ln_sigma,
-                if t.kind == "leave-one-system-out" {
-                    ": the range for a cluster the model was not calibrated on"
-                } else {
-                    ": the range for the system the model was calibrated on"
-                }
-            ),
-        ),
+        Some(t) => {
+            // Workloads at iodepth 1 take the iodepth-1 runs' own error when the model
+            // states one (the model transfers worse there).
+            let qd1 = s.engine == crate::spec::Engine::FioRbd && s.iodepth == 1;
+            let (tx, tr, which) = match (qd1, t.iodepth1_throughput_ln_sigma) {
+                (true, Some(x)) => (
+                    x,
+                    t.iodepth1_latency_ln_sigma.unwrap_or(x),
+                    " of its iodepth-1 runs",
+                ),
+                _ => (t.throughput_ln_sigma, t.latency_ln_sigma, ""),
+            };
+            (
+                tx,
+                tr,
+                t.kind.clone(),
+                format!(
+                    "parameter uncertainty (delta method on the model covariance, log scale) and the model's {} error{which} over {} systems / {} runs (σ_ln {tx:.2} throughput, {tr:.2} latency){}",
+                    t.kind, t.systems, t.runs,
+                    if t.kind == "leave-one-system-out" {
+                        ": the range for a cluster the model was not calibrated on"
+                    } else {
+                        ": the range for the system the model was calibrated on"
+                    }
+                ),
+            )
+        }
         None => (
             0.0,
             0.0,

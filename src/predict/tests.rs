@@ -384,3 +384,43 @@ fn an_absurd_covariance_is_an_error_not_an_infinite_interval() {
     let r = predict(&s, &ModelParams::shipped_default(), &opts()).unwrap();
     assert!(r.interval.unwrap().iops_high.is_finite());
 }
+
+#[test]
+fn an_iodepth_1_workload_takes_the_iodepth_1_transfer_error() {
+    // Oracle: with no parameter covariance the interval is exp(±z·σ_transfer) around the
+    // prediction, so ln(high/prediction) = z·σ. A model whose transfer states an iodepth-1
+    // σ uses it for a workload at iodepth 1 and the general σ above it; without one,
+    // every workload takes the general σ.
+    let mut p = params();
+    p.covariance = None;
+    p.transfer = Some(crate::model::Transfer {
+        kind: "leave-one-system-out".into(),
+        throughput_ln_sigma: 0.5,
+        latency_ln_sigma: 0.4,
+        iodepth1_throughput_ln_sigma: Some(0.8),
+        iodepth1_latency_ln_sigma: Some(0.7),
+        systems: 11,
+        runs: 1829,
+        note: String::new(),
+    });
+    let z = z_of(0.95);
+    let widths = |p: &ModelParams, depth: &str| {
+        let r = predict(&with("iodepth = 1", depth), p, &opts()).unwrap();
+        let i = r.interval.unwrap();
+        (
+            (i.iops_high / r.iops).ln() / z,
+            (i.latency_mean_high_secs / r.latency_mean_secs).ln() / z,
+            i.note,
+        )
+    };
+    let (x, l, note) = widths(&p, "iodepth = 1");
+    assert!((x - 0.8).abs() < 1e-9 && (l - 0.7).abs() < 1e-9, "{x} {l}");
+    assert!(note.contains("of its iodepth-1 runs"), "{note}");
+    let (x, l, note) = widths(&p, "iodepth = 8");
+    assert!((x - 0.5).abs() < 1e-9 && (l - 0.4).abs() < 1e-9, "{x} {l}");
+    assert!(!note.contains("iodepth-1"), "{note}");
+    let t = p.transfer.as_mut().unwrap();
+    (t.iodepth1_throughput_ln_sigma, t.iodepth1_latency_ln_sigma) = (None, None);
+    let (x, l, _) = widths(&p, "iodepth = 1");
+    assert!((x - 0.5).abs() < 1e-9 && (l - 0.4).abs() < 1e-9, "{x} {l}");
+}

@@ -572,9 +572,17 @@ fn evaluation_ui(ui: &mut egui::Ui, r: &EvaluationReport) {
         ));
     }
     let c = &r.coverage;
+    let iodepth1 = match (c.iodepth1_throughput_ln_sigma, c.iodepth1_latency_ln_sigma) {
+        (None, None) => String::new(),
+        (t, l) => format!(
+            "; at iodepth 1: {} throughput, {} latency",
+            opt(t, |v| format!("{v:.2}")),
+            opt(l, |v| format!("{v:.2}"))
+        ),
+    };
     ui.label(format!(
         "inside the stated 80 % / 95 % intervals: {} % / {} % of a system's held-out figures \
-         (σ_ln {} throughput, {} latency)",
+         (σ_ln {} throughput, {} latency{iodepth1})",
         pct(c.p80),
         pct(c.p95),
         opt(c.throughput_ln_sigma, |v| format!("{v:.2}")),
@@ -629,7 +637,7 @@ fn evaluation_ui(ui: &mut egui::Ui, r: &EvaluationReport) {
     if r.classes.iter().any(|k| k.errors.runs > 0) {
         egui::Grid::new("calibration-transfer-classes")
             .striped(true)
-            .num_columns(6)
+            .num_columns(7)
             .show(ui, |ui| {
                 for h in [
                     "runs of kind",
@@ -638,6 +646,7 @@ fn evaluation_ui(ui: &mut egui::Ui, r: &EvaluationReport) {
                     "IOPS MAPE %",
                     "median %",
                     "latency MAPE %",
+                    "inside 80 / 95 %",
                 ] {
                     ui.strong(h);
                 }
@@ -649,6 +658,7 @@ fn evaluation_ui(ui: &mut egui::Ui, r: &EvaluationReport) {
                     ui.label(pct(k.errors.iops_mape));
                     ui.label(pct(k.errors.iops_median));
                     ui.label(pct(k.errors.latency_mape));
+                    ui.label(format!("{} / {}", pct(k.coverage_p80), pct(k.coverage_p95)));
                     ui.end_row();
                 }
             });
