@@ -1071,6 +1071,14 @@ fn the_prediction_shows_the_clis_caveats_the_solver_in_words_and_the_held_load()
     }
     // 4 images × 1 job × iodepth 2 (tests/fixtures/small-3x2.toml).
     h.get_by_label_contains("the load held at the same 8 I/Os in flight");
+    // What the range is made of, in the CLI's words: with the shipped model, parameter
+    // uncertainty and the leave-one-system-out transfer error (not parameters alone).
+    let note = &cli.interval.as_ref().unwrap().note;
+    assert!(note.contains("leave-one-system-out"), "{note}");
+    h.get_by_label_contains(&format!("the 95 % range is {note}"));
+    assert!(h
+        .query_by_label_contains("parameter uncertainty only")
+        .is_none());
     assert_no_debug_names(&h);
 }
 

@@ -715,10 +715,19 @@ impl PredictionPage {
             eng(p.capacity.usable_bytes, Quantity::Bytes),
             p.capacity.efficiency * 100.0
         ));
+        // What the range is made of: the interval's own note (parameter uncertainty alone,
+        // or with the model's transfer error), as `cephplan predict` states it.
+        let range = p.interval.as_ref().map_or_else(
+            || {
+                "no 95 % range (the model states neither a covariance nor a transfer error)"
+                    .to_string()
+            },
+            |i| format!("the 95 % range is {}", i.note),
+        );
         ui.add(
             egui::Label::new(format!(
-                "solver: {}; model: {}; the 95 % range is parameter uncertainty only. Tail \
-                 latencies come from simulating the same scenario (\"Simulate tails\").",
+                "solver: {}; model: {}; {range}. Tail latencies come from simulating the same \
+                 scenario (\"Simulate tails\").",
                 solver_label(p.method, p.caveats.len()),
                 p.model
             ))
