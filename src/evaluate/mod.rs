@@ -318,7 +318,7 @@ impl RunClass {
         match self {
             RunClass::ErasureCoded => matches!(s.protection, Protection::Erasure { .. }),
             RunClass::Colocated => s.clients_colocated,
-            RunClass::Qd1 => s.engine == crate::spec::Engine::FioRbd && s.iodepth == 1,
+            RunClass::Qd1 => s.is_fio_iodepth_1(),
             RunClass::LoneIo => s.population() == 1,
             RunClass::LargeBlocks => s.block_size_bytes >= 1 << 20,
             RunClass::Reads => s.read_fraction >= 1.0,
@@ -804,34 +804,22 @@ pub fn evaluate(
 
     let of = |k: SplitKind| figures.iter().filter(move |h| h.kind == k);
     let loso_figs = || of(SplitKind::LeaveOneSystemOut);
+    // What a model fitted to every system carries: the iodepth-1 runs' σ apart when enough
+    // systems have them, as each held-out system's intervals were set.
+    let loso: Vec<HeldOut> = loso_figs().cloned().collect();
+    let (throughput_ln_sigma, iodepth1_throughput_ln_sigma) = group_sigmas(&loso, true, "");
+    let (latency_ln_sigma, iodepth1_latency_ln_sigma) = group_sigmas(&loso, false, "");
     let mut coverage = Coverage {
         p80: None,
         p95: None,
         p80_figures: pct(loso_figs().filter_map(|h| h.inside(h.interval_80))),
         p95_figures: pct(loso_figs().filter_map(|h| h.inside(h.interval_95))),
         figures: loso_figs().filter(|h| h.interval_80.is_some()).count(),
-        throughput_ln_sigma: None,
-        latency_ln_sigma: None,
-        iodepth1_throughput_ln_sigma: None,
-        iodepth1_latency_ln_sigma: None,
+        throughput_ln_sigma,
+        latency_ln_sigma,
+        iodepth1_throughput_ln_sigma,
+        iodepth1_latency_ln_sigma,
     };
-    // What a model fitted to every system carries: the iodepth-1 runs' σ apart when enough
-    // systems have them, as each held-out system's intervals were set.
-    let loso: Vec<HeldOut> = loso_figs().cloned().collect();
-    for tp in [true, false] {
-        let (rest, qd1) = group_sigmas(&loso, tp, "");
-        if tp {
-            (
-                coverage.throughput_ln_sigma,
-                coverage.iodepth1_throughput_ln_sigma,
-            ) = (rest, qd1);
-        } else {
-            (
-                coverage.latency_ln_sigma,
-                coverage.iodepth1_latency_ln_sigma,
-            ) = (rest, qd1);
-        }
-    }
 
     // Baselines: the same held-out figures, systems weighted equally as in `summary`.
     let baseline = |f: fn(&HeldOut) -> Option<f64>, note: &str| {

@@ -352,6 +352,26 @@ impl ModelParams {
                 ));
             }
         }
+        if let Some(t) = &self.transfer {
+            for (field, v) in [
+                ("throughput_ln_sigma", Some(t.throughput_ln_sigma)),
+                ("latency_ln_sigma", Some(t.latency_ln_sigma)),
+                (
+                    "iodepth1_throughput_ln_sigma",
+                    t.iodepth1_throughput_ln_sigma,
+                ),
+                ("iodepth1_latency_ln_sigma", t.iodepth1_latency_ln_sigma),
+            ] {
+                if let Some(v) = v.filter(|v| !(v.is_finite() && *v >= 0.0)) {
+                    return Err(ModelError::Invalid {
+                        origin: origin.to_string(),
+                        name: format!("transfer.{field}"),
+                        problem: format!("{v} is not a standard deviation (finite, ≥ 0)"),
+                        fix: "give the log-scale σ `cephplan calibrate --transfer` writes, or remove the [transfer] table".to_string(),
+                    });
+                }
+            }
+        }
         if let Some(c) = &self.covariance {
             let bad = |problem: String| ModelError::BadCovariance {
                 origin: origin.to_string(),
@@ -523,6 +543,32 @@ mod tests {
             msg.contains("m.toml") && msg.contains("param.") && msg.contains("fix"),
             "{msg}"
         );
+    }
+
+    #[test]
+    fn a_transfer_sigma_that_is_not_a_standard_deviation_is_refused_with_the_field() {
+        for (field, bad) in [
+            (
+                "iodepth1_throughput_ln_sigma = 0.74",
+                "iodepth1_throughput_ln_sigma = -0.74",
+            ),
+            ("latency_ln_sigma = 0.492", "latency_ln_sigma = nan"),
+        ] {
+            assert!(DEFAULT_TOML.contains(field), "{field}");
+            let text = DEFAULT_TOML.replacen(field, bad, 1);
+            let msg = ModelParams::parse(&text, "m.toml").unwrap_err().to_string();
+            let name = field.split(' ').next().unwrap();
+            assert!(
+                msg.contains("m.toml")
+                    && msg.contains(&format!("transfer.{name}"))
+                    && msg.contains("calibrate --transfer"),
+                "{msg}"
+            );
+        }
+        // The shipped default states both iodepth-1 σs and parses.
+        let p = ModelParams::parse(DEFAULT_TOML, "default").unwrap();
+        let t = p.transfer.unwrap();
+        assert!(t.iodepth1_throughput_ln_sigma.is_some() && t.iodepth1_latency_ln_sigma.is_some());
     }
 
     /// Text of the shipped default without the `[param.NAME]` table (and without the

@@ -532,12 +532,11 @@ fn interval(
         Some(t) => {
             // Workloads at iodepth 1 take the iodepth-1 runs' own error when the model
             // states one (the model transfers worse there).
-            let qd1 = s.engine == crate::spec::Engine::FioRbd && s.iodepth == 1;
-            let (tx, tr, which) = match (qd1, t.iodepth1_throughput_ln_sigma) {
+            let (tx, tr, which) = match (s.is_fio_iodepth_1(), t.iodepth1_throughput_ln_sigma) {
                 (true, Some(x)) => (
                     x,
                     t.iodepth1_latency_ln_sigma.unwrap_or(x),
-                    " of its iodepth-1 runs",
+                    ", the σ of its iodepth-1 runs",
                 ),
                 _ => (t.throughput_ln_sigma, t.latency_ln_sigma, ""),
             };
@@ -546,7 +545,7 @@ fn interval(
                 tr,
                 t.kind.clone(),
                 format!(
-                    "parameter uncertainty (delta method on the model covariance, log scale) and the model's {} error{which} over {} systems / {} runs (σ_ln {tx:.2} throughput, {tr:.2} latency){}",
+                    "parameter uncertainty (delta method on the model covariance, log scale) and the model's {} error over {} systems / {} runs{which} (σ_ln {tx:.2} throughput, {tr:.2} latency){}",
                     t.kind, t.systems, t.runs,
                     if t.kind == "leave-one-system-out" {
                         ": the range for a cluster the model was not calibrated on"

@@ -415,7 +415,10 @@ fn an_iodepth_1_workload_takes_the_iodepth_1_transfer_error() {
     };
     let (x, l, note) = widths(&p, "iodepth = 1");
     assert!((x - 0.8).abs() < 1e-9 && (l - 0.7).abs() < 1e-9, "{x} {l}");
-    assert!(note.contains("of its iodepth-1 runs"), "{note}");
+    assert!(
+        note.contains("runs, the σ of its iodepth-1 runs (σ_ln 0.80"),
+        "{note}"
+    );
     let (x, l, note) = widths(&p, "iodepth = 8");
     assert!((x - 0.5).abs() < 1e-9 && (l - 0.4).abs() < 1e-9, "{x} {l}");
     assert!(!note.contains("iodepth-1"), "{note}");

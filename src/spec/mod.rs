@@ -1296,6 +1296,12 @@ impl Scenario {
         self.images * self.jobs_per_image * self.iodepth
     }
 
+    /// fio at iodepth 1: each job keeps one I/O in flight (the kind of workload whose
+    /// transfer error a model may state apart, `model::Transfer`).
+    pub fn is_fio_iodepth_1(&self) -> bool {
+        self.engine == Engine::FioRbd && self.iodepth == 1
+    }
+
     /// The spec with every catalogue reference replaced by the resolved figures, so that an
     /// edited copy validates without the catalogue (sweeps and sizing use this).
     pub fn inline_spec(&self) -> ScenarioSpec {
