@@ -1763,29 +1763,11 @@ fn the_ceph_options_are_chosen_in_the_form_and_the_prediction_follows() {
     h.run();
     pick(&mut h, "RocksDB build", "unoptimised");
     assert!(designer_has(&h, "rocksdb_build = \"unoptimised\""));
-    // The balancer goes in [cluster] too: off keeps CRUSH's spread of held PGs, so the
-    // busiest OSD takes more of the writes and the prediction cannot rise.
-    let iops_upmap = predicted_iops_of_the_designer_text(&mut h);
-    h.get_by_label("Cluster designer").click();
-    h.run();
-    pick(&mut h, "PG balancer", "off");
-    assert!(h.state().state.designer.text.contains("balancer = \"off\""));
-    let iops_off = predicted_iops_of_the_designer_text(&mut h);
-    assert!(
-        iops_off <= iops_upmap * 1.000_001,
-        "{iops_upmap} → {iops_off}"
-    );
-    h.get_by_label("Cluster designer").click();
-    h.run();
-    for label in ["RocksDB build", "BlueFS buffered I/O", "PG balancer"] {
+    for label in ["RocksDB build", "BlueFS buffered I/O"] {
         pick(&mut h, label, "release default");
     }
     let d = &h.state().state.designer;
-    assert!(
-        !d.text.contains("rocksdb_build")
-            && !d.text.contains("bluefs_buffered_io")
-            && !d.text.contains("balancer")
-    );
+    assert!(!d.text.contains("rocksdb_build") && !d.text.contains("bluefs_buffered_io"));
     assert!(d.spec_error().is_none(), "{:?}", d.spec_error());
 }
 

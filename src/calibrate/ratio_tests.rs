@@ -42,10 +42,7 @@ fn ratio_of_a_saturated_device_bound_pair_is_the_drive_ratio() {
         scenario: s2.clone(),
         reference: s1.clone(),
     };
-    // An even PG placement: the imbalance differs between one and two drives per node
-    // (its own tests are in `qn::ceph::placement`); this oracle is the drive ratio alone.
-    let mut p = ModelParams::prior();
-    p.param.remove(crate::model::names::PG_IMBALANCE);
+    let p = ModelParams::prior();
     let (a, b, ratio) = predicted_ratio(&r, &p, &SolveOptions::default()).unwrap();
     // The ratio is the quotient of the two systems' own predictions...
     let own = |s: &Scenario| {

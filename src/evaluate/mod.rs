@@ -606,7 +606,7 @@ fn run_fold(
 /// taken as normal with variance `σ_d² + σ_p²` (`σ_p` its parameter standard error), and
 /// `σ_d` maximises the likelihood with each system weighted equally (a system with 40 runs
 /// says no more about a new system than one with 4): a grid over 0-3 in steps of 0.001,
-/// then the best point. Heterogeneous `σ_p` (a well-identified fold next to a poorly
+/// then the best point (`i / 1000`, so the file shows 0.7, not 0.7000000000000001). Heterogeneous `σ_p` (a well-identified fold next to a poorly
 /// identified one) is handled figure by figure, not by subtracting averages. `figs` are
 /// held-out figures of one metric class; None without any.
 pub fn discrepancy_sigma<'a>(figs: impl Iterator<Item = &'a HeldOut>) -> Option<f64> {
@@ -636,7 +636,7 @@ pub fn discrepancy_sigma<'a>(figs: impl Iterator<Item = &'a HeldOut>) -> Option<
             .sum()
     };
     (0..=3000)
-        .map(|i| f64::from(i) * 1e-3)
+        .map(|i| f64::from(i) / 1000.0)
         .map(|sd| (sd, loglik(sd)))
         .max_by(|a, b| a.1.total_cmp(&b.1))
         .map(|(sd, _)| sd)

@@ -440,7 +440,8 @@ pub struct ClusterSpec {
     #[serde(default, skip_serializing_if = "CephConfigSpec::is_empty")]
     pub ceph_config: CephConfigSpec,
     /// The mgr balancer: `"upmap"` or `"off"`; absent = the release's default (upmap from
-    /// 16.2.0, off before).
+    /// 16.2.0, off before). Recorded with the cluster; no prediction reads it since the PG
+    /// placement imbalance left the model (`qn::ceph`, "Not modelled").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub balancer: Option<Balancer>,
     pub node: NodeSpec,

@@ -146,7 +146,8 @@ pub fn allocation_from_file_default(release: &str, db_kind: DriveKind) -> bool {
 }
 
 /// The mgr balancer's state (`ceph balancer mode upmap` / `ceph balancer off`), which
-/// decides whether the PGs an OSD holds are evened out (`qn::ceph::placement`).
+/// decides whether the PGs an OSD holds are evened out. A recorded fact of the cluster:
+/// the model assumes an even placement (`qn::ceph`, "Not modelled").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Balancer {

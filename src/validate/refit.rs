@@ -584,7 +584,7 @@ mod tests {
     #[test]
     fn refit_of_the_lab_sweeps_lowers_their_error_and_shows_before_and_after() {
         // The prior as it was when the sweeps ran: without write batching, messenger
-        // coalescing, the release-dependent write factors, the PG placement imbalance and
+        // coalescing, the release-dependent write factors and
         // the CPU generation factors, ...
         let mut base = ModelParams::prior();
         for n in [
@@ -593,7 +593,6 @@ mod tests {
             crate::model::names::ALLOC_IN_ROCKSDB_WRITE,
             crate::model::names::BLUEFS_DIRECT_BATCH,
             crate::model::names::OSD_CORE_SCALE,
-            crate::model::names::PG_IMBALANCE,
         ] {
             base.param.remove(n);
         }

@@ -662,7 +662,7 @@ impl DesignerPage {
         self.errors_ui(ui, lw, &[path]);
     }
 
-    /// The Ceph options the model reads (`[cluster.ceph_config]`, `cluster.balancer` and
+    /// The Ceph options the model reads (`[cluster.ceph_config]` and
     /// `cluster.rocksdb_build`):
     /// each is the release's default until chosen; "release default" removes the key again.
     fn ceph_options_ui(
@@ -948,7 +948,7 @@ fn reason(e: &SpecError) -> String {
 
 /// The value at a dotted path of a TOML table.
 /// The Ceph options in the form: path, label, choices besides the release default, hover.
-const CEPH_OPTIONS: [(&str, &str, &[&str], &str); 6] = [
+const CEPH_OPTIONS: [(&str, &str, &[&str], &str); 5] = [
     (
         "cluster.ceph_config.bluefs_buffered_io",
         "BlueFS buffered I/O",
@@ -976,13 +976,6 @@ const CEPH_OPTIONS: [(&str, &str, &[&str], &str); 6] = [
         &["2G", "4G", "8G", "16G"],
         "osd_memory_target (default 4 GiB): BlueStore's autotuned cache; with the image size stated, the share of \
          onodes that stay cached, and every op on an uncached one loads it from RocksDB first",
-    ),
-    (
-        "cluster.balancer",
-        "PG balancer",
-        &["upmap", "off"],
-        "the mgr balancer; off: the PGs each OSD holds are CRUSH's uneven draw, and the busiest OSD bounds \
-         writes (upmap, the default from 16.2.0, evens them to ±1 PG; primaries are never evened)",
     ),
     (
         "cluster.rocksdb_build",

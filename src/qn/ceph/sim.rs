@@ -28,11 +28,6 @@
 //! cluster-rx NICs, so replicas land on distinct nodes). Later visits are independent, so
 //! a replica's device may be the primary's device (probability `1/devices` per replica, 1.4 %
 //! with 72 OSDs), which CRUSH rules out; it is the even-spread assumption MVA makes too.
-//! The PG placement imbalance (`qn::ceph::placement`, the busiest OSD's larger share) is
-//! not simulated: the simulation spreads work evenly and its demand equals the network's
-//! without that factor, so with a model that has `pg_placement_imbalance` a saturated
-//! simulation can run faster than MVA by up to that ratio (about 1.1-1.7 at 30-100 PGs
-//! per OSD).
 //!
 //! **Batching** of the OSD CPU and the devices' group commit ([`SimBatching`]). By default
 //! ([`SimBatching::MeanField`]) the simulation runs every batching station (the OSD CPU,

@@ -64,9 +64,6 @@ pub(crate) fn params() -> ModelParams {
     p.param.remove(names::MSG_COALESCE_SHARE);
     p.param.remove(names::ALLOC_IN_ROCKSDB_WRITE);
     p.param.remove(names::BLUEFS_DIRECT_BATCH);
-    // PG placement imbalance has its own tests (`placement`, `pg_placement_*`): these
-    // oracles are for an even placement.
-    p.param.remove(names::PG_IMBALANCE);
     // The per-OSD core curve has its own test; these oracles count whole cores.
     p.param.remove(names::OSD_CORE_SCALE);
     // So has the client processes' thread cap (`client_threads_cap_*`).
@@ -389,7 +386,6 @@ pub(crate) fn batched_params() -> ModelParams {
         p.set(&name, base.get(&name).unwrap()).unwrap();
     }
     p.param.remove(names::OSD_CORE_SCALE);
-    p.param.remove(names::PG_IMBALANCE);
     // Messenger coalescing has its own tests (`messenger_coalescing_*`).
     p.param.remove(names::MSG_COALESCE_SHARE);
     p.set(names::OSD_CPU_WRITE_BATCH, 8e-4).unwrap();
@@ -1006,84 +1002,6 @@ fn group_commit_lets_the_pm983_osds_pass_their_commit_per_write_bound_as_measure
         without <= 250_000.0 * 1.001,
         "without group commit: {without}"
     );
-}
-
-#[test]
-fn pg_placement_imbalance_scales_the_busiest_osd_and_device_not_the_path() {
-    // Oracle, a reference computation (Python: exact binomial PMF from math.comb, E[max]
-    // = Σ_x (1 − F(x)^6)): TINY's 6 OSDs (3 nodes × 2 drives) with 64 PGs. Primaries:
-    // μ = 10.667, E[max] = 14.538, ratio 1.36291. Held PGs of a 3-replica pool on Squid
-    // are evened by the upmap balancer to ±1 PG: 1 + 1/32 = 1.03125.
-    // - devices: reads 1.36291; writes (every replica's device) 1.03125;
-    // - OSD CPU with 64 cores a node (32 per OSD; TINY is a write workload, so the write
-    //   curve's C = 10.9): the curve's use 1 − e^(−32/10.9) = 0.94691, so reads max(1,
-    //   1.36291 × 0.94691) = 1.29055; writes (1/3 of the work at the primary's share)
-    //   (1.36291/3 + 2/3 × 1.03125) × 0.94691 = 1.08119;
-    // - OSD CPU with TINY's 4 cores (2 per OSD): the curve's use 1 − e^(−2/10.9) = 0.16764,
-    //   so 1.36291 × 0.16764 < 1: the busiest OSD takes idle cores from the others, ratio 1.
-    let mut p = params();
-    with_prior(&mut p, names::OSD_CORE_SCALE);
-    with_prior(&mut p, names::OSD_CORE_SCALE_WRITE);
-    let even = p.clone();
-    with_prior(&mut p, names::PG_IMBALANCE);
-    assert_eq!(p.get(names::PG_IMBALANCE), Some(1.0));
-    let with_pgs = |t: String| t.replace("[pool]\n", "[pool]\npg_count = 64\n");
-    for (cores, cpu_read, cpu_write) in [(64, 1.29055, 1.08119), (4, 1.0, 1.0)] {
-        let s = tiny(|t| {
-            with_pgs(t).replace(
-                "cores = 4, threads_per_core = 1, ghz = 2.0 }\n[cluster.node.data_devices]",
-                &format!("cores = {cores}, threads_per_core = 1, ghz = 2.0 }}\n[cluster.node.data_devices]"),
-            )
-        });
-        let (a, b) = (build(&s, &p).unwrap(), build(&s, &even).unwrap());
-        let ratio = |v: fn(&CephNetwork) -> &Vec<Demand>, name: &str| {
-            let (x, y) = (at(&a, v(&a), name), at(&b, v(&b), name));
-            assert_relative_eq!(x.path_secs, y.path_secs, max_relative = 1e-12);
-            x.secs / y.secs
-        };
-        assert_relative_eq!(
-            ratio(|n| &n.read, "data_device"),
-            1.36291,
-            max_relative = 1e-5
-        );
-        assert_relative_eq!(
-            ratio(|n| &n.write, "data_device"),
-            1.03125,
-            max_relative = 1e-9
-        );
-        assert_relative_eq!(ratio(|n| &n.read, "osd_cpu"), cpu_read, max_relative = 1e-5);
-        assert_relative_eq!(
-            ratio(|n| &n.write, "osd_cpu"),
-            cpu_write,
-            max_relative = 1e-5
-        );
-        // The network and the client are not placement-bound.
-        assert_relative_eq!(ratio(|n| &n.read, "osd_public_tx"), 1.0);
-    }
-    // Before Pacific the balancer is off by default: held PGs keep CRUSH's spread
-    // (3 replicas: ratio 1.15800 by the same computation).
-    // A stated balancer wins over the release's default: `off` on Squid keeps the same
-    // spread, `upmap` on Octopus evens the held PGs (1.03125, as above).
-    let write_ratio = |t: String| {
-        let s = tiny(|_| t.clone());
-        let (a, b) = (build(&s, &p).unwrap(), build(&s, &even).unwrap());
-        at(&a, &a.write, "data_device").secs / at(&b, &b.write, "data_device").secs
-    };
-    let release = |t: String, r: &str, balancer: &str| {
-        with_pgs(t).replace(
-            "ceph_release = \"19.2.0\"",
-            &format!("ceph_release = \"{r}\"{balancer}"),
-        )
-    };
-    for (r, balancer, want) in [
-        ("15.2.17", "", 1.15800),
-        ("19.2.0", "\nbalancer = \"off\"", 1.15800),
-        ("15.2.17", "\nbalancer = \"upmap\"", 1.03125),
-        ("19.2.0", "", 1.03125),
-    ] {
-        let got = write_ratio(release(TINY.to_string(), r, balancer));
-        assert_relative_eq!(got, want, max_relative = 1e-5);
-    }
 }
 
 #[test]
