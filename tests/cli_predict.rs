@@ -404,6 +404,54 @@ fn a_defaulted_model_parameter_is_reported() {
     assert!(v["model"].get("defaulted_params").is_none());
 }
 
+/// A model file from before session 22 carries `[param.pg_placement_imbalance]`, which no
+/// prediction reads any more: it used to load silently; the parameter is now named as
+/// unread, with why, on stderr and in the JSON report, and the prediction is the one
+/// without it.
+#[test]
+fn an_unread_model_parameter_is_reported_and_changes_nothing() {
+    let text = std::fs::read_to_string("models/default.toml").unwrap();
+    let text = &text[..text.find("[covariance]").unwrap()];
+    let old = "[param.pg_placement_imbalance]\nvalue = 0.5\nunit = \"share\"\nsource = \"fitted\"\nlower = 0.0\nupper = 1.0\n\n";
+    let d = tempfile::tempdir().unwrap();
+    let model = d.path().join("old.toml");
+    std::fs::write(&model, format!("{text}{old}")).unwrap();
+    let plain = d.path().join("plain.toml");
+    std::fs::write(&plain, text).unwrap();
+    let run = |m: &std::path::Path| {
+        cephplan()
+            .args([
+                "predict",
+                "--scenario",
+                FIXTURE,
+                "--format",
+                "json",
+                "--model",
+            ])
+            .arg(m)
+            .output()
+            .unwrap()
+    };
+    let out = run(&model);
+    assert!(out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("old.toml has [param.pg_placement_imbalance] (removed in session 22")
+            && stderr.contains("which this build does not read")
+            && stderr.contains("delete it from the file"),
+        "{stderr}"
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        v["model"]["unread_params"],
+        serde_json::json!(["pg_placement_imbalance"])
+    );
+    let without: serde_json::Value = serde_json::from_slice(&run(&plain).stdout).unwrap();
+    assert_eq!(v["iops"], without["iops"]);
+    assert_eq!(v["latency_mean_secs"], without["latency_mean_secs"]);
+    assert!(without["model"].get("unread_params").is_none());
+}
+
 /// `cephplan compare`: the report's figures are `cephplan predict`'s for each file (same
 /// model; JSON floats round-trip exactly), the HTML page embeds its two plots, and a
 /// foreign file is never overwritten.

@@ -47,6 +47,9 @@ impl Inputs {
             if let Some(w) = defaulted_warning(&p.display().to_string(), &model) {
                 eprintln!("warning: {w}");
             }
+            if let Some(w) = unread_warning(&p.display().to_string(), &model) {
+                eprintln!("warning: {w}");
+            }
         }
         Ok((scn, model))
     }
@@ -62,6 +65,24 @@ pub fn defaulted_warning(origin: &str, model: &ModelParams) -> Option<String> {
             names.iter().map(|n| format!("[param.{n}]")).collect::<Vec<_>>().join(", "),
             if names.len() == 1 { "it" } else { "them" },
             if names.len() == 1 { "it" } else { "them" },
+        )
+    })
+}
+
+/// The warning for a model file with parameters this build does not read (the report's
+/// `model.unread_params`), or `None` when it has none.
+pub fn unread_warning(origin: &str, model: &ModelParams) -> Option<String> {
+    let unread = model.unread();
+    (!unread.is_empty()).then(|| {
+        format!(
+            "{origin} has {}, which this build does not read, so {} nothing; delete {} from the file (the parameters it reads are those of models/prior.toml, plus arch_efficiency.*, release_factor.* and uarch_efficiency.* factors)",
+            unread
+                .iter()
+                .map(|(n, why)| format!("[param.{n}] ({why})"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            if unread.len() == 1 { "it changes" } else { "they change" },
+            if unread.len() == 1 { "it" } else { "them" },
         )
     })
 }

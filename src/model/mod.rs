@@ -42,6 +42,13 @@ pub const REQUIRED: [&str; 10] = [
     names::FIXED_WRITE,
 ];
 
+/// Parameters earlier builds read and this one does not, with the reason they went (the
+/// README's change log has the figures).
+pub const REMOVED: [(&str, &str); 1] = [(
+    "pg_placement_imbalance",
+    "removed in session 22: the PG placement imbalance no longer lowered the leave-one-system-out error",
+)];
+
 pub mod names {
     pub const OSD_CPU_READ: &str = "osd_cpu_read_gcycles";
     pub const OSD_CPU_WRITE: &str = "osd_cpu_write_gcycles";
@@ -312,6 +319,36 @@ impl ModelParams {
             .iter()
             .filter(|n| !self.param.contains_key(*n))
             .cloned()
+            .collect()
+    }
+
+    /// Parameters this model file has that no part of this build reads: neither a name of
+    /// the shipped prior nor a per-architecture, per-release or per-generation factor
+    /// (`arch_efficiency.*`, `release_factor.*`, `uarch_efficiency.*`). Each comes with why:
+    /// a mechanism since removed, or an unknown name (a typo, or a file from another tool).
+    /// They change no prediction; reports list them (`ModelInfo::unread_params`).
+    pub fn unread(&self) -> Vec<(String, &'static str)> {
+        static PRIOR_NAMES: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+        let prior = PRIOR_NAMES.get_or_init(|| Self::prior().names());
+        self.param
+            .keys()
+            .filter(|n| {
+                !prior.contains(n)
+                    && ![
+                        names::ARCH_PREFIX,
+                        names::RELEASE_PREFIX,
+                        names::UARCH_PREFIX,
+                    ]
+                    .iter()
+                    .any(|prefix| n.starts_with(prefix))
+            })
+            .map(|n| {
+                let why = REMOVED
+                    .iter()
+                    .find(|(name, _)| *name == n.as_str())
+                    .map_or("not a parameter of this model", |(_, why)| *why);
+                (n.clone(), why)
+            })
             .collect()
     }
 
@@ -592,6 +629,35 @@ mod tests {
 
     /// Issue 17 item 13: an optional parameter left out is listed as defaulted; the shipped
     /// models list none.
+    #[test]
+    fn parameters_no_part_of_the_build_reads_are_listed_with_why() {
+        let mut m = ModelParams::prior();
+        assert!(m.unread().is_empty());
+        assert!(ModelParams::shipped_default().unread().is_empty());
+        let template = m.param[names::SMT_GAIN].clone();
+        for name in [
+            "pg_placement_imbalance",
+            "osd_cpu_reed_gcycles",
+            "release_factor.21",
+            "uarch_efficiency.zen5",
+            "arch_efficiency.riscv64",
+        ] {
+            m.param.insert(name.to_string(), template.clone());
+        }
+        let unread = m.unread();
+        assert_eq!(
+            unread.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>(),
+            ["osd_cpu_reed_gcycles", "pg_placement_imbalance"],
+            "per-release, per-generation and per-architecture factors are read by their prefix"
+        );
+        assert_eq!(unread[0].1, "not a parameter of this model");
+        assert!(
+            unread[1].1.contains("removed in session 22"),
+            "{}",
+            unread[1].1
+        );
+    }
+
     #[test]
     fn parameters_the_model_lacks_are_listed_as_defaulted() {
         let m = ModelParams::parse(&default_without(names::WRITE_BATCH_SCALE), "m.toml").unwrap();

@@ -132,6 +132,10 @@ pub struct ModelInfo {
     /// ([`ModelParams::defaulted`]); empty for a complete model.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub defaulted_params: Vec<String>,
+    /// Parameters the model file has that this build does not read
+    /// ([`ModelParams::unread`]); they change nothing. Empty for a current model.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unread_params: Vec<String>,
 }
 
 impl ModelInfo {
@@ -141,6 +145,7 @@ impl ModelInfo {
             generator: p.generator.clone(),
             fitted_on: p.fitted_on.clone(),
             defaulted_params: p.defaulted(),
+            unread_params: p.unread().into_iter().map(|(n, _)| n).collect(),
         }
     }
 }
