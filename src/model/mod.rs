@@ -627,8 +627,8 @@ mod tests {
         assert!(msg.starts_with("m.toml: field `param.wal_share`"), "{msg}");
     }
 
-    /// Issue 17 item 13: an optional parameter left out is listed as defaulted; the shipped
-    /// models list none.
+    /// A parameter no part of the build reads (one since removed, or a misspelt name) is
+    /// listed with why; factors read by their prefix are not; the shipped models list none.
     #[test]
     fn parameters_no_part_of_the_build_reads_are_listed_with_why() {
         let mut m = ModelParams::prior();
@@ -658,6 +658,8 @@ mod tests {
         );
     }
 
+    /// Issue 17 item 13: an optional parameter left out is listed as defaulted; the shipped
+    /// models list none.
     #[test]
     fn parameters_the_model_lacks_are_listed_as_defaulted() {
         let m = ModelParams::parse(&default_without(names::WRITE_BATCH_SCALE), "m.toml").unwrap();
