@@ -365,6 +365,22 @@ fn negative_numbers_are_refused_by_validation_not_by_the_parser() {
         .stderr(predicate::str::contains("tolerance = -1 is invalid"));
 }
 
+/// `cephplan predict` of the fixture as JSON with the model file `model`.
+fn predict_json_with_model(model: &std::path::Path) -> std::process::Output {
+    cephplan()
+        .args([
+            "predict",
+            "--scenario",
+            FIXTURE,
+            "--format",
+            "json",
+            "--model",
+        ])
+        .arg(model)
+        .output()
+        .unwrap()
+}
+
 /// Issue 17 item 13: a model file without `osd_write_batch_scale` predicted 17 % more IOPS
 /// silently; the parameter is now named as defaulted, on stderr and in the JSON report.
 #[test]
@@ -376,18 +392,7 @@ fn a_defaulted_model_parameter_is_reported() {
     let d = tempfile::tempdir().unwrap();
     let model = d.path().join("m.toml");
     std::fs::write(&model, format!("{}{}", &text[..start], &text[end..])).unwrap();
-    let out = cephplan()
-        .args([
-            "predict",
-            "--scenario",
-            FIXTURE,
-            "--format",
-            "json",
-            "--model",
-        ])
-        .arg(&model)
-        .output()
-        .unwrap();
+    let out = predict_json_with_model(&model);
     assert!(out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -418,21 +423,7 @@ fn an_unread_model_parameter_is_reported_and_changes_nothing() {
     std::fs::write(&model, format!("{text}{old}")).unwrap();
     let plain = d.path().join("plain.toml");
     std::fs::write(&plain, text).unwrap();
-    let run = |m: &std::path::Path| {
-        cephplan()
-            .args([
-                "predict",
-                "--scenario",
-                FIXTURE,
-                "--format",
-                "json",
-                "--model",
-            ])
-            .arg(m)
-            .output()
-            .unwrap()
-    };
-    let out = run(&model);
+    let out = predict_json_with_model(&model);
     assert!(out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -446,7 +437,8 @@ fn an_unread_model_parameter_is_reported_and_changes_nothing() {
         v["model"]["unread_params"],
         serde_json::json!(["pg_placement_imbalance"])
     );
-    let without: serde_json::Value = serde_json::from_slice(&run(&plain).stdout).unwrap();
+    let without: serde_json::Value =
+        serde_json::from_slice(&predict_json_with_model(&plain).stdout).unwrap();
     assert_eq!(v["iops"], without["iops"]);
     assert_eq!(v["latency_mean_secs"], without["latency_mean_secs"]);
     assert!(without["model"].get("unread_params").is_none());
