@@ -14,7 +14,8 @@
 //! violation, not only the first 20.
 //!
 //! **Known violations (a ratchet, not the goal).** Some generated scenarios still break a
-//! property by more than the slack (86 of 10,000 with the shipped model):
+//! property by more than the slack (115 of 10,000 with the shipped model since session
+//! 24, 69 of them beyond the measured effect; 86 when the list below was written):
 //! - one more drive per node (83 violations, median −3.0 %, up to 17 % fewer IOPS in a
 //!   node short of cores): more OSDs on the same cores. Write batching is per OSD, so the same
 //!   writes form more, smaller batches; messenger coalescing is per client connection, so
@@ -123,6 +124,14 @@
 //! 1.5 cycles (it lowered the leave-one-system-out IOPS MAPE 37.81 → 37.62 %, median 28.5 →
 //! 26.9 %): all 111 are drive drops (median −3.2 %, worst −31 % on a 2-core node; 19 within
 //! the measured effect).
+//!
+//! Session 24: 111 → 115 (92 → 69 beyond the measured effect) with messenger coalescing
+//! sharing only the client's message (replica and EC sub-ops pay their per-op cost in
+//! full) and its share 0.7 → 0.8 (it lowered the leave-one-system-out IOPS MAPE 37.62 →
+//! 35.33 %): all 115 are drive drops, smaller than before (median −2.5 %, worst −18 %; 46
+//! within the measured effect, from 19). The count rises because the refit puts more
+//! generated scenarios where the per-connection groups shrink as drives are added; the
+//! drops beyond what officinalis and the lab measure fall by a quarter.
 //!
 //! Coalescing (it lowered the leave-one-system-out IOPS MAPE 48.7 → 43.6 %) raised the
 //! count from 60 to 101 scenarios. The rounding of effective cores to whole servers (four
@@ -313,12 +322,12 @@ const SLACK: f64 = 1e-3;
 
 /// Scenarios (of the first 10,000 of seed 14) that break a property today; see the
 /// module doc. Lower it when a fix lowers the count.
-const KNOWN_VIOLATIONS_PER_10K: usize = 111;
+const KNOWN_VIOLATIONS_PER_10K: usize = 115;
 
 /// Of those, the scenarios that break a property by more than what is measured: every
 /// violation except one more drive per node lowering the IOPS of a node bound by its OSD
 /// CPU by no more than [`measured_drive_drop`]. Lower it when a fix lowers the count.
-const KNOWN_BEYOND_MEASURED_PER_10K: usize = 92;
+const KNOWN_BEYOND_MEASURED_PER_10K: usize = 69;
 
 /// The measured cost of more OSDs on the same cores, per doubling of the OSDs:
 ///

@@ -533,8 +533,9 @@ pub fn default_fit_names(base: &ModelParams, runs: &[PreparedRun]) -> Vec<String
     }
     // Messenger coalescing's share `osd_msg_coalesce_share` stays at its prior in corpus
     // fits: fitted in each held-out fold it raised the leave-one-system-out IOPS MAPE to
-    // 46.9 % (43.6 % at the prior 0.7, which the whole corpus fits within its error:
-    // 0.71 ± 0.06). One system's own runs fit it, as they fit the other priors above.
+    // 46.9 % (43.6 % at the then prior 0.7, session 12); the prior, 0.9 since session 24,
+    // is the value of a leave-one-system-out scan (`models/prior.toml`). One system's own
+    // runs fit it, as they fit the other priors above.
     if own_system && base.param.contains_key(names::MSG_COALESCE_SHARE) {
         n.insert(names::MSG_COALESCE_SHARE.to_string());
     }

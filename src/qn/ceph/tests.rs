@@ -906,7 +906,7 @@ fn coalescing_params(mut p: ModelParams) -> ModelParams {
 }
 
 #[test]
-fn messenger_coalescing_shares_the_per_op_cost_per_client_connection() {
+fn messenger_coalescing_shares_the_client_ops_per_op_cost_per_client_connection() {
     // TINY randread: 2 OSDs per node, 4 images × 1 job = 4 clients, so 2 × 4 = 8
     // connections per node's OSDs. A read's OSD CPU demand is 2e-4 Gcycles / 2 GHz =
     // 100 µs, all of it per-op (CPU per byte 0): coalesced share 0.5 × 100/100 = 0.5. With
@@ -931,18 +931,35 @@ fn messenger_coalescing_shares_the_per_op_cost_per_client_connection() {
     assert_relative_eq!(b.demand_factor(1e6), 0.53125, epsilon = 1e-12);
 
     // TINY randwrite with write batching (8e-4 Gcycles per batch): a lone op costs
-    // 4e-4 + 8e-4, three ops 1,800 µs, of which the per-op part 3 × 200 = 600 µs is
-    // coalesced: share 0.5 × 600/1800 = 1/6 beside the batch share 8/12 = 2/3. With 20
-    // jobs: batches of 20/2 = 10 writes per OSD and 20/8 = 2.5 messages per read, so
-    // 1 − 2/3 − 1/6 + (2/3)/10 + (1/6)/2.5 = 0.3.
+    // 4e-4 + 8e-4, three ops 1,800 µs. Only the primary's op is started by the client's
+    // message, so only its per-op part, 200 µs, is coalesced (the two replica sub-ops
+    // pay theirs in full): share 0.5 × 200/1800 = 1/18 beside the batch share
+    // 3 × 800/1800 = 2/3. With 20 jobs: batches of 20/2 = 10 writes per OSD and 20/8 =
+    // 2.5 messages per read, so 1 − 2/3 − 1/18 + (2/3)/10 + (1/18)/2.5 = 66/180 = 11/30.
     let pb = coalescing_params(batched_params());
     let writes = build(&tiny(|t| t), &pb).unwrap();
     let b = writes.network.stations[writes.network.station_index("osd_cpu").unwrap()]
         .batching
         .unwrap();
     assert_relative_eq!(b.share, 2.0 / 3.0, epsilon = 1e-12);
-    assert_relative_eq!(b.coalesce_share, 1.0 / 6.0, epsilon = 1e-12);
-    assert_relative_eq!(b.demand_factor(20.0), 0.3, epsilon = 1e-12);
+    assert_relative_eq!(b.coalesce_share, 1.0 / 18.0, epsilon = 1e-12);
+    assert_relative_eq!(b.demand_factor(20.0), 11.0 / 30.0, epsilon = 1e-12);
+    // An EC 2+1 read on Squid reads both data chunks of its stripe: the primary's op and
+    // one sub-read, 2 × 100 µs, of which the client's message starts one: share
+    // 0.5 × 100/200 = 1/4 (1/2 if the sub-read were coalesced as well).
+    let ec = build(
+        &tiny(|t| {
+            t.replace("replicated = 3", "erasure = { k = 2, m = 1 }")
+                .replace("randwrite", "randread")
+        }),
+        &p,
+    )
+    .unwrap();
+    assert_relative_eq!(at(&ec, &ec.read, "osd_cpu").secs, 200e-6, epsilon = 1e-12);
+    let b = ec.network.stations[ec.network.station_index("osd_cpu").unwrap()]
+        .batching
+        .unwrap();
+    assert_relative_eq!(b.coalesce_share, 0.25, epsilon = 1e-12);
     // Twice the clients, half the messages per connection read: 20 jobs make groups of
     // 1.25 instead of 2.5.
     let more = build(&tiny(|t| t.replace("images = 4", "images = 8")), &pb).unwrap();
