@@ -203,9 +203,10 @@
 //! 35.33 % (mean latency 42.24 → 40.98 %, runs weighted 40.1 → 32.0 %, scale series 25.3 →
 //! 24.2 %, EC runs 48.3 → 36.0 %; the median over systems rose 26.9 → 30.7 %, seed 000's
 //! error 42 → 63 %). o05's one OSD reads 108k at one op per connection, which no
-//! per-connection grouping explains (held out, 32k predicted). It is the second term of the station's [`crate::qn::Batching`]
-//! (`coalesce_share` = `μ` × the client op's per-op part's share of the station's demand,
-//! `coalesce_jobs_per_member` = OSDs per node × connections).
+//! per-connection grouping explains (held out, 32k predicted). It is the second term of
+//! the station's [`crate::qn::Batching`] (`coalesce_share` = `μ` × the client op's per-op
+//! part's share of the station's demand, `coalesce_jobs_per_member` = OSDs per node ×
+//! connections).
 //! What it explains: one OSD serving 4 fio clients delivers 2.7-4× the per-OSD 4k read
 //! IOPS of a 60-OSD cluster serving 40 at the same cores per OSD (ceph.io 2022 "Ceph OSD
 //! CPU scaling": ~128 ops queued per connection against ~2), and seed 002's 128 clients
@@ -215,10 +216,9 @@
 //! series 46.9 → 40.0 %); a coalescing per OSD instead of per connection raised it (49.2 %
 //! at `μ` = 0.5; with only client ops coalesced, 48-58 % at 0.5-0.9), and so did one
 //! that counts an OSD's peer connections with its clients' (38.56 % at `μ` = 0.7, against
-//! 37.62 % without them). Like write batching, it makes
-//! one more drive on the same cores cost some IOPS in a CPU-bound node (more connections
-//! share the same queue; `tests/physical_sanity.rs` counts them). A model without `μ` has
-//! no coalescing.
+//! 37.62 % without them). Like write batching, it makes one more drive on the same cores
+//! cost some IOPS in a CPU-bound node (more connections share the same queue;
+//! `tests/physical_sanity.rs` counts them). A model without `μ` has no coalescing.
 //!
 //! Runs at two depths (seed 002's QD4/QD64 pairs) identify only `c_batch·k`, not `k`: the
 //! seeds fit equally well for `k` from 0.03 to 1 (`cephplan profile`), and `k` decides
