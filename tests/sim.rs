@@ -402,6 +402,38 @@ fn fork_join_loads_every_branch_but_waits_for_the_slowest() {
     assert!(rep.classes[0].response_time_secs.mean > 0.001);
 }
 
+#[test]
+fn detached_work_loads_its_station_but_not_the_response_time() {
+    // One job, no think time: visit A (exponential, 1 ms; nobody else ever queues there),
+    // then start 0.5 ms of work at B that it does not wait for. Exact: the response time
+    // is A's service alone, 1 ms, so X = 1000/s, and B is busy X · 0.5 ms = 50 % of the
+    // time (its own queue never delays the job). A fork-join of the same two visits would
+    // take E[max] = 1 + 0.5 − 1/(1/1 + 1/0.5) = 1.1667 ms instead.
+    let mut b = SimModel::builder();
+    let a = b.queue("a", 1, 1, Placement::Random);
+    let bg = b.queue("b", 1, 1, Placement::Random);
+    b.closed_class(
+        "job",
+        1,
+        Dist::exponential(0.0),
+        Route::new()
+            .visit(a, Dist::exponential(0.001))
+            .detach(Route::new().visit(bg, Dist::exponential(0.0005))),
+    );
+    let m = b.build().unwrap();
+    // The detached visit is demand, not path.
+    assert_eq!(m.demands(), vec![vec![0.001], vec![0.0005]]);
+    let rep = simulate(&m, &opts(47, 3), &NoProgress).unwrap();
+    assert_in_ci("response", &rep.classes[0].response_time_secs, 0.001, 0.0);
+    assert_in_ci(
+        "throughput",
+        &rep.classes[0].throughput_per_sec,
+        1000.0,
+        0.0,
+    );
+    assert_in_ci("B utilisation", &rep.stations[1].utilization, 0.5, 0.0);
+}
+
 // ---------------------------------------------------------------------------------------
 // Reproducibility.
 // ---------------------------------------------------------------------------------------

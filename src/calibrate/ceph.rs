@@ -533,11 +533,14 @@ pub fn default_fit_names(base: &ModelParams, runs: &[PreparedRun]) -> Vec<String
     }
     // Messenger coalescing's share `osd_msg_coalesce_share` stays at its prior in corpus
     // fits: fitted in each held-out fold it raised the leave-one-system-out IOPS MAPE to
-    // 46.9 % (43.6 % at the then prior 0.7, session 12); the prior, 0.9 since session 24,
-    // is the value of a leave-one-system-out scan (`models/prior.toml`). One system's own
-    // runs fit it, as they fit the other priors above.
-    if own_system && base.param.contains_key(names::MSG_COALESCE_SHARE) {
-        n.insert(names::MSG_COALESCE_SHARE.to_string());
+    // 46.9 % (43.6 % at the then prior 0.7, session 12); the prior, 0.8 since session 24,
+    // is the value of a leave-one-system-out scan (`models/prior.toml`). So is the lone-op
+    // path share `osd_cpu_path_share` (0.75, session 25). One system's own runs fit both,
+    // as they fit the other priors above.
+    for name in [names::MSG_COALESCE_SHARE, names::OSD_CPU_PATH_SHARE] {
+        if own_system && base.param.contains_key(name) {
+            n.insert(name.to_string());
+        }
     }
     // Factors of a build option are fitted only where two or more systems inform them: a
     // factor one system alone sets is that system's quirk, not Ceph's, and would not

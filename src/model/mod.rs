@@ -88,6 +88,10 @@ pub mod names {
     pub const MSG_COALESCE_SHARE: &str = "osd_msg_coalesce_share";
     /// Most messages one connection read takes (optional, with the share; 1 when absent).
     pub const MSG_COALESCE_MAX: &str = "osd_msg_coalesce_max";
+    /// Share of an OSD op's CPU demand on that op's own response-time path (optional, 1
+    /// when absent): the rest loads the OSD cores but runs off the op's path (`qn::ceph`,
+    /// "Lone-op path share").
+    pub const OSD_CPU_PATH_SHARE: &str = "osd_cpu_path_share";
     /// Per-op write CPU multiplier of a RocksDB built without optimisation
     /// ([`crate::spec::RocksdbBuild`]); needed only by scenarios with such a build.
     pub const ROCKSDB_UNOPT_WRITE: &str = "rocksdb_unoptimised_write_factor";

@@ -67,6 +67,10 @@ enum Op {
         first: u32,
         count: u32,
     },
+    /// Start a detached child at `start` (its parent does not wait for it).
+    Detach {
+        start: u32,
+    },
     BranchEnd,
     CycleEnd {
         class: u32,
@@ -237,6 +241,7 @@ impl Compiled {
     /// `labelled`: choices here label the job (main route, not inside a fork branch).
     fn emit(&mut self, steps: &[Step], end: Op, class: usize, ns: usize, labelled: bool) {
         let mut deferred: Vec<(u32, &Vec<Vec<Step>>)> = Vec::new();
+        let mut deferred_detached: Vec<(usize, &Vec<Step>)> = Vec::new();
         let mut deferred_choices: Vec<(u32, u32, &Vec<ChoiceBranch>)> = Vec::new();
         for step in steps {
             match step {
@@ -274,6 +279,10 @@ impl Compiled {
                         count: branches.len() as u32,
                     });
                     deferred.push((first, branches));
+                }
+                Step::Detach { steps } => {
+                    deferred_detached.push((self.ops.len(), steps));
+                    self.ops.push(Op::Detach { start: 0 });
                 }
                 Step::Choice { branches } => {
                     let first = self.choices.len() as u32;
@@ -313,6 +322,12 @@ impl Compiled {
                 self.branches[first as usize + i].start = self.ops.len() as u32;
                 self.emit(b, Op::BranchEnd, class, ns, false);
             }
+        }
+        for (pc, steps) in deferred_detached {
+            self.ops[pc] = Op::Detach {
+                start: self.ops.len() as u32,
+            };
+            self.emit(steps, Op::BranchEnd, class, ns, false);
         }
         for (first, pc, branches) in deferred_choices {
             for (i, b) in branches.iter().enumerate() {
@@ -807,8 +822,12 @@ impl<'m> Engine<'m> {
                 self.run_token(t);
             }
             Op::Visit { .. } | Op::CycleEnd { .. } => unreachable!("handled by handle"),
-            Op::Fork { .. } | Op::BranchEnd | Op::Choice { .. } | Op::Goto { .. } => {
-                unreachable!("no event waits at a fork, join or choice")
+            Op::Fork { .. }
+            | Op::Detach { .. }
+            | Op::BranchEnd
+            | Op::Choice { .. }
+            | Op::Goto { .. } => {
+                unreachable!("no event waits at a fork, detach, join or choice")
             }
         }
     }
@@ -883,9 +902,21 @@ impl<'m> Engine<'m> {
                         }
                         t = last_child;
                     }
+                    Op::Detach { start } => {
+                        // The child runs first (its first visit is scheduled now); the
+                        // job goes on at the next op without waiting for it.
+                        let class = self.tokens[t as usize].class;
+                        self.tokens[t as usize].pc += 1;
+                        self.stack.push(t);
+                        t = self.alloc(class, NONE, start);
+                    }
                     Op::BranchEnd => {
                         let parent = self.tokens[t as usize].parent;
                         self.free.push(t);
+                        if parent == NONE {
+                            // A detached child's work is done.
+                            break;
+                        }
                         let p = &mut self.tokens[parent as usize];
                         p.pending -= 1;
                         if p.pending != 0 {

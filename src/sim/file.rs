@@ -19,8 +19,9 @@
 //!   { step = "visit", station = 0, service = { kind = "two_moment", mean_secs = 0.004, scv = 2.0 } },
 //! ]
 //! ```
-//! Other steps: `{ step = "fork", branches = [[...steps...], [...]] }` (all branches, join)
-//! and `{ step = "choice", branches = [{ label = "read", probability = 0.7, steps = [...] },
+//! Other steps: `{ step = "fork", branches = [[...steps...], [...]] }` (all branches, join),
+//! `{ step = "detach", steps = [...] }` (work the job starts and does not wait for) and
+//! `{ step = "choice", branches = [{ label = "read", probability = 0.7, steps = [...] },
 //! ...] }` (one branch at random; responses also reported per label). `batching` (see
 //! [`crate::sim::SimStation::batching`]) is optional and omitted when absent, so files
 //! without it read and write as before. Unknown station fields are refused (a misspelt
@@ -225,16 +226,19 @@ route = [
     }
 
     #[test]
-    fn json_round_trip_keeps_forks() {
+    fn json_round_trip_keeps_forks_and_detached_work() {
         let mut b = SimModel::builder();
         let q = b.queue("osd", 1, 3, Placement::RoundRobin);
         b.open_class(
             "w",
             10.0,
-            Route::new().fork((0..3).map(|_| Route::new().visit(q, Dist::exponential(0.001)))),
+            Route::new()
+                .fork((0..3).map(|_| Route::new().visit(q, Dist::exponential(0.001))))
+                .detach(Route::new().visit(q, Dist::exponential(0.0005))),
         );
         let m = b.build().unwrap();
         let text = model_to_json(&m);
+        assert!(text.contains("\"detach\""), "{text}");
         assert!(text.contains(crate::io::GENERATED_MARKER));
         assert_eq!(parse_model(&text, Path::new("m.json")).unwrap(), m);
     }

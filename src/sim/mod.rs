@@ -2,7 +2,8 @@
 //! fork-join: the source of tail latencies (p50 … p99.9) and of the true fork-join
 //! response time of replicated writes, which MVA only approximates through path demands.
 //!
-//! Input is a [`SimModel`] (routes of visits and forks; see [`model`]), made from a plain
+//! Input is a [`SimModel`] (routes of visits, forks, random choices and detached work the
+//! job does not wait for; see [`model`]), made from a plain
 //! [`crate::qn::Network`] by [`SimModel::from_network`], read from a file ([`mod@file`]), or
 //! built with [`SimModel::builder`] — the way for `qn::ceph` to state a replicated or EC
 //! write as a real fork-join ([`SimModel::demands`] checks it against its `Network`).

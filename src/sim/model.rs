@@ -89,6 +89,11 @@ pub enum Step {
     Visit { station: StationId, service: Dist },
     /// Split into parallel branches; the job continues when every branch has finished.
     Fork { branches: Vec<Vec<Step>> },
+    /// Start `steps` as work of the job that it does not wait for: the job continues at
+    /// once, the detached steps load their stations and then end. Their service counts in
+    /// the job's demand, not in its response time (work an operation leaves behind, such
+    /// as the part of an OSD op's CPU that is off the op's path).
+    Detach { steps: Vec<Step> },
     /// Take exactly one of the branches, at random with the given probabilities (a
     /// read/write mix in one closed chain). The job's response time is also reported under
     /// the label of the branch it took (for choices on the main route; a choice inside a
@@ -138,6 +143,11 @@ impl Route {
                 })
                 .collect(),
         });
+        self
+    }
+    /// Appends work the job starts and does not wait for ([`Step::Detach`]).
+    pub fn detach(mut self, work: Route) -> Self {
+        self.0.push(Step::Detach { steps: work.0 });
         self
     }
     /// Appends the steps of another route.
@@ -192,6 +202,7 @@ impl SimModel {
                             walk(b, station, factor);
                         }
                     }
+                    Step::Detach { steps } => walk(steps, station, factor),
                     Step::Choice { branches } => {
                         for b in branches {
                             walk(&mut b.steps, station, factor);
@@ -235,6 +246,10 @@ pub enum SimModelError {
     },
     #[error("class \"{0}\": a fork has no branches; give it at least one branch or remove it")]
     EmptyFork(String),
+    #[error(
+        "class \"{0}\": a detached step has no steps; give it at least one visit or remove it"
+    )]
+    EmptyDetach(String),
     #[error("class \"{class}\": a choice {problem}; give each branch a probability in [0, 1] so that they sum to 1")]
     BadChoice { class: String, problem: String },
     #[error(
@@ -501,6 +516,13 @@ impl SimModel {
                     }
                     total += longest;
                 }
+                Step::Detach { steps } => {
+                    if steps.is_empty() {
+                        return Err(SimModelError::EmptyDetach(c.name.clone()));
+                    }
+                    // Checked, but off the job's path: it adds no time to the route.
+                    self.check_steps(c, steps)?;
+                }
                 Step::Choice { branches } => {
                     let bad = |problem: String| SimModelError::BadChoice {
                         class: c.name.clone(),
@@ -535,7 +557,7 @@ impl SimModel {
 
     /// Mean service demand per cycle, `[station][class]` in seconds: the sum of mean
     /// service times of every visit of the class's route to the station, over all branches
-    /// of its forks, and weighted by probability over the branches of its choices. This is the `Demand::secs` of the equivalent [`Network`] (a builder that
+    /// of its forks and detached steps, and weighted by probability over the branches of its choices. This is the `Demand::secs` of the equivalent [`Network`] (a builder that
     /// emits both can check that they agree); open classes count per job.
     pub fn demands(&self) -> Vec<Vec<f64>> {
         let mut d = vec![vec![0.0; self.classes.len()]; self.stations.len()];
@@ -567,6 +589,7 @@ pub(crate) fn for_each_visit(
         match s {
             Step::Visit { station, service } => f(*station, weight, service),
             Step::Fork { branches } => branches.iter().for_each(|b| for_each_visit(b, weight, f)),
+            Step::Detach { steps } => for_each_visit(steps, weight, f),
             Step::Choice { branches } => branches
                 .iter()
                 .for_each(|b| for_each_visit(&b.steps, weight * b.probability, f)),
@@ -710,6 +733,29 @@ mod tests {
             Route::new().visit(q, Dist::deterministic(0.0)),
         );
         assert_eq!(b.build(), Err(SimModelError::NoWork("c".into())));
+
+        // Detached work is off the job's path: it cannot be a route's only work, and it
+        // must have steps.
+        let mut b = SimModel::builder();
+        let q = b.queue("q", 1, 1, Placement::Random);
+        b.closed_class(
+            "c",
+            1,
+            Dist::exponential(0.0),
+            Route::new().detach(Route::new().visit(q, Dist::deterministic(0.001))),
+        );
+        assert_eq!(b.build(), Err(SimModelError::NoWork("c".into())));
+        let mut b = SimModel::builder();
+        let q = b.queue("q", 1, 1, Placement::Random);
+        b.closed_class(
+            "c",
+            1,
+            Dist::exponential(1.0),
+            Route::new()
+                .visit(q, Dist::deterministic(0.001))
+                .detach(Route::new()),
+        );
+        assert_eq!(b.build(), Err(SimModelError::EmptyDetach("c".into())));
 
         let mut b = SimModel::builder();
         b.queue("q", 1, 1, Placement::Random);

@@ -593,6 +593,7 @@ mod tests {
             crate::model::names::ALLOC_IN_ROCKSDB_WRITE,
             crate::model::names::BLUEFS_DIRECT_BATCH,
             crate::model::names::OSD_CORE_SCALE,
+            crate::model::names::OSD_CPU_PATH_SHARE,
         ] {
             base.param.remove(n);
         }

@@ -21,7 +21,11 @@
 //! | write, EC `k+m` | as replicated with `k+m` shards of one chunk each and the encoding on the primary's CPU; a partial-stripe write first gathers `k` data chunks like an EC read |
 //!
 //! A device write is the data-device queue then its latency delay (then the WAL device and
-//! its delay when there is one). Visits with zero mean are left out.
+//! its delay when there is one). Every OSD CPU visit is the op's path share
+//! (`osd_cpu_path_share`, [`super`]'s "Lone-op path share") followed by the rest as
+//! detached work the I/O does not wait for ([`Step::Detach`](crate::sim::Step::Detach)),
+//! so the station's demand is the whole op and the route's longest branch the path
+//! demands' sum. Visits with zero mean are left out.
 //!
 //! **Placement.** Every station is [`Placement::Random`]; the first visits of a fork's
 //! branches go to distinct copies when they are to the same station (the replicas'
@@ -200,6 +204,18 @@ impl Layout<'_, '_> {
         r.visit(StationId(station), shape.dist(mean_secs))
     }
 
+    /// An OSD op's CPU work: its path share on the route, then the rest as work the I/O
+    /// leaves behind (module doc of `qn::ceph`, "Lone-op path share").
+    fn osd_op(&self, r: Route, mean_secs: f64) -> Route {
+        let cpu = self.plan.ids.osd_cpu;
+        let share = self.plan.cpu_path_share;
+        if share >= 1.0 || mean_secs <= 0.0 {
+            return self.visit(r, cpu, mean_secs);
+        }
+        let off = self.visit(Route::new(), cpu, (1.0 - share) * mean_secs);
+        self.visit(r, cpu, share * mean_secs).detach(off)
+    }
+
     /// Appends the device work of one OSD operation: data device, then WAL device. A
     /// deferred write's data-device latency after its WAL commit is off its path (a pure
     /// delay, so leaving it off the route changes no station's load).
@@ -232,8 +248,8 @@ impl Layout<'_, '_> {
         let ids = &p.ids;
         let cpu_one = p.osd_cpu_secs(1.0, shard_bytes, p.osd_read);
         let read = p.device_read(shard_bytes);
-        let r = self.visit(r, ids.osd_cpu, cpu_one);
-        let remote = self.visit(Route::new(), ids.osd_cpu, cpu_one);
+        let r = self.osd_op(r, cpu_one);
+        let remote = self.osd_op(Route::new(), cpu_one);
         let remote = self.device(remote, read);
         let remote = self.visit(remote, ids.cl_tx, p.cluster_wire_secs(shard_bytes));
         let (r, remotes) = if local {
@@ -267,7 +283,7 @@ impl Layout<'_, '_> {
         let ids = &p.ids;
         let one = p.osd_cpu_secs(1.0, bytes, p.osd_write) + copy_extra_secs;
         let write = p.device_write(bytes);
-        let r = self.visit(r, ids.osd_cpu, primary_cpu_secs);
+        let r = self.osd_op(r, primary_cpu_secs);
         let r = self.visit(
             r,
             ids.cl_tx,
@@ -275,7 +291,7 @@ impl Layout<'_, '_> {
         );
         let local = self.device(Route::new(), write);
         let remote = self.visit(Route::new(), ids.cl_rx, p.cluster_wire_secs(bytes));
-        let remote = self.visit(remote, ids.osd_cpu, one);
+        let remote = self.osd_op(remote, one);
         let remote = self.device(remote, write);
         self.fork(r, copies, local, remote)
     }

@@ -68,6 +68,8 @@ pub(crate) fn params() -> ModelParams {
     p.param.remove(names::OSD_CORE_SCALE);
     // So has the client processes' thread cap (`client_threads_cap_*`).
     p.param.remove(names::CLIENT_THREADS);
+    // And the lone-op path share: here every OSD op is wholly on its I/O's path.
+    p.param.remove(names::OSD_CPU_PATH_SHARE);
     for (n, v) in [
         (names::OSD_CPU_READ, 2e-4),  // 100 µs on a 2 GHz core
         (names::OSD_CPU_WRITE, 4e-4), // 200 µs on a 2 GHz core
@@ -109,6 +111,49 @@ fn replicated_write_puts_r_minus_1_copies_on_the_cluster_network() {
     assert_relative_eq!(at(&net, w, "osd_public_rx").secs, copy);
     assert_relative_eq!(at(&net, w, "client_nic_tx").secs, copy);
     assert_eq!(at(&net, w, "client_nic_rx").secs, 0.0);
+}
+
+#[test]
+fn only_the_path_share_of_an_osd_op_is_on_its_path() {
+    // Oracle (hand count, as `replicated_write_cpu_and_device_demands`): a 3× write is 3
+    // OSD ops of 200 µs (600 µs of demand), of which the primary's and one replica's are
+    // on the path (400 µs); a read is one op of 100 µs. With `osd_cpu_path_share` = 0.75
+    // the demands stay and the paths are 0.75 × 400 = 300 µs and 0.75 × 100 = 75 µs; no
+    // other station moves.
+    let whole = build(&tiny(|t| t), &params()).unwrap();
+    let mut p = params();
+    with_prior(&mut p, names::OSD_CPU_PATH_SHARE);
+    p.set(names::OSD_CPU_PATH_SHARE, 0.75).unwrap();
+    let net = build(&tiny(|t| t), &p).unwrap();
+    assert_relative_eq!(
+        at(&net, &net.write, "osd_cpu").secs,
+        600e-6,
+        epsilon = 1e-12
+    );
+    assert_relative_eq!(
+        at(&net, &net.write, "osd_cpu").path_secs,
+        300e-6,
+        epsilon = 1e-12
+    );
+    assert_relative_eq!(at(&net, &net.read, "osd_cpu").secs, 100e-6, epsilon = 1e-12);
+    assert_relative_eq!(
+        at(&net, &net.read, "osd_cpu").path_secs,
+        75e-6,
+        epsilon = 1e-12
+    );
+    for (a, b) in whole.network.stations.iter().zip(&net.network.stations) {
+        if a.name != "osd_cpu" {
+            assert_eq!(a.demands, b.demands, "{}", a.name);
+        }
+    }
+    // Throughput at saturation is the demand's: the bound stays, the lone latency falls.
+    let solve = |n: &CephNetwork| {
+        crate::solve::solve(&n.network, &crate::solve::SolveOptions::default())
+            .unwrap()
+            .classes[0]
+            .response_time_secs
+    };
+    assert!(solve(&net) < solve(&whole));
 }
 
 #[test]
@@ -386,8 +431,10 @@ pub(crate) fn batched_params() -> ModelParams {
         p.set(&name, base.get(&name).unwrap()).unwrap();
     }
     p.param.remove(names::OSD_CORE_SCALE);
-    // Messenger coalescing has its own tests (`messenger_coalescing_*`).
+    // Messenger coalescing has its own tests (`messenger_coalescing_*`), and so has the
+    // lone-op path share.
     p.param.remove(names::MSG_COALESCE_SHARE);
+    p.param.remove(names::OSD_CPU_PATH_SHARE);
     p.set(names::OSD_CPU_WRITE_BATCH, 8e-4).unwrap();
     p.set(names::WRITE_MAX_BATCH, 16.0).unwrap();
     // One write per batch per queued write, so the oracles count batches by hand.

@@ -71,6 +71,8 @@ fn longest_mean(steps: &[Step]) -> f64 {
         .map(|s| match s {
             Step::Visit { service, .. } => service.mean_secs(),
             Step::Fork { branches } => branches.iter().map(|b| longest_mean(b)).fold(0.0, f64::max),
+            // Work the job leaves behind is off its path.
+            Step::Detach { .. } => 0.0,
             // A nested choice (the primary may or may not hold an EC chunk): the expected
             // longest branch, as MVA's path demands are expectations.
             Step::Choice { branches } => branches
@@ -79,6 +81,16 @@ fn longest_mean(steps: &[Step]) -> f64 {
                 .sum(),
         })
         .sum()
+}
+
+/// Whether `steps` start detached work anywhere (inside forks and choices too).
+fn detaches(steps: &[Step]) -> bool {
+    steps.iter().any(|s| match s {
+        Step::Visit { .. } => false,
+        Step::Detach { .. } => true,
+        Step::Fork { branches } => branches.iter().any(|b| detaches(b)),
+        Step::Choice { branches } => branches.iter().any(|b| detaches(&b.steps)),
+    })
 }
 
 /// The read and write branches of the one class's route.
@@ -132,6 +144,44 @@ fn longest_branch_equals_the_sum_of_path_demands() {
             let path: f64 = demands.iter().map(|d| d.path_secs).sum();
             assert_relative_eq!(longest_mean(&steps), path, max_relative = 1e-12);
             assert!(path > 0.0, "{what}/{label}");
+        }
+    }
+}
+
+#[test]
+fn the_off_path_share_of_an_osd_op_is_detached_work() {
+    // Oracle: the MVA network of the same scenario (`qn::ceph::tests`,
+    // `only_the_path_share_of_an_osd_op_is_on_its_path`): with a path share every OSD
+    // visit is the share on the route plus the rest detached, so the simulated demand
+    // still equals the network's at every station and the longest branch its path sum.
+    let mut p = params();
+    p.param.insert(
+        crate::model::names::OSD_CPU_PATH_SHARE.into(),
+        crate::model::ModelParams::prior().param[crate::model::names::OSD_CPU_PATH_SHARE].clone(),
+    );
+    p.set(crate::model::names::OSD_CPU_PATH_SHARE, 0.75)
+        .unwrap();
+    for (what, s) in variants() {
+        let cs = build_sim(&s, &p, &CephSimOptions::default()).unwrap();
+        let net = &cs.network.network;
+        let d = cs.model.demands();
+        for (i, st) in net.stations.iter().enumerate() {
+            assert_relative_eq!(
+                d[i][0],
+                st.demands[0].secs,
+                max_relative = 1e-12,
+                epsilon = 1e-18
+            );
+        }
+        for (label, _, steps) in branches(&cs.model) {
+            let demands = if label == READ_LABEL {
+                &cs.network.read
+            } else {
+                &cs.network.write
+            };
+            let path: f64 = demands.iter().map(|d| d.path_secs).sum();
+            assert_relative_eq!(longest_mean(&steps), path, max_relative = 1e-12);
+            assert!(detaches(&steps), "{what}/{label}: {steps:?}");
         }
     }
 }
