@@ -78,7 +78,8 @@
 //!
 //! With path demands different from demands (forks) the recursion is the documented
 //! fork heuristic of [`crate::qn`] (queues use the demand, response uses the path demand);
-//! it is exact only when the two are equal. A *multi-server* station with forked work is
+//! it is exact only when the two are equal. A *multi-server* station with forked work (or
+//! work partly off the path, as the OSD CPU's `osd_cpu_path_share` makes it) is
 //! solved by Seidmann's decomposition (single server `d/c` + delay `d(c−1)/c`), as in the
 //! approximate solvers, and named in the solution's notes: the multi-server recursion's
 //! `p(0)` (complement ratio or textbook) rests on product-form identities that forks break.
@@ -1172,8 +1173,8 @@ fn assemble(net: &Network, planned: &Planned, run: &Snap, refined: Option<(u32, 
     };
     if !planned.seidmann.is_empty() {
         notes.push(format!(
-            "multi-server stations {} carry forked work (path demand below demand), for \
-             which the exact multi-server recursion is not defined; they use Seidmann's \
+            "multi-server stations {} carry forked or off-path work (path demand below \
+             demand), for which the exact multi-server recursion is not defined; they use Seidmann's \
              decomposition (single server D/c + delay D(c-1)/c), as the approximate \
              solvers do",
             planned.seidmann.join(", ")
