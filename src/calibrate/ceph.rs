@@ -533,7 +533,7 @@ pub fn default_fit_names(base: &ModelParams, runs: &[PreparedRun]) -> Vec<String
     }
     // Messenger coalescing's share `osd_msg_coalesce_share` stays at its prior in corpus
     // fits: fitted in each held-out fold it raised the leave-one-system-out IOPS MAPE to
-    // 46.9 % (43.6 % at the then prior 0.7, session 12); the prior, 0.8 since session 24,
+    // 46.9 % (43.6 % at the then prior 0.7, session 12); the prior, 0.85 since session 25,
     // is the value of a leave-one-system-out scan (`models/prior.toml`). So is the lone-op
     // path share `osd_cpu_path_share` (0.75, session 25). One system's own runs fit both,
     // as they fit the other priors above.

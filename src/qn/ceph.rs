@@ -202,7 +202,11 @@
 //! per-OSD IOPS against 2.7× measured) took the leave-one-system-out IOPS MAPE 37.62 →
 //! 35.33 % (mean latency 42.24 → 40.98 %, runs weighted 40.1 → 32.0 %, scale series 25.3 →
 //! 24.2 %, EC runs 48.3 → 36.0 %; the median over systems rose 26.9 → 30.7 %, seed 000's
-//! error 42 → 63 %). o05's one OSD reads 108k at one op per connection, which no
+//! error 42 → 63 %). Session 25 raised it to 0.85 with the lone-op path share (below) in
+//! place, which carries part of what coalescing did: the refitted model then makes the
+//! single OSD 2.6× the cluster's per-OSD IOPS (2.7× measured) and the IOPS MAPE fell
+//! 33.34 → 32.38 % (median 30.00 → 29.43 %, mean latency 39.52 → 38.26 %; 0.9: 32.55 %).
+//! o05's one OSD reads 108k at one op per connection, which no
 //! per-connection grouping explains (held out, 32k predicted). It is the second term of
 //! the station's [`crate::qn::Batching`] (`coalesce_share` = `μ` × the client op's per-op
 //! part's share of the station's demand, `coalesce_jobs_per_member` = OSDs per node ×
