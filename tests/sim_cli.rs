@@ -80,6 +80,32 @@ fn bad_model_file_is_reported_with_its_name() {
 }
 
 #[test]
+fn an_invalid_model_is_named_once_with_the_fix() {
+    // A detached step without steps: the message names the file, the class and the fix,
+    // and says it once (the error chain used to repeat the inner error).
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("empty-detach.toml");
+    let text = std::fs::read_to_string(MODEL).unwrap();
+    let text = text.replacen(
+        "route = [",
+        "route = [\n  { step = \"detach\", steps = [] },",
+        1,
+    );
+    assert!(text.contains("\"detach\""), "the fixture has a route");
+    std::fs::write(&p, text).unwrap();
+    let out = cmd()
+        .args(["simulate", "--model"])
+        .arg(&p)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("empty-detach.toml"), "{err}");
+    let fix = "a detached step has no steps; give it at least one visit or remove it";
+    assert_eq!(err.matches(fix).count(), 1, "{err}");
+}
+
+#[test]
 fn network_file_is_simulated_like_mva_describes_it() {
     // Machine repairman: 5 jobs, think 10 ms, one 2 ms server. Exact throughput from the
     // finite-source formula (Gross & Harris §2.7) as solved by `cephplan solve`: the

@@ -52,11 +52,12 @@ struct ModelFile {
 
 #[derive(Debug, thiserror::Error)]
 pub enum ModelFileError {
-    #[error("cannot read simulation model {path}: {source}; check the path")]
+    // The inner errors are in the messages, not chained as sources: the CLI prints an
+    // error's chain, which would say each twice.
+    #[error("cannot read simulation model {path}: {error}; check the path")]
     Io {
         path: PathBuf,
-        #[source]
-        source: std::io::Error,
+        error: std::io::Error,
     },
     #[error("simulation model {path} is not valid {format}: {message}")]
     Parse {
@@ -66,21 +67,16 @@ pub enum ModelFileError {
     },
     #[error("simulation model {path} has schema_version {found}; this cephplan reads {MODEL_SCHEMA_VERSION}: rewrite it in the documented layout")]
     Version { path: PathBuf, found: u32 },
-    #[error("simulation model {path}: {source}")]
-    Invalid {
-        path: PathBuf,
-        #[source]
-        source: SimModelError,
-    },
-    #[error("simulation model {path}:{line}:{column}: {field}: {source}\n  | {snippet}")]
+    #[error("simulation model {path}: {error}")]
+    Invalid { path: PathBuf, error: SimModelError },
+    #[error("simulation model {path}:{line}:{column}: {field}: {error}\n  | {snippet}")]
     InvalidAt {
         path: PathBuf,
         line: usize,
         column: usize,
         field: &'static str,
         snippet: String,
-        #[source]
-        source: Box<SimModelError>,
+        error: Box<SimModelError>,
     },
 }
 
@@ -107,7 +103,7 @@ fn invalid(text: &str, path: &Path, is_toml: bool, source: SimModelError) -> Mod
         _ => {
             return ModelFileError::Invalid {
                 path: path.to_path_buf(),
-                source,
+                error: source,
             }
         }
     };
@@ -121,7 +117,7 @@ fn invalid(text: &str, path: &Path, is_toml: bool, source: SimModelError) -> Mod
     let Some(offset) = span else {
         return ModelFileError::Invalid {
             path: path.to_path_buf(),
-            source,
+            error: source,
         };
     };
     let before = &text[..offset.min(text.len())];
@@ -135,15 +131,15 @@ fn invalid(text: &str, path: &Path, is_toml: bool, source: SimModelError) -> Mod
         column: before[line_start..].chars().count() + 1,
         field: "stations.batching",
         snippet: text[line_start..line_end].trim_end().to_string(),
-        source: Box::new(source),
+        error: Box::new(source),
     }
 }
 
 /// Reads and validates a model file.
 pub fn load_model(path: &Path) -> Result<SimModel, ModelFileError> {
-    let text = std::fs::read_to_string(path).map_err(|source| ModelFileError::Io {
+    let text = std::fs::read_to_string(path).map_err(|error| ModelFileError::Io {
         path: path.to_path_buf(),
-        source,
+        error,
     })?;
     parse_model(&text, path)
 }
