@@ -70,6 +70,18 @@ struct KillingExecutor {
     kill_on: usize,
 }
 
+/// Whether a TCP socket is listening on 127.0.0.1:`port`, read from `/proc/net/tcp` so the
+/// check opens no connection of its own (fio's server forks one child per connection).
+fn listening_on_loopback(port: u16) -> bool {
+    let table = std::fs::read_to_string("/proc/net/tcp").unwrap_or_default();
+    let local = format!("0100007F:{port:04X}");
+    table.lines().skip(1).any(|line| {
+        let mut cols = line.split_whitespace();
+        // "sl local_address rem_address st ..."; st 0A is LISTEN.
+        cols.nth(1) == Some(local.as_str()) && cols.nth(1) == Some("0A")
+    })
+}
+
 fn fio_children() -> Vec<u32> {
     let me = std::process::id();
     let mut pids = Vec::new();
@@ -303,7 +315,19 @@ fn lab_end_to_end() {
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_millis(500));
+    // Wait for its listening socket rather than a fixed time: a fixed 500 ms sleep lost the
+    // race on a loaded CI machine ("fio: connect: Connection refused").
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while !listening_on_loopback(fio_port) {
+        if let Some(status) = server.try_wait().unwrap() {
+            panic!("the fio server on 127.0.0.1:{fio_port} exited before listening: {status}");
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the fio server did not listen on 127.0.0.1:{fio_port} within 30 s"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
     let out5 = root.path().join("client");
     let mut s5 = spec(&scenario, &conf, &out5, "iodepth=4", RwPattern::Randwrite);
     s5.clients = vec![format!("127.0.0.1:{fio_port}")];
