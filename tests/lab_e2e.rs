@@ -112,8 +112,17 @@ impl Executor for KillingExecutor {
         let n = self.runs.fetch_add(1, Ordering::SeqCst) + 1;
         let killer = (n == self.kill_on).then(|| {
             std::thread::spawn(|| {
-                std::thread::sleep(Duration::from_millis(1500));
-                for pid in fio_children() {
+                // Wait for this point's fio to exist (image creation may be slow on a
+                // loaded machine: a fixed delay could fire before fio starts and kill
+                // nothing), then let it run briefly before killing it.
+                let deadline = std::time::Instant::now() + Duration::from_secs(60);
+                let mut pids = fio_children();
+                while pids.is_empty() && std::time::Instant::now() < deadline {
+                    std::thread::sleep(Duration::from_millis(100));
+                    pids = fio_children();
+                }
+                std::thread::sleep(Duration::from_millis(500));
+                for pid in pids {
                     let _ = Command::new("kill")
                         .args(["-KILL", &pid.to_string()])
                         .status();
