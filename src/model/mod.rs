@@ -473,14 +473,53 @@ impl ModelParams {
     }
 
     /// Per-GHz·core efficiency of a CPU: its generation's `uarch_efficiency.<uarch>` when
-    /// the CPU names one the model has, else its instruction set's (`arch_efficiency`).
-    pub fn cpu_efficiency(&self, cpu: &crate::spec::CpuEntry) -> Result<f64, ModelError> {
-        if let Some(u) = cpu.uarch {
-            if let Some(v) = self.get(&format!("{}{}", names::UARCH_PREFIX, u.as_str())) {
-                return Ok(v);
+    /// the CPU names one the model has, else its instruction set's (`arch_efficiency`),
+    /// with a note for the report saying so (a CPU whose generation the model does not
+    /// know is never silently given the reference speed).
+    pub fn cpu_efficiency(
+        &self,
+        cpu: &crate::spec::CpuEntry,
+    ) -> Result<(f64, Option<String>), ModelError> {
+        use crate::spec::Uarch;
+        let arch = cpu.arch.as_str();
+        let known = Uarch::ALL
+            .iter()
+            .filter(|u| **u != Uarch::Other)
+            .map(|u| u.as_str())
+            .collect::<Vec<_>>()
+            .join(", ");
+        let fallback = self.arch_efficiency(arch)?;
+        let name = format!("{} {}", cpu.vendor, cpu.model).trim().to_string();
+        let name = if name.is_empty() {
+            "the CPU".to_string()
+        } else {
+            format!("CPU \"{name}\"")
+        };
+        match cpu.uarch {
+            Some(u) if u != Uarch::Other => {
+                let key = format!("{}{}", names::UARCH_PREFIX, u.as_str());
+                match self.get(&key) {
+                    Some(v) => Ok((v, None)),
+                    None => Ok((
+                        fallback,
+                        Some(format!(
+                            "model \"{}\" has no {key} for {name}: its per-GHz·core speed is the {arch} default ({fallback}, relative to Zen 2); add the factor from models/prior.toml, or calibrate on runs of this CPU",
+                            self.name
+                        )),
+                    )),
+                }
             }
+            // An instruction set without generations in the list (32-bit ARM) takes its
+            // own factor by design.
+            _ if arch == "armv7" => Ok((fallback, None)),
+            _ => Ok((
+                fallback,
+                Some(format!(
+                    "{name} names no core generation the model knows (uarch {}): its per-GHz·core speed is the {arch} default ({fallback}, relative to Zen 2), not a sourced generation factor; set its uarch to one of {known} when it is one of them, or calibrate on runs of this CPU",
+                    cpu.uarch.map_or("not given", |u| u.as_str())
+                )),
+            )),
         }
-        self.arch_efficiency(cpu.arch.as_str())
     }
 
     /// The CPU factor of a Ceph release: exact match (`release_factor.19.2.0`), then
@@ -528,6 +567,34 @@ mod tests {
         assert!(d.generator.contains(crate::io::GENERATED_MARKER));
         for n in REQUIRED {
             assert!(d.get(n).is_some(), "default model lacks {n}");
+        }
+    }
+
+    /// Every core generation a CPU can name has a factor with a source in the prior and in
+    /// the shipped model, inside its bounds (so no generation falls back to the x86_64
+    /// reference speed unannounced); the catalogue's CPUs each name one.
+    #[test]
+    fn every_cpu_generation_has_a_sourced_prior() {
+        use crate::spec::Uarch;
+        for m in [ModelParams::prior(), ModelParams::shipped_default()] {
+            for u in Uarch::ALL.iter().filter(|u| **u != Uarch::Other) {
+                let key = format!("{}{}", names::UARCH_PREFIX, u.as_str());
+                let p = m
+                    .param
+                    .get(&key)
+                    .unwrap_or_else(|| panic!("{} lacks {key}", m.name));
+                assert!(!p.source.trim().is_empty(), "{key} has no source");
+                assert!(p.lower <= p.value && p.value <= p.upper, "{key}");
+            }
+        }
+        let cat = crate::spec::Catalogue::builtin();
+        for (name, cpu) in &cat.cpu {
+            assert!(
+                cpu.uarch.is_some_and(|u| u != Uarch::Other),
+                "catalogue CPU {name} names no generation"
+            );
+            let (_, note) = ModelParams::shipped_default().cpu_efficiency(cpu).unwrap();
+            assert!(note.is_none(), "{name}: {note:?}");
         }
     }
 

@@ -326,7 +326,8 @@
 //!
 //! **CPU generations and release families.** A core's speed is `GHz ×
 //! uarch_efficiency.<uarch>` (the catalogue's `uarch`; relative to Zen 2, where the per-core
-//! rules were measured), or `arch_efficiency.<arch>` for a CPU without one, times the
+//! rules were measured), or `arch_efficiency.<arch>` for a CPU without one (with a warning
+//! in the report: x86_64's is the reference 1.0, not a measured speed), times the
 //! release family's `release_factor.<major>`, each with a sourced prior in
 //! `models/prior.toml` (never a silent 1.0 for a known family). Calibration keeps them at
 //! their priors unless `--fit` names them: fitted, they lowered the in-sample error but
@@ -726,8 +727,12 @@ impl<'a> Plan<'a> {
         let cpu_path_share = p.get(names::OSD_CPU_PATH_SHARE).unwrap_or(1.0);
         let (release, w) = p.release_factor(&s.ceph_release);
         warnings.extend(w);
-        let osd_arch = p.cpu_efficiency(&s.node_cpu)?;
-        let client_arch = p.cpu_efficiency(&s.client_cpu)?;
+        let (osd_arch, w) = p.cpu_efficiency(&s.node_cpu)?;
+        warnings.extend(w.map(|w| format!("OSD nodes: {w}")));
+        let (client_arch, w) = p.cpu_efficiency(&s.client_cpu)?;
+        if s.client_cpu != s.node_cpu {
+            warnings.extend(w.map(|w| format!("clients: {w}")));
+        }
 
         // CPU speed in gigacycles per second per core, and the server scaling.
         // fio sharing the OSDs' cores (co-located, no separate client CPU): the client's

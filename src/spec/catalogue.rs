@@ -62,12 +62,18 @@ pub enum Uarch {
     Zen2,
     Zen3,
     Zen4,
+    Zen5,
+    Emeraldrapids,
+    Graniterapids,
     NeoverseN1,
+    NeoverseN2,
+    NeoverseV1,
+    NeoverseV2,
     Other,
 }
 
 impl Uarch {
-    pub const ALL: [Uarch; 12] = [
+    pub const ALL: [Uarch; 18] = [
         Uarch::Haswell,
         Uarch::Broadwell,
         Uarch::SkylakeSp,
@@ -78,7 +84,13 @@ impl Uarch {
         Uarch::Zen2,
         Uarch::Zen3,
         Uarch::Zen4,
+        Uarch::Zen5,
+        Uarch::Emeraldrapids,
+        Uarch::Graniterapids,
         Uarch::NeoverseN1,
+        Uarch::NeoverseN2,
+        Uarch::NeoverseV1,
+        Uarch::NeoverseV2,
         Uarch::Other,
     ];
     pub fn as_str(self) -> &'static str {
@@ -93,7 +105,13 @@ impl Uarch {
             Uarch::Zen2 => "zen2",
             Uarch::Zen3 => "zen3",
             Uarch::Zen4 => "zen4",
+            Uarch::Zen5 => "zen5",
+            Uarch::Emeraldrapids => "emeraldrapids",
+            Uarch::Graniterapids => "graniterapids",
             Uarch::NeoverseN1 => "neoverse-n1",
+            Uarch::NeoverseN2 => "neoverse-n2",
+            Uarch::NeoverseV1 => "neoverse-v1",
+            Uarch::NeoverseV2 => "neoverse-v2",
             Uarch::Other => "other",
         }
     }

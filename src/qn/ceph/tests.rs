@@ -1359,3 +1359,84 @@ fn more_osds_on_the_labs_two_cores_lower_write_iops_as_measured() {
         "without the economies: ×{flat_ratio:.3}"
     );
 }
+
+/// Session 26: a CPU's generation sets its per-GHz speed from its sourced prior, and a CPU
+/// naming no generation the model knows is warned about rather than silently given the
+/// x86_64 reference speed.
+#[test]
+fn a_cpu_generation_scales_its_cores_and_an_unknown_one_is_warned() {
+    let unknown = "names no core generation the model knows";
+    // TINY's CPUs name no generation: the x86_64 factor (1.0), one warning per CPU.
+    let plain = build(&tiny(|t| t), &params()).unwrap();
+    assert_relative_eq!(
+        at(&plain, &plain.write, "osd_cpu").secs,
+        600e-6,
+        epsilon = 1e-12
+    );
+    assert_eq!(
+        plain
+            .warnings
+            .iter()
+            .filter(|w| w.contains(unknown))
+            .count(),
+        2,
+        "{:?}",
+        plain.warnings
+    );
+    assert!(plain
+        .warnings
+        .iter()
+        .any(|w| w.contains("set its uarch to one of")));
+    // A Zen 5 node: uarch_efficiency.zen5 = 1.5 (Zen 4's 1.3 × AMD's +16 % IPC), so
+    // 3 OSD write ops × 4e-4 Gcycles / (2 GHz × 1.5) = 3 × 133.3 µs; the client CPU
+    // (no generation) keeps 1e-4 / 2 GHz = 50 µs and its warning.
+    let zen5 = |t: String| {
+        t.replacen(
+            "cpu = { arch = \"x86_64\", cores = 4,",
+            "cpu = { arch = \"x86_64\", uarch = \"zen5\", cores = 4,",
+            1,
+        )
+    };
+    let net = build(&tiny(zen5), &params()).unwrap();
+    assert_relative_eq!(
+        at(&net, &net.write, "osd_cpu").secs,
+        3.0 * 4e-4 / (2.0 * 1.5),
+        epsilon = 1e-12
+    );
+    assert_relative_eq!(
+        at(&net, &net.write, "client_cpu").secs,
+        50e-6,
+        epsilon = 1e-12
+    );
+    assert_eq!(
+        net.warnings.iter().filter(|w| w.contains(unknown)).count(),
+        1,
+        "{:?}",
+        net.warnings
+    );
+    // A model file without the generation's factor (one written before it existed) falls
+    // back to the instruction set's and says which factor to add.
+    let mut old = params();
+    old.param.remove("uarch_efficiency.zen5");
+    let net = build(&tiny(zen5), &old).unwrap();
+    assert_relative_eq!(
+        at(&net, &net.write, "osd_cpu").secs,
+        600e-6,
+        epsilon = 1e-12
+    );
+    assert!(
+        net.warnings
+            .iter()
+            .any(|w| w.contains("has no uarch_efficiency.zen5") && w.contains("models/prior.toml")),
+        "{:?}",
+        net.warnings
+    );
+    // A 32-bit ARM CPU has no generations in the list: its own factor, no warning.
+    let armv7 = |t: String| t.replace("arch = \"x86_64\"", "arch = \"armv7\"");
+    let net = build(&tiny(armv7), &params()).unwrap();
+    assert!(
+        !net.warnings.iter().any(|w| w.contains(unknown)),
+        "{:?}",
+        net.warnings
+    );
+}
