@@ -143,6 +143,15 @@
 //! share 0.8 → 0.85 then (IOPS MAPE 33.34 → 32.38 %): 123 → 124 (75 → 77 beyond; median
 //! −2.4 %, worst −17.4 %, 47 within the measured effect).
 //!
+//! Session 26: 124 → 139 (77 → 103 beyond the measured effect) with the busy cores'
+//! contention (`cpu_core_contention`, fitted σ = 0.0108: `n` effective cores serve as
+//! `n / (1 + σ(n − 1))`; it lowered the leave-one-system-out IOPS MAPE 32.38 → 28.04 %,
+//! median 29.43 → 18.75 %): all 139 are drive drops (median −3.4 %, worst −17.7 %; 36
+//! within the measured effect). The law itself is increasing in the cores, so one more
+//! drive still adds capacity through the per-OSD core curve, but contention makes that
+//! capacity worth less, so the shrinking per-OSD batches and per-connection groups
+//! outweigh it in more of the nodes short of cores.
+//!
 //! Coalescing (it lowered the leave-one-system-out IOPS MAPE 48.7 → 43.6 %) raised the
 //! count from 60 to 101 scenarios. The rounding of effective cores to whole servers (four
 //! more cores lowering IOPS by up to 4 %, 112 scenarios) is fixed by fractional server
@@ -332,12 +341,12 @@ const SLACK: f64 = 1e-3;
 
 /// Scenarios (of the first 10,000 of seed 14) that break a property today; see the
 /// module doc. Lower it when a fix lowers the count.
-const KNOWN_VIOLATIONS_PER_10K: usize = 124;
+const KNOWN_VIOLATIONS_PER_10K: usize = 139;
 
 /// Of those, the scenarios that break a property by more than what is measured: every
 /// violation except one more drive per node lowering the IOPS of a node bound by its OSD
 /// CPU by no more than [`measured_drive_drop`]. Lower it when a fix lowers the count.
-const KNOWN_BEYOND_MEASURED_PER_10K: usize = 77;
+const KNOWN_BEYOND_MEASURED_PER_10K: usize = 103;
 
 /// The measured cost of more OSDs on the same cores, per doubling of the OSDs:
 ///

@@ -194,6 +194,12 @@ fn fnv1a64_matches_the_reference_vectors() {
     assert_eq!(fnv1a64(b"a"), 0xaf63_dc4c_8601_ec8c);
 }
 
+/// Whether the default fit of the seed systems' runs fits `name`.
+fn fit_of_seeds_has(prior: &ModelParams, name: &str) -> bool {
+    let (all, _) = seed_runs(|r| r.system_id.starts_with("seed-"));
+    default_fit_names(prior, &all).iter().any(|n| n == name)
+}
+
 #[test]
 fn default_fit_set_follows_what_the_runs_identify() {
     use crate::model::names;
@@ -257,6 +263,23 @@ fn default_fit_set_follows_what_the_runs_identify() {
         !fit.iter().any(|n| n == names::ROCKSDB_UNOPT_WRITE),
         "{fit:?}"
     );
+    // The busy cores' contention needs OSD nodes of different sizes: the seeds' span 48 to
+    // 128 physical cores (2.7×), not fitted; the whole corpus spans 2 to 128, fitted; a
+    // single system's runs never fit it.
+    assert!(
+        !fit_of_seeds_has(&prior, names::CPU_CONTENTION),
+        "the seeds alone fitted the contention"
+    );
+    assert!(
+        all.iter()
+            .any(|r| r.scenario.node_cpu.cores * r.scenario.sockets <= 2),
+        "the corpus has a 2-core node"
+    );
+    let fit = default_fit_names(&prior, &all);
+    assert!(fit.iter().any(|n| n == names::CPU_CONTENTION), "{fit:?}");
+    let (o01, _) = seed_runs(|r| r.system_id == "xeon8276m-nvme-o01");
+    let fit = default_fit_names(&prior, &o01);
+    assert!(!fit.iter().any(|n| n == names::CPU_CONTENTION), "{fit:?}");
     // The lab cluster's depth sweep (writes at iodepth 1, 4, 16, 64): the scale is fitted.
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/validation-lab");
     let (lab, _) = load_runs(&dir.join("validation-1796124266-19556.csv")).unwrap();

@@ -92,6 +92,10 @@ pub mod names {
     /// when absent): the rest loads the OSD cores but runs off the op's path (`qn::ceph`,
     /// "Lone-op path share").
     pub const OSD_CPU_PATH_SHARE: &str = "osd_cpu_path_share";
+    /// Contention between a node's busy cores (the Universal Scalability Law's `σ`): a CPU
+    /// station of `n` effective cores serves as `n / (1 + σ·(n − 1))` (optional, 0 when
+    /// absent; `qn::ceph`, "Core contention").
+    pub const CPU_CONTENTION: &str = "cpu_core_contention";
     /// Per-op write CPU multiplier of a RocksDB built without optimisation
     /// ([`crate::spec::RocksdbBuild`]); needed only by scenarios with such a build.
     pub const ROCKSDB_UNOPT_WRITE: &str = "rocksdb_unoptimised_write_factor";

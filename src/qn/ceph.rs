@@ -25,11 +25,11 @@
 //!
 //! | station | m | servers per copy | demand per I/O |
 //! |---|---|---|---|
-//! | `client_cpu` | client nodes | effective client cores, at most `client_threads_per_process` per client process on the node | `(client_cpu·engine + bs·cpu_per_byte) / (GHz·arch)`, `engine` = 1 for fio rbd, `client_cpu_librados_share` for `rados bench` (librados alone: no fio, no librbd); absent when co-located clients share the OSD cores |
+//! | `client_cpu` | client nodes | effective client cores, at most `client_threads_per_process` per client process on the node, contended as the OSD cores | `(client_cpu·engine + bs·cpu_per_byte) / (GHz·arch)`, `engine` = 1 for fio rbd, `client_cpu_librados_share` for `rados bench` (librados alone: no fio, no librbd); absent when co-located clients share the OSD cores |
 //! | `client_nic_tx` / `_rx` | client nodes | 1 | bytes·8 / (NIC·net_eff) |
 //! | `osd_public_rx` / `_tx` | OSD nodes | 1 | bytes·8 / (public·net_eff) |
 //! | `osd_cluster_tx` / `_rx` | OSD nodes | 1 | replication bytes·8 / (cluster·net_eff); absent when no cluster network is given, the traffic then goes on the public stations |
-//! | `osd_cpu` | OSD nodes | `OSDs per node × C·(1 − e^(−n/C))`, `n` = effective cores per OSD, `C` = `osd_core_scale` for reads, `osd_core_scale_write` for writes, blended by the read share for a mix (every effective core when the model has no `C`) | `ops·(op_cost + bytes·cpu_per_byte) / (GHz·arch·release)`, writes batched, messages coalesced per connection, scaled by the RocksDB build and the Ceph options (below); `osd_cpu_path_share` of it on the I/O's path |
+//! | `osd_cpu` | OSD nodes | `OSDs per node × C·(1 − e^(−n/C))`, contended (`x / (1 + σ(x − 1))`, "Core contention"), `n` = effective cores per OSD, `C` = `osd_core_scale` for reads, `osd_core_scale_write` for writes, blended by the read share for a mix (every effective core when the model has no `C`) | `ops·(op_cost + bytes·cpu_per_byte) / (GHz·arch·release)`, writes batched, messages coalesced per connection, scaled by the RocksDB build and the Ceph options (below); `osd_cpu_path_share` of it on the I/O's path |
 //! | `data_device` | nodes × data devices | 1 | `ops · max(1/IOPS_4k, overhead + bytes/bandwidth)`, `overhead = max(0, 1/IOPS_4k − 4 KiB/bandwidth)` |
 //! | `data_device_latency` | delay | – | `ops · max(0, latency − 1/IOPS_4k)` |
 //! | `wal_device`, `wal_device_latency` | nodes × WAL devices | 1 | as for data devices, with the WAL share of the writes |
@@ -78,6 +78,21 @@
 //! steady state) pays the overhead on top of the transfer. Seed 001's 64k writes reach
 //! 871 MB/s per P3520 with "very stable disk IOPS" and multi-second await; overhead plus
 //! transfer gives 780 MB/s, the spec-sheet bandwidth alone 1,350 MB/s.
+//!
+//! **Core contention** (`cpu_core_contention` = σ, session 26). The cores a node's daemons
+//! keep busy share its memory bandwidth, last-level cache, network stack and allocator
+//! locks, so a core serves less the more of its neighbours are busy: every CPU station
+//! (OSD nodes, with co-located fio on them, and client nodes) of `n` effective cores
+//! (after the per-OSD curve and the client-thread cap) serves as `n / (1 + σ·(n − 1))`,
+//! the Universal Scalability Law's contention term without its coherency term (Gunther,
+//! "Guerrilla Capacity Planning", 2007). It is increasing in `n` for σ < 1, so more cores or
+//! more OSDs never serve less; a lone op is not slowed (one busy core contends with none).
+//! It is what sets nodes with many OSDs apart from nodes with one at the same cores per OSD:
+//! Sepia o05's single classic OSD reads 130k 4k IOPS on a node type where o01's 8 OSDs read
+//! 187k, seed 000's 24 OSDs per Altra Max node read 1.1M where the model without it made
+//! 1.6M. Fitted in corpus fits (σ = 0.0107 ± 0.0027 on the whole corpus); the
+//! leave-one-system-out IOPS MAPE went 32.38 → 28.04 % (median 29.43 → 18.75 %, mean
+//! latency 38.26 → 33.36 %, scale series 24.1 → 22.9 %; `models/prior.toml` has the scan).
 //!
 //! **Client threads.** A client process runs its I/O on a few threads: the messenger's
 //! workers (`ms_async_op_threads`, 3 by default), librbd's op thread (one by default,
@@ -441,6 +456,18 @@ fn cores(cpu: &CpuEntry, sockets: u32, smt_gain: f64) -> f64 {
 /// Whole servers, the real server count and the demand scale (1 unless below one
 /// effective core) of a CPU station with `effective` cores. The count is real even when
 /// it happens to be whole, so that the solvers take every core count the same way.
+/// What `n` effective cores serve when busy cores contend (the Universal Scalability Law's
+/// contention term `σ`, without its coherency term): `n / (1 + σ·(n − 1))`, at least one
+/// core's worth when `n ≥ 1` and increasing in `n` for `σ < 1`, so more cores never serve
+/// less.
+fn contended_cores(n: f64, sigma: f64) -> f64 {
+    if n <= 1.0 {
+        n
+    } else {
+        n / (1.0 + sigma * (n - 1.0))
+    }
+}
+
 fn servers_for(effective: f64) -> (u32, Option<f64>, f64) {
     if effective <= 1.0 + 1e-9 {
         (1, None, 1.0 / effective)
@@ -756,6 +783,10 @@ impl<'a> Plan<'a> {
             Some(c) => osds * c * (1.0 - (-node_cores / (osds * c)).exp()),
             None => node_cores,
         };
+        // The node's busy cores contend for what they share (module doc, "Core
+        // contention"): n effective cores serve as n / (1 + σ·(n − 1)).
+        let contention = p.get(names::CPU_CONTENTION).unwrap_or(0.0);
+        let osd_eff_cores = contended_cores(osd_eff_cores, contention);
         let (osd_servers, osd_fractional, osd_scale) = servers_for(osd_eff_cores);
         let osd_speed = s.node_cpu.ghz * osd_arch * release;
         // A client process runs its I/O on a few threads (the messenger's workers, librbd's
@@ -801,6 +832,7 @@ impl<'a> Plan<'a> {
                 None => all,
             }
         };
+        let cl_eff_cores = contended_cores(cl_eff_cores, contention);
         let (cl_servers, cl_fractional, cl_scale) = servers_for(cl_eff_cores);
         let bs = s.block_size_bytes as f64;
         let client_cpu_secs = if shared_cpu {

@@ -70,6 +70,8 @@ pub(crate) fn params() -> ModelParams {
     p.param.remove(names::CLIENT_THREADS);
     // And the lone-op path share: here every OSD op is wholly on its I/O's path.
     p.param.remove(names::OSD_CPU_PATH_SHARE);
+    // And the busy cores' contention (`busy_cores_contend_*`): whole cores serve in full.
+    p.param.remove(names::CPU_CONTENTION);
     for (n, v) in [
         (names::OSD_CPU_READ, 2e-4),  // 100 µs on a 2 GHz core
         (names::OSD_CPU_WRITE, 4e-4), // 200 µs on a 2 GHz core
@@ -435,6 +437,8 @@ pub(crate) fn batched_params() -> ModelParams {
     // lone-op path share.
     p.param.remove(names::MSG_COALESCE_SHARE);
     p.param.remove(names::OSD_CPU_PATH_SHARE);
+    // So has the busy cores' contention (`busy_cores_contend_*`).
+    p.param.remove(names::CPU_CONTENTION);
     p.set(names::OSD_CPU_WRITE_BATCH, 8e-4).unwrap();
     p.set(names::WRITE_MAX_BATCH, 16.0).unwrap();
     // One write per batch per queued write, so the oracles count batches by hand.
@@ -1439,4 +1443,62 @@ fn a_cpu_generation_scales_its_cores_and_an_unknown_one_is_warned() {
         "{:?}",
         net.warnings
     );
+}
+
+/// Session 26: a node's busy cores contend (the Universal Scalability Law's contention
+/// term): `n` effective cores serve as `n / (1 + σ(n − 1))`, at the OSD and client CPUs
+/// alike, and a lone op keeps its demand.
+#[test]
+fn busy_cores_contend_and_more_cores_never_serve_less() {
+    let mut p = params();
+    p.param.insert(
+        names::CPU_CONTENTION.into(),
+        ModelParams::prior().param[names::CPU_CONTENTION].clone(),
+    );
+    p.set(names::CPU_CONTENTION, 0.1).unwrap();
+    let net = build(&tiny(|t| t.replace("\"randwrite\"", "\"randread\"")), &p).unwrap();
+    // The tiny node's 4 cores (no core curve in these parameters): 4 / (1 + 0.1 × 3) =
+    // 3.07692 servers; its client's 8 cores: 8 / (1 + 0.1 × 7) = 4.70588.
+    let osd = &net.network.stations[net.network.station_index("osd_cpu").unwrap()];
+    assert_relative_eq!(
+        osd.fractional_servers.unwrap(),
+        4.0 / 1.3,
+        max_relative = 1e-12
+    );
+    assert_eq!(osd.servers, 4);
+    let client = &net.network.stations[net.network.station_index("client_cpu").unwrap()];
+    assert_relative_eq!(
+        client.fractional_servers.unwrap(),
+        8.0 / 1.7,
+        max_relative = 1e-12
+    );
+    // A lone read still takes its 100 µs of OSD CPU (2e-4 Gcycles on a 2 GHz core); the
+    // capacity is the contended cores' (3.07692 / 100 µs per node).
+    assert_relative_eq!(
+        at(&net, &net.read, "osd_cpu").secs,
+        100e-6,
+        max_relative = 1e-9
+    );
+    assert_relative_eq!(
+        osd.capacity_per_sec(0),
+        4.0 / 1.3 / 100e-6 * f64::from(osd.multiplicity),
+        max_relative = 1e-9
+    );
+    // Increasing in the cores for every σ < 1: one more core always serves more.
+    for sigma in [0.0, 0.01, 0.1, 0.5, 0.99] {
+        let mut last = 0.0;
+        for n in (1..=512).map(f64::from) {
+            let c = contended_cores(n, sigma);
+            assert!(c > last, "σ {sigma}: {n} cores serve {c} ≤ {last}");
+            last = c;
+        }
+    }
+    // Without the parameter (a model file written before it) nothing changes.
+    let plain = build(
+        &tiny(|t| t.replace("\"randwrite\"", "\"randread\"")),
+        &params(),
+    )
+    .unwrap();
+    let osd = &plain.network.stations[plain.network.station_index("osd_cpu").unwrap()];
+    assert_eq!((osd.servers, osd.fractional_servers), (4, Some(4.0)));
 }
