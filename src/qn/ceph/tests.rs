@@ -94,6 +94,10 @@ fn with_prior(p: &mut ModelParams, name: &str) {
         .insert(name.into(), ModelParams::prior().param[name].clone());
 }
 
+fn station<'a>(net: &'a CephNetwork, name: &str) -> &'a Station {
+    &net.network.stations[net.network.station_index(name).unwrap()]
+}
+
 fn at<'a>(net: &'a CephNetwork, v: &'a [Demand], name: &str) -> &'a Demand {
     &v[net.network.station_index(name).unwrap()]
 }
@@ -1459,14 +1463,14 @@ fn busy_cores_contend_and_more_cores_never_serve_less() {
     let net = build(&tiny(|t| t.replace("\"randwrite\"", "\"randread\"")), &p).unwrap();
     // The tiny node's 4 cores (no core curve in these parameters): 4 / (1 + 0.1 × 3) =
     // 3.07692 servers; its client's 8 cores: 8 / (1 + 0.1 × 7) = 4.70588.
-    let osd = &net.network.stations[net.network.station_index("osd_cpu").unwrap()];
+    let osd = station(&net, "osd_cpu");
     assert_relative_eq!(
         osd.fractional_servers.unwrap(),
         4.0 / 1.3,
         max_relative = 1e-12
     );
     assert_eq!(osd.servers, 4);
-    let client = &net.network.stations[net.network.station_index("client_cpu").unwrap()];
+    let client = station(&net, "client_cpu");
     assert_relative_eq!(
         client.fractional_servers.unwrap(),
         8.0 / 1.7,
@@ -1499,6 +1503,6 @@ fn busy_cores_contend_and_more_cores_never_serve_less() {
         &params(),
     )
     .unwrap();
-    let osd = &plain.network.stations[plain.network.station_index("osd_cpu").unwrap()];
+    let osd = station(&plain, "osd_cpu");
     assert_eq!((osd.servers, osd.fractional_servers), (4, Some(4.0)));
 }
