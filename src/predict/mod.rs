@@ -614,6 +614,10 @@ pub fn predict(
     if f.bottleneck.resource == "client_cpu" && f.bottleneck.utilization > 0.8 {
         warnings.extend(cn.client_threads_note.clone());
     }
+    // The busy cores' contention, where it takes a tenth of the OSD cores that bound it.
+    if f.bottleneck.resource == "osd_cpu" && f.bottleneck.utilization > 0.8 {
+        warnings.extend(cn.contention_note.clone());
+    }
     let (interval, interval_80) = if opts.interval {
         (
             interval(s, p, f.iops, f.latency_mean_secs, 0.95)?,

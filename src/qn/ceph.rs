@@ -389,6 +389,10 @@ pub struct CephNetwork {
     /// client processes' thread cap), with the remedy; `predict` reports it when that
     /// station is the bottleneck.
     pub client_threads_note: Option<String>,
+    /// How much of the OSD nodes' effective cores the busy cores' contention takes, where it
+    /// takes a tenth or more, with what lowers it; `predict` reports it when the OSD CPU is
+    /// the bottleneck.
+    pub contention_note: Option<String>,
 }
 
 /// Errors building the network: a parameter the builder needs is missing or the result is
@@ -619,6 +623,7 @@ struct Plan<'a> {
     ids: Ids,
     warnings: Vec<String>,
     client_threads_note: Option<String>,
+    contention_note: Option<String>,
     /// Block size, bytes.
     bs: f64,
     osd_read: f64,
@@ -786,7 +791,14 @@ impl<'a> Plan<'a> {
         // The node's busy cores contend for what they share (module doc, "Core
         // contention"): n effective cores serve as n / (1 + σ·(n − 1)).
         let contention = p.get(names::CPU_CONTENTION).unwrap_or(0.0);
+        let uncontended = osd_eff_cores;
         let osd_eff_cores = contended_cores(osd_eff_cores, contention);
+        let contention_note = (osd_eff_cores < 0.9 * uncontended).then(|| {
+            format!(
+                "OSD CPU: each node's {uncontended:.1} effective cores (after the per-OSD core curve) serve as {osd_eff_cores:.1} under the busy cores' contention ({} = {contention:.4}: n / (1 + σ(n − 1))); the same cores spread over more, smaller nodes lose less to it",
+                names::CPU_CONTENTION
+            )
+        });
         let (osd_servers, osd_fractional, osd_scale) = servers_for(osd_eff_cores);
         let osd_speed = s.node_cpu.ghz * osd_arch * release;
         // A client process runs its I/O on a few threads (the messenger's workers, librbd's
@@ -924,6 +936,7 @@ impl<'a> Plan<'a> {
             ids,
             warnings,
             client_threads_note,
+            contention_note,
             bs,
             osd_read,
             // A write op alone (batch of 1) pays the whole batch cost.
@@ -1421,6 +1434,7 @@ pub fn build(s: &Scenario, p: &ModelParams) -> Result<CephNetwork, BuildError> {
         mut stations,
         warnings,
         client_threads_note,
+        contention_note,
         ..
     } = plan;
     for (i, st) in stations.iter_mut().enumerate() {
@@ -1445,6 +1459,7 @@ pub fn build(s: &Scenario, p: &ModelParams) -> Result<CephNetwork, BuildError> {
         bytes_per_io: s.block_size_bytes as f64,
         warnings,
         client_threads_note,
+        contention_note,
     })
 }
 

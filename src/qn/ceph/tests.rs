@@ -1497,6 +1497,12 @@ fn busy_cores_contend_and_more_cores_never_serve_less() {
             last = c;
         }
     }
+    // The report's note says what the contention takes (a tenth or more of the cores).
+    let note = net.contention_note.as_deref().unwrap();
+    assert!(
+        note.contains("4.0 effective cores") && note.contains("serve as 3.1"),
+        "{note}"
+    );
     // Without the parameter (a model file written before it) nothing changes.
     let plain = build(
         &tiny(|t| t.replace("\"randwrite\"", "\"randread\"")),
@@ -1505,4 +1511,5 @@ fn busy_cores_contend_and_more_cores_never_serve_less() {
     .unwrap();
     let osd = station(&plain, "osd_cpu");
     assert_eq!((osd.servers, osd.fractional_servers), (4, Some(4.0)));
+    assert_eq!(plain.contention_note, None);
 }
