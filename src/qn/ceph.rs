@@ -85,12 +85,14 @@
 //! (OSD nodes, with co-located fio on them, and client nodes) of `n` effective cores
 //! (after the per-OSD curve and the client-thread cap) serves as `n / (1 + σ·(n − 1))`,
 //! the Universal Scalability Law's contention term without its coherency term (Gunther,
-//! "Guerrilla Capacity Planning", 2007). It is increasing in `n` for σ < 1, so more cores or
-//! more OSDs never serve less; a lone op is not slowed (one busy core contends with none).
+//! "Guerrilla Capacity Planning", 2007). It is increasing in `n` for σ < 1, so the
+//! contention alone never makes more cores or more OSDs serve less (the per-OSD batches and
+//! coalescing groups still shrink as OSDs are added: `tests/physical_sanity.rs`); a lone op
+//! is not slowed (one busy core contends with none).
 //! It is what sets nodes with many OSDs apart from nodes with one at the same cores per OSD:
 //! Sepia o05's single classic OSD reads 130k 4k IOPS on a node type where o01's 8 OSDs read
 //! 187k, seed 000's 24 OSDs per Altra Max node read 1.1M where the model without it made
-//! 1.6M. Fitted in corpus fits (σ = 0.0107 ± 0.0027 on the whole corpus); the
+//! 1.6M. Fitted in corpus fits (σ = 0.0108 ± 0.0027 on the whole corpus); the
 //! leave-one-system-out IOPS MAPE went 32.38 → 28.04 % (median 29.43 → 18.75 %, mean
 //! latency 38.26 → 33.36 %, scale series 24.1 → 22.9 %; `models/prior.toml` has the scan).
 //!
