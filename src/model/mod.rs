@@ -96,6 +96,12 @@ pub mod names {
     /// station of `n` effective cores serves as `n / (1 + σ·(n − 1))` (optional, 0 when
     /// absent; `qn::ceph`, "Core contention").
     pub const CPU_CONTENTION: &str = "cpu_core_contention";
+    /// Threads of one OSD busy on an op's path at once (its messenger worker and its op
+    /// shard's thread): a node's OSDs time-share its cores once they outnumber `cores /
+    /// threads`, and the per-OSD write batches and per-connection coalescing groups are
+    /// then those of that many OSDs (optional: absent = every OSD runs at once;
+    /// `qn::ceph`, "Time-shared cores").
+    pub const OSD_BUSY_THREADS: &str = "osd_busy_threads";
     /// Per-op write CPU multiplier of a RocksDB built without optimisation
     /// ([`crate::spec::RocksdbBuild`]); needed only by scenarios with such a build.
     pub const ROCKSDB_UNOPT_WRITE: &str = "rocksdb_unoptimised_write_factor";
