@@ -14,8 +14,8 @@
 //! violation, not only the first 20.
 //!
 //! **Known violations (a ratchet, not the goal).** Some generated scenarios still break a
-//! property by more than the slack (59 of 10,000 with the shipped model since session
-//! 27, 47 of them beyond the measured effect, all one more drive; 86 when the list below
+//! property by more than the slack (122 of 10,000 with the shipped model since session
+//! 27, 85 of them beyond the measured effect, all one more drive; 86 when the list below
 //! was written):
 //! - one more drive per node (83 violations, median −3.0 %, up to 17 % fewer IOPS in a
 //!   node short of cores): more OSDs on the same cores. Write batching is per OSD, so the same
@@ -153,15 +153,17 @@
 //! capacity worth less, so the shrinking per-OSD batches and per-connection groups
 //! outweigh it in more of the nodes short of cores.
 //!
-//! Session 27: 139 → 59 (103 → 47 beyond the measured effect) with the OSDs' turns on
+//! Session 27: 139 → 122 (103 → 85 beyond the measured effect) with the OSDs' turns on
 //! time-shared cores (`osd_busy_threads` = 2: where a node's OSDs outnumber its effective
-//! cores / 2, the write batches and coalescing groups are those of the OSDs running, so
-//! one more OSD on a node short of cores no longer thins them; it lowered the
-//! leave-one-system-out IOPS MAPE 28.04 → 27.61 %). All 59 are drive drops (median
-//! −3.3 %, worst −17.5 %; 12 within the measured effect): nodes with cores enough to run
-//! every OSD, where the groups still thin as OSDs are added (officinalis measures that
-//! too little: −4 to +36 % for twice the OSDs at 8-20 threads per NVMe, the model −9 to
-//! −20 %).
+//! cores / 2, the coalescing groups are those of the OSDs running, so one more OSD on a
+//! node short of cores no longer thins them; it lowered the leave-one-system-out IOPS
+//! MAPE 28.04 → 27.63 %). All 122 are drive drops (median −3.3 %, worst −17.5 %; 37
+//! within the measured effect). Applied to the per-OSD write batches as well the count
+//! fell to 59, but the lab's two cores measure writes falling as OSDs are added (×0.90 at
+//! 2 OSDs, ×0.68 at 4), which per-OSD batches reproduce and shared ones reverse (×1.19):
+//! those drops are real. The rest are nodes with cores enough to run every OSD, where the
+//! coalescing groups still thin as OSDs are added (officinalis measures that too little:
+//! −4 to +36 % for twice the OSDs at 8-20 threads per NVMe, the model −9 to −20 %).
 //!
 //! Coalescing (it lowered the leave-one-system-out IOPS MAPE 48.7 → 43.6 %) raised the
 //! count from 60 to 101 scenarios. The rounding of effective cores to whole servers (four
@@ -352,12 +354,12 @@ const SLACK: f64 = 1e-3;
 
 /// Scenarios (of the first 10,000 of seed 14) that break a property today; see the
 /// module doc. Lower it when a fix lowers the count.
-const KNOWN_VIOLATIONS_PER_10K: usize = 59;
+const KNOWN_VIOLATIONS_PER_10K: usize = 122;
 
 /// Of those, the scenarios that break a property by more than what is measured: every
 /// violation except one more drive per node lowering the IOPS of a node bound by its OSD
 /// CPU by no more than [`measured_drive_drop`]. Lower it when a fix lowers the count.
-const KNOWN_BEYOND_MEASURED_PER_10K: usize = 47;
+const KNOWN_BEYOND_MEASURED_PER_10K: usize = 85;
 
 /// The measured cost of more OSDs on the same cores, per doubling of the OSDs:
 ///

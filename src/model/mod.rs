@@ -98,9 +98,9 @@ pub mod names {
     pub const CPU_CONTENTION: &str = "cpu_core_contention";
     /// Threads of one OSD busy on an op's path at once (its messenger worker and its op
     /// shard's thread): a node's OSDs time-share its cores once they outnumber `cores /
-    /// threads`, and the per-OSD write batches and per-connection coalescing groups are
-    /// then those of that many OSDs (optional: absent = every OSD runs at once;
-    /// `qn::ceph`, "Time-shared cores").
+    /// threads`, and the messenger's per-connection coalescing groups are then those of
+    /// that many OSDs (optional: absent = every OSD runs at once; `qn::ceph`, "Time-shared
+    /// cores").
     pub const OSD_BUSY_THREADS: &str = "osd_busy_threads";
     /// Per-op write CPU multiplier of a RocksDB built without optimisation
     /// ([`crate::spec::RocksdbBuild`]); needed only by scenarios with such a build.

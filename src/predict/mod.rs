@@ -617,6 +617,8 @@ pub fn predict(
     // The busy cores' contention, where it takes a tenth of the OSD cores that bound it.
     if f.bottleneck.resource == "osd_cpu" && f.bottleneck.utilization > 0.8 {
         warnings.extend(cn.contention_note.clone());
+        // The OSDs taking turns on the cores, where they bound it too.
+        warnings.extend(cn.turns_note.clone());
     }
     let (interval, interval_80) = if opts.interval {
         (

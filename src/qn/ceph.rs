@@ -239,7 +239,8 @@
 //! that counts an OSD's peer connections with its clients' (38.56 % at `μ` = 0.7, against
 //! 37.62 % without them). Like write batching, it makes one more drive on the same cores
 //! cost some IOPS in a CPU-bound node (more connections share the same queue, unless the
-//! OSDs take turns on the cores, below; `tests/physical_sanity.rs` counts them). A model without `μ` has no coalescing.
+//! OSDs take turns on the cores, below; `tests/physical_sanity.rs` counts them). A model
+//! without `μ` has no coalescing.
 //!
 //! Runs at two depths (seed 002's QD4/QD64 pairs) identify only `c_batch·k`, not `k`: the
 //! seeds fit equally well for `k` from 0.03 to 1 (`cephplan profile`), and `k` decides
@@ -254,18 +255,22 @@
 //! then the PG shard's op thread: ceph.io 2023 "Crimson: Next-generation Ceph OSD for
 //! Multi-core Scalability"), so a node runs at most `cores / T` OSDs at once. Where its
 //! OSDs outnumber that, they take turns on the cores, and an OSD's messenger reads its
-//! connections (and its `kv_sync_thread` commits a batch) once per turn: what queued
-//! meanwhile is the queue of the OSDs running, not of every OSD. So the write batches and
-//! the coalescing groups above are taken over `min(OSDs per node, effective cores / T)`
-//! OSDs, and one more OSD on a node short of cores no longer thins them. T = 2 is the
-//! count of the path, not a fit. Measured: ceph.io 2023 "Ceph Reef - 1 or 2 OSDs per NVMe?"
-//! (2 CPU threads per NVMe) reads −3.1 % with twice the OSDs; the shipped model made that
-//! −28 % with every OSD's groups on their own, +5 % with the turns. It lowered the
-//! leave-one-system-out IOPS MAPE 28.04 → 27.61 % (median 18.75 → 17.95 %, mean latency
-//! 33.36 → 33.15 %; T = 1: 27.81 %, T = 3: 28.89 %) and the generated scenarios breaking
-//! a physical property from 139 to 59 (`tests/physical_sanity.rs`). Where the node runs
-//! every OSD at once (≥ 8 threads per NVMe there), doubling the OSDs still thins the
-//! groups: the model loses 9-20 % of the reads where the post measures −4 to +36 %.
+//! connections once per turn: the messages queued meanwhile are those of the OSDs running,
+//! not spread over every OSD. So the coalescing groups above are taken over `min(OSDs per
+//! node, effective cores / T)` OSDs, and one more OSD on a node short of cores no longer
+//! thins them. T = 2 is the count of the path, not a fit. Measured: ceph.io 2023 "Ceph
+//! Reef - 1 or 2 OSDs per NVMe?" (2 CPU threads per NVMe) reads −3.1 % with twice the
+//! OSDs; the shipped model made that −28 % with every OSD's groups on their own, +5 % with
+//! the turns. The write batches stay per OSD: applied to them too (the `kv_sync_thread`
+//! commits once per turn) the turns made more OSDs on the lab's two cores *raise* the
+//! write IOPS (×1.19 from 1 to 2 OSDs) where the lab measures ×0.90 and ×0.68 at 4
+//! (`calibration-data/lab/osd-count-2vcpu/`), and officinalis's writes +2 % where −7.5 %
+//! is measured. It lowered the leave-one-system-out IOPS MAPE 28.04 → 27.63 % (median
+//! 18.75 → 17.73 %, mean latency 33.36 → 33.10 %; T = 1 / 3 / 4: 27.82 / 29.19 / 31.75 %)
+//! and the generated scenarios breaking a physical property from 139 to 122
+//! (`tests/physical_sanity.rs`). Where the node runs every OSD at once (≥ 8 threads per
+//! NVMe there), doubling the OSDs still thins the groups: the model loses 9-20 % of the
+//! reads where the post measures −4 to +36 %.
 //!
 //! **Lone-op path share** (`osd_cpu_path_share` = φ). The per-op OSD CPU costs above are
 //! what saturated runs consume per op (cores / IOPS): the op's own processing, the work it
@@ -413,6 +418,10 @@ pub struct CephNetwork {
     /// takes a tenth or more, with what lowers it; `predict` reports it when the OSD CPU is
     /// the bottleneck.
     pub contention_note: Option<String>,
+    /// That the node's OSDs outnumber what its cores run at once (they take turns), with
+    /// what it means for more OSDs or more cores; `predict` reports it when the OSD CPU is
+    /// the bottleneck.
+    pub turns_note: Option<String>,
 }
 
 /// Errors building the network: a parameter the builder needs is missing or the result is
@@ -644,6 +653,7 @@ struct Plan<'a> {
     warnings: Vec<String>,
     client_threads_note: Option<String>,
     contention_note: Option<String>,
+    turns_note: Option<String>,
     /// Block size, bytes.
     bs: f64,
     osd_read: f64,
@@ -671,10 +681,9 @@ struct Plan<'a> {
     /// read, and the most messages one read takes (see the module doc).
     msg_share: f64,
     msg_max: f64,
-    /// OSDs per node whose queues form the write batches and coalescing groups: every
-    /// OSD, or as many as the node's cores run at once (see the module doc, "Time-shared
-    /// cores").
-    batch_osds: f64,
+    /// OSDs per node whose connections' queues form the coalescing groups: every OSD, or
+    /// as many as the node's cores run at once (see the module doc, "Time-shared cores").
+    coalesce_osds: f64,
     /// Share of every OSD CPU op's demand on its I/O's response-time path (see the module
     /// doc, "Lone-op path share"); 1 without the parameter.
     cpu_path_share: f64,
@@ -825,11 +834,15 @@ impl<'a> Plan<'a> {
         });
         let (osd_servers, osd_fractional, osd_scale) = servers_for(osd_eff_cores);
         // OSDs that outnumber what the cores run at once take turns on them (module doc,
-        // "Time-shared cores"): the batches and groups are those of the OSDs running.
-        let batch_osds = match p.get(names::OSD_BUSY_THREADS) {
-            Some(t) if t > 0.0 => osds.min(node_cores / t).max(1.0),
-            _ => osds,
-        };
+        // "Time-shared cores"): the coalescing groups are those of the OSDs running.
+        let busy_threads = p.get(names::OSD_BUSY_THREADS).filter(|&t| t > 0.0);
+        let coalesce_osds = busy_threads.map_or(osds, |t| osds.min(node_cores / t).max(1.0));
+        let turns_note = busy_threads.filter(|_| coalesce_osds < osds).map(|t| {
+            format!(
+                "OSD CPU: each node's {osds:.0} OSDs outnumber what its {node_cores:.1} effective cores run at once ({coalesce_osds:.1}, at {t:.0} busy threads per OSD, {}), so they take turns: more OSDs on these cores add little or no capacity; more cores, or fewer OSDs per node, do",
+                names::OSD_BUSY_THREADS
+            )
+        });
         let osd_speed = s.node_cpu.ghz * osd_arch * release;
         // A client process runs its I/O on a few threads (the messenger's workers, librbd's
         // op thread, the fio job's own), so a client node uses at most that many cores per
@@ -967,6 +980,7 @@ impl<'a> Plan<'a> {
             warnings,
             client_threads_note,
             contention_note,
+            turns_note,
             bs,
             osd_read,
             // A write op alone (batch of 1) pays the whole batch cost.
@@ -988,7 +1002,7 @@ impl<'a> Plan<'a> {
             batch_scale,
             msg_share,
             msg_max,
-            batch_osds,
+            coalesce_osds,
             cpu_path_share,
             stripe_unit: s.ec_stripe_unit_bytes as f64,
             ec_partial_reads: tentacle,
@@ -1019,8 +1033,8 @@ impl<'a> Plan<'a> {
     }
 
     /// The OSD CPU's batching (see the module doc): write batching per OSD and messenger
-    /// coalescing per client connection, over the OSDs the node's cores run at once;
-    /// `None` without either.
+    /// coalescing per client connection of the OSDs the node's cores run at once; `None`
+    /// without either.
     fn batching(&self) -> Option<crate::qn::Batching> {
         let d = demands(self);
         let i = self.ids.osd_cpu;
@@ -1035,7 +1049,7 @@ impl<'a> Plan<'a> {
         if self.write_batch > 0.0 && write > 0.0 {
             let w = write / total;
             b.share = self.write_batch / self.osd_write * (1.0 - pr) * d.write_op_secs / total;
-            b.jobs_per_member = self.batch_osds / (w * self.batch_scale);
+            b.jobs_per_member = f64::from(self.s.osds_per_node()) / (w * self.batch_scale);
             b.max_batch = self.max_batch;
         }
         if self.msg_share > 0.0 && self.msg_max > 1.0 {
@@ -1045,7 +1059,7 @@ impl<'a> Plan<'a> {
             let connections = f64::from(self.s.images) * f64::from(self.s.jobs_per_image);
             b.coalesce_share =
                 self.msg_share * (pr * d.read_msg_secs + (1.0 - pr) * d.write_msg_secs) / total;
-            b.coalesce_jobs_per_member = self.batch_osds * connections.max(1.0);
+            b.coalesce_jobs_per_member = self.coalesce_osds * connections.max(1.0);
             b.coalesce_max = self.msg_max;
         }
         (b.share > 0.0 || b.coalesce_share > 0.0).then_some(b)
@@ -1467,6 +1481,7 @@ pub fn build(s: &Scenario, p: &ModelParams) -> Result<CephNetwork, BuildError> {
         warnings,
         client_threads_note,
         contention_note,
+        turns_note,
         ..
     } = plan;
     for (i, st) in stations.iter_mut().enumerate() {
@@ -1492,6 +1507,7 @@ pub fn build(s: &Scenario, p: &ModelParams) -> Result<CephNetwork, BuildError> {
         warnings,
         client_threads_note,
         contention_note,
+        turns_note,
     })
 }
 
