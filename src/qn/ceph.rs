@@ -92,9 +92,10 @@
 //! It is what sets nodes with many OSDs apart from nodes with one at the same cores per OSD:
 //! Sepia o05's single classic OSD reads 130k 4k IOPS on a node type where o01's 8 OSDs read
 //! 187k, seed 000's 24 OSDs per Altra Max node read 1.1M where the model without it made
-//! 1.6M. Fitted in corpus fits (σ = 0.0108 ± 0.0027 on the whole corpus); the
-//! leave-one-system-out IOPS MAPE went 32.38 → 28.04 % (median 29.43 → 18.75 %, mean
-//! latency 38.26 → 33.36 %, scale series 24.1 → 22.9 %; `models/prior.toml` has the scan).
+//! 1.6M. Fitted in corpus fits (σ = 0.0095 ± 0.0026 on the whole corpus since session
+//! 27, 0.0108 before the OSDs' turns); the leave-one-system-out IOPS MAPE went 32.38 →
+//! 28.04 % (median 29.43 → 18.75 %, mean latency 38.26 → 33.36 %, scale series 24.1 →
+//! 22.9 %; `models/prior.toml` has the scan).
 //!
 //! **Client threads.** A client process runs its I/O on a few threads: the messenger's
 //! workers (`ms_async_op_threads`, 3 by default), librbd's op thread (one by default,
