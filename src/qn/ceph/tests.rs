@@ -1457,10 +1457,7 @@ fn a_cpu_generation_scales_its_cores_and_an_unknown_one_is_warned() {
 #[test]
 fn busy_cores_contend_and_more_cores_never_serve_less() {
     let mut p = params();
-    p.param.insert(
-        names::CPU_CONTENTION.into(),
-        ModelParams::prior().param[names::CPU_CONTENTION].clone(),
-    );
+    with_prior(&mut p, names::CPU_CONTENTION);
     p.set(names::CPU_CONTENTION, 0.1).unwrap();
     let net = build(&tiny(|t| t.replace("\"randwrite\"", "\"randread\"")), &p).unwrap();
     // The tiny node's 4 cores (no core curve in these parameters): 4 / (1 + 0.1 × 3) =
