@@ -102,6 +102,10 @@ pub mod names {
     /// that many OSDs (optional: absent = every OSD runs at once; `qn::ceph`, "Time-shared
     /// cores").
     pub const OSD_BUSY_THREADS: &str = "osd_busy_threads";
+    /// Share of a hard disk's per-op (positioning) time that command queueing saves once
+    /// per group of the ops queued at the disk, for a disk whose IOPS figures hold at
+    /// queue depth 1 (optional: absent = no reordering; `qn::ceph`, "Disk reordering").
+    pub const HDD_REORDER_SHARE: &str = "hdd_reorder_share";
     /// Per-op write CPU multiplier of a RocksDB built without optimisation
     /// ([`crate::spec::RocksdbBuild`]); needed only by scenarios with such a build.
     pub const ROCKSDB_UNOPT_WRITE: &str = "rocksdb_unoptimised_write_factor";

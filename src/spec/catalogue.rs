@@ -157,6 +157,12 @@ pub struct DriveEntry {
     pub write_latency: Secs,
     #[serde(default)]
     pub sync_write_4k_iops: Option<f64>,
+    /// Queue depth at which the 4k IOPS figures hold: 1 for a figure derived from one
+    /// I/O's seek and rotation (a disk with no random-IOPS datasheet figure), absent for a
+    /// datasheet rate, taken as the drive's rate at every depth. A hard disk's figure at
+    /// depth 1 is raised at depth by command queueing (`qn::ceph`, "Disk reordering").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iops_queue_depth: Option<u32>,
     /// Active power from the datasheet (typical or maximum, as the source says), watts;
     /// absent = no figure was read, and `design` refuses power objectives for the drive.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -361,6 +367,13 @@ impl DriveEntry {
         positive(format!("{at}.capacity"), self.capacity.0 as f64, "capacity")?;
         if let Some(s) = self.sync_write_4k_iops {
             positive(format!("{at}.sync_write_4k_iops"), s, "sync_write_4k_iops")?;
+        }
+        if let Some(q) = self.iops_queue_depth {
+            positive(
+                format!("{at}.iops_queue_depth"),
+                f64::from(q),
+                "iops_queue_depth",
+            )?;
         }
         if let Some(w) = self.power_watts {
             positive(format!("{at}.power_watts"), w, "power_watts")?;
