@@ -620,6 +620,10 @@ pub fn predict(
         // The OSDs taking turns on the cores, where they bound it too.
         warnings.extend(cn.turns_note.clone());
     }
+    // The disks' command queueing, where the disks bound it.
+    if f.bottleneck.resource == "data_device" && f.bottleneck.utilization > 0.8 {
+        warnings.extend(cn.reorder_note.clone());
+    }
     let (interval, interval_80) = if opts.interval {
         (
             interval(s, p, f.iops, f.latency_mean_secs, 0.95)?,

@@ -367,7 +367,8 @@
 //! that positioning's share of the station's demand, `coalesce_jobs_per_member` = 1).
 //! `ρ` = 0.67 is the seek's share of a 7200 rpm disk's access (8.5 ms of 8.5 + 4.17 ms),
 //! not fitted; a datasheet rate (no `iops_queue_depth`: croit's MACH.2, every flash
-//! drive) is the drive's rate at every depth. What it explains: the E5 node's 4
+//! drive) is the drive's rate at every depth; `predict` names the estimate and its gain
+//! where the disks bound the cluster. What it explains: the E5 node's 4
 //! Constellation.2 disks rated 78 write IOPS at depth 1 serve 236 writes per second each
 //! at 64 in flight (ceph.io 2021 mClock study; the held-out model made 0.32× the client
 //! IOPS, 0.87× with it), croit's MG06 pool 3.6× its disks' one-I/O rate. It lowered the
@@ -443,6 +444,10 @@ pub struct CephNetwork {
     /// what it means for more OSDs or more cores; `predict` reports it when the OSD CPU is
     /// the bottleneck.
     pub turns_note: Option<String>,
+    /// That the data devices are disks rated at one I/O whose command queueing the model
+    /// adds, and how much it can give; `predict` reports it when the data devices are the
+    /// bottleneck.
+    pub reorder_note: Option<String>,
 }
 
 /// Errors building the network: a parameter the builder needs is missing or the result is
@@ -683,6 +688,7 @@ struct Plan<'a> {
     client_threads_note: Option<String>,
     contention_note: Option<String>,
     turns_note: Option<String>,
+    reorder_note: Option<String>,
     /// Block size, bytes.
     bs: f64,
     osd_read: f64,
@@ -1024,6 +1030,7 @@ impl<'a> Plan<'a> {
             client_threads_note,
             contention_note,
             turns_note,
+            reorder_note: None,
             bs,
             osd_read,
             // A write op alone (batch of 1) pays the whole batch cost.
@@ -1070,6 +1077,24 @@ impl<'a> Plan<'a> {
             &d,
             plan.commit_batching(&d, data, d.write_commit_data_secs, opd),
         );
+        plan.reorder_note = plan.stations[data]
+            .batching
+            .filter(|b| plan.hdd_reorder > 0.0 && b.coalesce_share > 0.0)
+            .map(|b| {
+                // The gain of reordering alone, beside the group commit both terms share.
+                let commit_only = crate::qn::Batching {
+                    coalesce_share: 0.0,
+                    ..b
+                };
+                let gain = commit_only.demand_factor(HDD_QUEUE_SLOTS)
+                    / b.demand_factor(HDD_QUEUE_SLOTS);
+                format!(
+                    "data devices: the disks are rated at one I/O at a time (iops_queue_depth = 1), so the model adds their command queueing ({} {:.2}): with {:.0} or more I/Os queued at a disk it serves this workload's device ops {gain:.1}x faster than at one I/O; a datasheet or measured rate at depth, written without iops_queue_depth, would replace this estimate",
+                    names::HDD_REORDER_SHARE,
+                    plan.hdd_reorder,
+                    HDD_QUEUE_SLOTS,
+                )
+            });
         if let (Some((wal, _)), Some(w)) = (plan.ids.wal, s.wal.as_ref()) {
             let per_wal = f64::from(s.osds_per_node()) / f64::from(w.count_per_node.max(1));
             plan.stations[wal].batching =
@@ -1573,6 +1598,7 @@ pub fn build(s: &Scenario, p: &ModelParams) -> Result<CephNetwork, BuildError> {
         client_threads_note,
         contention_note,
         turns_note,
+        reorder_note,
         ..
     } = plan;
     for (i, st) in stations.iter_mut().enumerate() {
@@ -1599,6 +1625,7 @@ pub fn build(s: &Scenario, p: &ModelParams) -> Result<CephNetwork, BuildError> {
         client_threads_note,
         contention_note,
         turns_note,
+        reorder_note,
     })
 }
 

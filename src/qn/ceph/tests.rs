@@ -1625,16 +1625,21 @@ fn disks_rated_at_one_io_reorder_their_queue_and_keep_their_rate_otherwise() {
     );
     assert_relative_eq!(b.demand_factor(8.0), 0.414710512, epsilon = 1e-9);
     assert_relative_eq!(b.demand_factor(1e3), 0.352000924, epsilon = 1e-9);
+    // `predict` names the gain where the disks bound: 1 / 0.352 = 2.8×.
+    let note = reads
+        .reorder_note
+        .as_deref()
+        .expect("a note on the reordering");
+    assert!(note.contains("ops 2.8x faster than at one I/O"), "{note}");
 
     // A disk whose figure is a datasheet rate (no `iops_queue_depth`), a flash drive
     // flagged at depth 1, or a model without the parameter: no reordering.
     let rated = DISK.replace(", iops_queue_depth = 1", "");
     let flash = nvme.replace(" }", ", iops_queue_depth = 1 }");
     for s in [disk("randread", &rated), disk("randread", &flash)] {
-        assert_eq!(
-            station(&build(&s, &p).unwrap(), "data_device").batching,
-            None
-        );
+        let net = build(&s, &p).unwrap();
+        assert_eq!(station(&net, "data_device").batching, None);
+        assert_eq!(net.reorder_note, None);
     }
     let none = build(&disk("randread", DISK), &params()).unwrap();
     assert_eq!(station(&none, "data_device").batching, None);
