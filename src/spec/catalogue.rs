@@ -368,12 +368,14 @@ impl DriveEntry {
         if let Some(s) = self.sync_write_4k_iops {
             positive(format!("{at}.sync_write_4k_iops"), s, "sync_write_4k_iops")?;
         }
-        if let Some(q) = self.iops_queue_depth {
-            positive(
+        if self.iops_queue_depth == Some(0) {
+            return Err((
                 format!("{at}.iops_queue_depth"),
-                f64::from(q),
-                "iops_queue_depth",
-            )?;
+                SpecErrorKind::Invalid {
+                    problem: "iops_queue_depth is 0".into(),
+                    fix: "write 1 when the IOPS figures are derived from one I/O's latency, or leave iops_queue_depth out for a datasheet rate".into(),
+                },
+            ));
         }
         if let Some(w) = self.power_watts {
             positive(format!("{at}.power_watts"), w, "power_watts")?;

@@ -158,6 +158,23 @@ fn negative_figure_is_located() {
 }
 
 #[test]
+fn queue_depth_zero_of_a_drive_rating_is_located() {
+    let text = GOOD.replace(
+        "model = \"micron-7500-pro-15.36tb\"",
+        "model = { kind = \"hdd\", capacity = \"8T\", read_4k_iops = 80, write_4k_iops = 80, \
+         read_bytes_per_sec = 2e8, write_bytes_per_sec = 2e8, read_latency = \"12.5ms\", \
+         write_latency = \"12.5ms\", iops_queue_depth = 0 }",
+    );
+    let e = err(&text);
+    assert_located(
+        &e,
+        line_of(&text, "iops_queue_depth = 0"),
+        "cluster.node.data_devices.model.iops_queue_depth",
+        "write 1 when the IOPS figures are derived from one I/O's latency",
+    );
+}
+
+#[test]
 fn unknown_catalogue_name_suggests_closest() {
     let text = GOOD.replace("amd-epyc-7402", "amd-epyc-7420");
     let e = err(&text);
