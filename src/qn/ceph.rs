@@ -373,7 +373,7 @@
 //! at 64 in flight (ceph.io 2021 mClock study; the held-out model made 0.32× the client
 //! IOPS, 0.87× with it), croit's MG06 pool 3.6× its disks' one-I/O rate. It lowered the
 //! leave-one-system-out IOPS MAPE 27.63 → 25.94 % (median 17.73 → 16.00 %, mean latency
-//! 33.10 → 28.48 %; ρ = 0.5 / 0.8 / 0.9: 26.63 / 26.99 / 30.87 %).
+//! 33.10 → 28.48 %; ρ = 0.5 / 0.6 / 0.75 / 0.8 / 0.9: 26.63 / 26.28 / 26.07 / 26.99 / 30.87 %).
 //!
 //! **Co-located clients** (`[clients] colocated = true`, fio on the OSD nodes, as in most
 //! published benchmarks): the client's NIC is the node's public NIC (client transmit and
