@@ -559,6 +559,21 @@ pub fn default_fit_names(base: &ModelParams, runs: &[PreparedRun]) -> Vec<String
             n.insert(name.to_string());
         }
     }
+    // The disks' reordering share `hdd_reorder_share` stays at its derived value (the seek's
+    // share of a 7200 rpm disk's access) in corpus fits; a user's own disks rated at one
+    // I/O, with runs that queue at them, fit it.
+    let rated_at_one_io = |r: &PreparedRun| {
+        let d = &r.scenario.data.drive;
+        d.kind == crate::spec::DriveKind::Hdd && d.iops_queue_depth == Some(1)
+    };
+    if own_system
+        && base.param.contains_key(names::HDD_REORDER_SHARE)
+        && runs
+            .iter()
+            .any(|r| rated_at_one_io(r) && r.scenario.population() > 1)
+    {
+        n.insert(names::HDD_REORDER_SHARE.to_string());
+    }
     // Factors of a build option are fitted only where two or more systems inform them: a
     // factor one system alone sets is that system's quirk, not Ceph's, and would not
     // transfer. Release-family and CPU-generation factors keep their sourced priors by

@@ -502,3 +502,28 @@ fn a_parameter_stuck_on_a_flat_bound_is_refitted_from_its_prior() {
     let (same, notes) = restart_off_bounds(&problem, kept.clone(), &opts, &NoProgress);
     assert!(notes.is_empty() && same.values() == kept.values());
 }
+
+#[test]
+fn a_users_own_disks_rated_at_one_io_fit_their_reordering_share() {
+    use crate::model::names;
+    let prior = ModelParams::prior();
+    let has = |runs: &[PreparedRun]| {
+        default_fit_names(&prior, runs)
+            .iter()
+            .any(|n| n == names::HDD_REORDER_SHARE)
+    };
+    // The whole corpus keeps the derived share (the seek's share of a 7200 rpm access).
+    let (all, _) = seed_runs(|_| true);
+    assert!(!has(&all));
+    // croit's MG06 pool alone (disks rated at one I/O, 1 to 256 in flight) fits it ...
+    let (mg06, _) = seed_runs(|r| r.run_id.starts_with("e5-2430l-hdd-croit-mg06-"));
+    assert!(!mg06.is_empty());
+    assert!(has(&mg06));
+    // ... its MACH.2 pool (a datasheet rate) and one I/O in flight on the MG06 do not.
+    let (mach2, _) = seed_runs(|r| r.run_id.starts_with("e5-2430l-hdd-croit-mach2-"));
+    assert!(!mach2.is_empty());
+    assert!(!has(&mach2));
+    let (lone, _) = seed_runs(|r| r.run_id == "e5-2430l-hdd-croit-mg06-4k-randread-qd1");
+    assert_eq!(lone.len(), 1);
+    assert!(!has(&lone));
+}

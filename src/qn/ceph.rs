@@ -366,7 +366,8 @@
 //! the second term of the station's [`crate::qn::Batching`] (`coalesce_share` = `ρ` ×
 //! that positioning's share of the station's demand, `coalesce_jobs_per_member` = 1).
 //! `ρ` = 0.67 is the seek's share of a 7200 rpm disk's access (8.5 ms of 8.5 + 4.17 ms),
-//! not fitted; a datasheet rate (no `iops_queue_depth`: croit's MACH.2, every flash
+//! not fitted in corpus fits (a user's own disks fit it: croit's runs alone give
+//! 0.72 ± 0.05); a datasheet rate (no `iops_queue_depth`: croit's MACH.2, every flash
 //! drive) is the drive's rate at every depth; `predict` names the estimate and its gain
 //! where the disks bound the cluster. What it explains: the E5 node's 4
 //! Constellation.2 disks rated 78 write IOPS at depth 1 serve 236 writes per second each
