@@ -468,8 +468,9 @@ impl Default for CalibrateOptions {
 /// error: OSD CPU per read and write op, network efficiency, the fixed write latency, the
 /// write batch size scale when one system has writes at three or more depths (runs of a
 /// single system also fit CPU per byte, the fixed read and write latencies, the WAL share,
-/// client CPU per I/O, the SMT gain and the per-batch write cost: that system is the
-/// target); and the factors
+/// client CPU per I/O, the SMT gain, the per-batch write cost, messenger coalescing's
+/// share, the lone-op path share and, on disks rated at one I/O, the disks' reordering
+/// share: that system is the target); and the factors
 /// that describe a *kind* of system — release family (`release_factor.<major>`), CPU
 /// generation (`uarch_efficiency.<uarch>`, else `arch_efficiency.<arch>`), unoptimised
 /// RocksDB builds, `bluefs_buffered_io = false` — each only when runs of two or more
