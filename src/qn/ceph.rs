@@ -25,8 +25,8 @@
 //!
 //! | station | m | servers per copy | demand per I/O |
 //! |---|---|---|---|
-//! | `client_cpu` | client nodes | effective client cores, at most `client_threads_per_process` per client process on the node, contended as the OSD cores | `(client_cpu·engine + bs·cpu_per_byte) / (GHz·arch)`, `engine` = 1 for fio rbd, `client_cpu_librados_share` for `rados bench` (librados alone: no fio, no librbd); absent when co-located clients share the OSD cores |
-//! | `client_nic_tx` / `_rx` | client nodes | 1 | bytes·8 / (NIC·net_eff) |
+//! | `client_cpu` | client nodes carrying a client process (a process runs on one node) | effective client cores, at most `client_threads_per_process` per client process on the node, contended as the OSD cores | `(client_cpu·engine + bs·cpu_per_byte) / (GHz·arch)`, `engine` = 1 for fio rbd, `client_cpu_librados_share` for `rados bench` (librados alone: no fio, no librbd); absent when co-located clients share the OSD cores |
+//! | `client_nic_tx` / `_rx` | client nodes carrying a client process | 1 | bytes·8 / (NIC·net_eff) |
 //! | `osd_public_rx` / `_tx` | OSD nodes | 1 | bytes·8 / (public·net_eff) |
 //! | `osd_cluster_tx` / `_rx` | OSD nodes | 1 | replication bytes·8 / (cluster·net_eff); absent when no cluster network is given, the traffic then goes on the public stations |
 //! | `osd_cpu` | OSD nodes | `OSDs per node × C·(1 − e^(−n/C))`, contended (`x / (1 + σ(x − 1))`, "Core contention"), `n` = effective cores per OSD, `C` = `osd_core_scale` for reads, `osd_core_scale_write` for writes, blended by the read share for a mix (every effective core when the model has no `C`) | `ops·(op_cost + bytes·cpu_per_byte) / (GHz·arch·release)`, writes batched, messages coalesced per connection (over the OSDs the cores run at once, "Time-shared cores"), scaled by the RocksDB build and the Ceph options (below); `osd_cpu_path_share` of it on the I/O's path |
@@ -898,6 +898,12 @@ impl<'a> Plan<'a> {
         // op thread, the fio job's own), so a client node uses at most that many cores per
         // process; see the module doc ("Client threads").
         let mut client_threads_note = None;
+        // A client process runs on one client node: with fewer processes than client nodes
+        // only as many nodes carry I/O (their CPU and NICs); the others idle.
+        let active_clients = s
+            .client_nodes
+            .min(s.images.saturating_mul(s.jobs_per_image))
+            .max(1);
         let cl_eff_cores = {
             let all = cores(&s.client_cpu, s.client_sockets, smt);
             match p.get(names::CLIENT_THREADS) {
@@ -907,7 +913,7 @@ impl<'a> Plan<'a> {
                         crate::spec::Engine::Rados => (t - 1.0).max(1.0),
                     };
                     let per_node = f64::from(s.images) * f64::from(s.jobs_per_image)
-                        / f64::from(s.client_nodes.max(1));
+                        / f64::from(active_clients);
                     let capped = (threads * per_node).max(1.0);
                     if capped < all && !shared_cpu {
                         let n = |x: f64| {
@@ -968,11 +974,11 @@ impl<'a> Plan<'a> {
         // Co-located clients use the OSD node's NIC (and, without a CPU of their own, its
         // cores): their stations are the node's.
         let client_cpu =
-            (!shared_cpu).then(|| add("client_cpu", Queue, cl_servers, s.client_nodes));
+            (!shared_cpu).then(|| add("client_cpu", Queue, cl_servers, active_clients));
         let client_nics = (!s.clients_colocated).then(|| {
             (
-                add("client_nic_tx", Queue, 1, s.client_nodes),
-                add("client_nic_rx", Queue, 1, s.client_nodes),
+                add("client_nic_tx", Queue, 1, active_clients),
+                add("client_nic_rx", Queue, 1, active_clients),
             )
         });
         let pub_rx = add("osd_public_rx", Queue, 1, s.nodes);

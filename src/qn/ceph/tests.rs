@@ -1699,3 +1699,45 @@ fn disks_rated_at_one_io_reorder_their_queue_and_keep_their_rate_otherwise() {
     let without = predicted_iops(&e5, &without);
     assert!(without / 315.0 < 0.5, "{without}");
 }
+
+#[test]
+fn client_processes_fewer_than_client_nodes_load_only_their_own_nodes() {
+    // TINY with 4 client nodes of 8 cores and 2 fio jobs (images): each job runs on one
+    // node, so 2 nodes carry I/O (client CPU and NICs of multiplicity 2), each job's node
+    // with its thread cap of 5 (1 process per active node), not 4 nodes with half a
+    // process and 2.5 cores each. With 8 jobs every node is active, 2 processes a node:
+    // 8 cores (the cap 10 exceeds them).
+    let mut p = params();
+    with_prior(&mut p, names::CLIENT_THREADS);
+    let clients = |images: u32| {
+        tiny(move |t| {
+            t.replace("[clients]\nnodes = 1", "[clients]\nnodes = 4")
+                .replace("images = 4", &format!("images = {images}"))
+        })
+    };
+    let look = |s: &Scenario| {
+        let net = build(s, &p).unwrap();
+        let m = |name: &str| station(&net, name).multiplicity;
+        (
+            m("client_cpu"),
+            m("client_nic_tx"),
+            m("client_nic_rx"),
+            station(&net, "client_cpu").fractional_servers.unwrap(),
+        )
+    };
+    let (cpu, tx, rx, cores) = look(&clients(2));
+    assert_eq!((cpu, tx, rx), (2, 2, 2));
+    assert_relative_eq!(cores, 5.0);
+    let (cpu, tx, rx, cores) = look(&clients(8));
+    assert_eq!((cpu, tx, rx), (4, 4, 4));
+    assert_relative_eq!(cores, 8.0);
+    // So a second client process on an idle node never lowers the mean latency (the
+    // generated scenario #7939 of `tests/physical_sanity.rs` lost 3 % with the process
+    // spread over every client node).
+    let lat = |images: u32| {
+        crate::predict::predict(&clients(images), &p, &Default::default())
+            .unwrap()
+            .latency_mean_secs
+    };
+    assert!(lat(2) >= lat(1) * (1.0 - 1e-9), "{} < {}", lat(2), lat(1));
+}
