@@ -584,6 +584,26 @@ mod tests {
         }
     }
 
+    /// Every prior parameter says where its value comes from, and the shipped model keeps
+    /// that source for what it holds (or says it fitted the value): a placeholder left in
+    /// the prior while a refit copied it would otherwise ship.
+    #[test]
+    fn the_shipped_default_carries_the_priors_sources() {
+        let d = ModelParams::shipped_default();
+        for (name, prior) in &ModelParams::prior().param {
+            assert!(
+                prior.source.split_whitespace().count() >= 5,
+                "{name}: prior.toml's source is a placeholder: {:?}",
+                prior.source
+            );
+            let shipped = &d.param[name].source;
+            assert!(
+                *shipped == prior.source || shipped.starts_with("fitted by cephplan calibrate"),
+                "{name}: default.toml's source is neither prior.toml's nor a fit's; refit with `cephplan calibrate --data calibration-data --out models/default.toml --no-loo --transfer`"
+            );
+        }
+    }
+
     /// Every core generation a CPU can name has a factor with a source in the prior and in
     /// the shipped model, inside its bounds (so no generation falls back to the x86_64
     /// reference speed unannounced); the catalogue's CPUs each name one.
