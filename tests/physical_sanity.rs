@@ -431,37 +431,28 @@ fn predictions_are_physically_sane_over_generated_scenarios() {
                 failures.push(format!("#{i} {station} utilisation {u}: {d:?}"));
             }
         }
-        // More load: twice the iodepth.
-        let mut more = d.clone();
-        more.iodepth *= 2;
-        let loaded = c.predict(&more);
-        if loaded.iops < base.iops * (1.0 - SLACK) {
-            failures.push(format!(
-                "#{i} iodepth {}→{}: IOPS {:.0}→{:.0}: {d:?}",
-                d.iodepth, more.iodepth, base.iops, loaded.iops
-            ));
-        }
-        if loaded.latency_mean_secs < base.latency_mean_secs * (1.0 - SLACK) {
-            failures.push(format!(
-                "#{i} iodepth {}→{}: mean latency {:.3e}→{:.3e} s: {d:?}",
-                d.iodepth, more.iodepth, base.latency_mean_secs, loaded.latency_mean_secs
-            ));
-        }
-        // More load as more clients: twice the images, each at the same depth.
+        // More load: twice the iodepth, or twice the images (clients) at the same depth.
+        let mut deeper = d.clone();
+        deeper.iodepth *= 2;
         let mut wider = d.clone();
         wider.images *= 2;
-        let widened = c.predict(&wider);
-        if widened.iops < base.iops * (1.0 - SLACK) {
-            failures.push(format!(
-                "#{i} images {}→{}: IOPS {:.0}→{:.0}: {d:?}",
-                d.images, wider.images, base.iops, widened.iops
-            ));
-        }
-        if widened.latency_mean_secs < base.latency_mean_secs * (1.0 - SLACK) {
-            failures.push(format!(
-                "#{i} images {}→{}: mean latency {:.3e}→{:.3e} s: {d:?}",
-                d.images, wider.images, base.latency_mean_secs, widened.latency_mean_secs
-            ));
+        for (what, from, to, more) in [
+            ("iodepth", d.iodepth, deeper.iodepth, &deeper),
+            ("images", d.images, wider.images, &wider),
+        ] {
+            let loaded = c.predict(more);
+            if loaded.iops < base.iops * (1.0 - SLACK) {
+                failures.push(format!(
+                    "#{i} {what} {from}→{to}: IOPS {:.0}→{:.0}: {d:?}",
+                    base.iops, loaded.iops
+                ));
+            }
+            if loaded.latency_mean_secs < base.latency_mean_secs * (1.0 - SLACK) {
+                failures.push(format!(
+                    "#{i} {what} {from}→{to}: mean latency {:.3e}→{:.3e} s: {d:?}",
+                    base.latency_mean_secs, loaded.latency_mean_secs
+                ));
+            }
         }
         // More hardware at the same total load (one change per scenario, in turn).
         let mut big = d.clone();
