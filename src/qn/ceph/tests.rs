@@ -1238,6 +1238,64 @@ fn onode_cache_misses_add_one_load_per_op_on_the_share_not_cached() {
 }
 
 #[test]
+fn sequential_streams_load_an_objects_onode_once_per_visit() {
+    // The random case above misses 1/3 of its writes' onodes. A sequential 4 KiB stream
+    // makes 4 MiB / 4 KiB = 1,024 ops on an object before the next: only the first can
+    // miss, so 1/3 / 1,024 of the ops load an onode.
+    let (s, p) = onode_case("24G", "write");
+    let c = onode_cache(&s, Some(65_536.0)).unwrap();
+    assert_relative_eq!(c.ops_per_object_visit, 1024.0);
+    assert_relative_eq!(c.miss, 1.0 / 3072.0, epsilon = 1e-15);
+    // 3 write ops × (4e-4 + 2e-4 / 3,072) gigacycles / 2 GHz = 600 µs + 97.65625 ns.
+    let net = build(&s, &p).unwrap();
+    assert_relative_eq!(
+        at(&net, &net.write, "osd_cpu").secs,
+        600e-6 + 3.0 * 2e-4 / 3072.0 / 2.0,
+        epsilon = 1e-15
+    );
+    // Below the warning's 0.5 %: nothing to say.
+    assert!(!net.warnings.iter().any(|w| w.contains("onode")));
+    // 96 GiB images read sequentially in 1 MiB blocks: half the primaries' onodes are
+    // cached, 4 ops per object, so 1/8 of the reads load one; the warning says why.
+    let (_, p) = onode_case("96G", "read");
+    let s = tiny(|t| {
+        t.replace("pattern = \"randwrite\"", "pattern = \"read\"")
+            .replace("block_size = \"4k\"", "block_size = \"1M\"")
+            + "image_size = \"96G\"\n"
+            + "[cluster.ceph_config]\nbluestore_cache_size = \"1G\"\nbluestore_cache_meta_ratio = 0.5\n"
+    });
+    let c = onode_cache(&s, Some(65_536.0)).unwrap();
+    assert_relative_eq!(c.ops_per_object_visit, 4.0);
+    assert_relative_eq!(c.miss, 0.125);
+    let net = build(&s, &p).unwrap();
+    assert!(
+        net.warnings.iter().any(|w| w.contains("onode cache: 12 %")
+            && w.contains(
+                "a sequential stream loads an object's onode on the first of its 4 ops there"
+            )),
+        "{:?}",
+        net.warnings
+    );
+    // Random ops and blocks of a whole object or more: one op per visit, as before.
+    let (s, _) = onode_case("96G", "randread");
+    assert_relative_eq!(
+        onode_cache(&s, Some(65_536.0))
+            .unwrap()
+            .ops_per_object_visit,
+        1.0
+    );
+    let s = tiny(|t| {
+        t.replace("pattern = \"randwrite\"", "pattern = \"write\"")
+            .replace("block_size = \"4k\"", "block_size = \"4M\"")
+            + "image_size = \"24G\"\n"
+            + "[cluster.ceph_config]\nbluestore_cache_size = \"1G\"\nbluestore_cache_meta_ratio = 0.5\n"
+    });
+    let c = onode_cache(&s, Some(65_536.0)).unwrap();
+    assert_relative_eq!(c.ops_per_object_visit, 1.0);
+    assert_relative_eq!(c.miss, 1.0 / 3.0);
+}
+
+#[test]
 fn without_an_image_size_or_the_parameters_every_onode_counts_as_cached() {
     // No image size: the data set is unknown and taken as cached (600 µs: 3 × 200 µs).
     let mut p = params();
