@@ -15,8 +15,8 @@
 //! violation, not only the first 20.
 //!
 //! **Known violations (a ratchet, not the goal).** Some generated scenarios still break a
-//! property by more than the slack (122 of 10,000 with the shipped model since session
-//! 27, 85 of them beyond the measured effect, all one more drive; 86 when the list below
+//! property by more than the slack (123 of 10,000 with the shipped model since session
+//! 29, 85 of them beyond the measured effect, all one more drive; 86 when the list below
 //! was written):
 //! - one more drive per node (83 violations, median −3.0 %, up to 17 % fewer IOPS in a
 //!   node short of cores): more OSDs on the same cores. Write batching is per OSD, so the same
@@ -174,6 +174,13 @@
 //! over every client node; with a process on one node (only nodes with a process carry
 //! client CPU and NICs) none, and the count stays 122 (85).
 //!
+//! Session 29: half the disk scenarios (those with an even image count, so the seeded
+//! stream is unchanged) get an NVMe WAL/DB device, whose direct writes (64 KiB and up) land
+//! in allocation order (`qn::ceph`, "Allocation-ordered writes"): 122 → 123 (85 beyond the
+//! measured effect, unchanged). The new one is a disk scenario the faster disks leave bound
+//! by its three cores (24 OSDs of one node, co-located fio): one more disk per node costs
+//! 0.6 % of its 1 MiB writes, within the measured effect of more OSDs on the same cores.
+//!
 //! Coalescing (it lowered the leave-one-system-out IOPS MAPE 48.7 → 43.6 %) raised the
 //! count from 60 to 101 scenarios. The rounding of effective cores to whole servers (four
 //! more cores lowering IOPS by up to 4 %, 112 scenarios) is fixed by fractional server
@@ -208,6 +215,10 @@ struct Draw {
     block: &'static str,
     pattern: &'static str,
     release: &'static str,
+    /// An NVMe WAL/DB device per node (half the disk scenarios: the disks' direct writes
+    /// then land in allocation order). Set from the other draws, so the seeded stream of
+    /// scenarios is the one the counts below were taken on.
+    wal: bool,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -217,7 +228,8 @@ enum Protection {
 }
 
 /// Drive specs: NVMe, SATA SSD and HDD classes with datasheet-like figures; the disk is
-/// rated at one I/O, so its command queueing is exercised too.
+/// rated at one I/O, so its command queueing is exercised too (and, with a WAL/DB device,
+/// its direct writes in allocation order).
 const DRIVES: [&str; 3] = [
     r#"{ kind = "nvme", capacity = "3840G", read_4k_iops = 600000, write_4k_iops = 100000, read_bytes_per_sec = 3200000000, write_bytes_per_sec = 2000000000, read_latency = "90us", write_latency = "30us" }"#,
     r#"{ kind = "sata-ssd", capacity = "1920G", read_4k_iops = 90000, write_4k_iops = 30000, read_bytes_per_sec = 550000000, write_bytes_per_sec = 500000000, read_latency = "150us", write_latency = "60us" }"#,
@@ -254,7 +266,9 @@ impl Draw {
                 [rng.random_range(0..5usize)],
             release: ["14.2.22", "16.2.7", "17.2.6", "18.2.0", "19.2.0", "20.2.0"]
                 [rng.random_range(0..6usize)],
+            wal: false,
         };
+        d.wal = d.drive.contains("\"hdd\"") && d.images.is_multiple_of(2);
         // Enough OSDs for the pool's width when the failure domain is the OSD.
         let width = d.width();
         let per_drive = d.nodes * d.osds_per_drive;
@@ -294,6 +308,14 @@ impl Draw {
                 self.client_nodes
             )
         };
+        let wal = if self.wal {
+            format!(
+                "[cluster.node.wal_device]\ncount = 1\nmodel = {}\n",
+                DRIVES[0]
+            )
+        } else {
+            String::new()
+        };
         let mix = if self.pattern == "randrw" {
             "read_percent = 70\n"
         } else {
@@ -311,7 +333,7 @@ osds_per_device = {opd}
 [cluster.node.data_devices]
 count = {drives}
 model = {drive}
-[cluster.node.network]
+{wal}[cluster.node.network]
 public = {public}
 {cluster_net}[pool]
 failure_domain = "{fd}"
@@ -364,7 +386,7 @@ const SLACK: f64 = 1e-3;
 
 /// Scenarios (of the first 10,000 of seed 14) that break a property today; see the
 /// module doc. Lower it when a fix lowers the count.
-const KNOWN_VIOLATIONS_PER_10K: usize = 122;
+const KNOWN_VIOLATIONS_PER_10K: usize = 123;
 
 /// Of those, the scenarios that break a property by more than what is measured: every
 /// violation except one more drive per node lowering the IOPS of a node bound by its OSD

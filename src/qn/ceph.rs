@@ -380,6 +380,27 @@
 //! leave-one-system-out IOPS MAPE 27.63 → 25.94 % (median 17.73 → 16.00 %, mean latency
 //! 33.10 → 28.48 %; ρ = 0.5 / 0.6 / 0.75 / 0.8 / 0.9: 26.63 / 26.28 / 26.07 / 26.99 / 30.87 %).
 //!
+//! **Allocation-ordered writes** (session 29, no parameter of its own). A write at or above
+//! `bluestore_prefer_deferred_size_hdd` (64 KiB) is not deferred: BlueStore writes it to
+//! extents freshly allocated for it (a new object, or copy-on-write of an overwritten
+//! blob) and commits only the metadata, which with a WAL/DB device is on that device. The
+//! allocator hands out free space in order from its last allocation, so the direct writes
+//! queued at a hard disk are adjacent on the platter and one positioning (seek *and*
+//! rotation, not only the seek share `ρ`) serves the group: the data device's direct-write
+//! positioning joins the second term of its [`crate::qn::Batching`] at a share of 1, over
+//! the ops queued at the disk up to [`HDD_QUEUE_SLOTS`], on any hard disk (a datasheet rate
+//! is a random-access rate) in a model that has the disks' queueing (`hdd_reorder_share`).
+//! Without a WAL/DB device the RocksDB commits interleave on the same disk and the writes
+//! keep their positioning; deferred writes are applied in place and keep `ρ`. What it
+//! explains: seed 003's rados bench 64 KiB object writes on HDDs with SSD metadata, where
+//! the x86 cluster writes 4.5-14× the ARM one's objects (the model made 2.1-7.1×, as each
+//! 64 KiB write paid a full access): its ratio rows' MAPE 53.4 → 26.1 %, the ARM factor off
+//! its bound (0.021 → 0.043). No corpus system's runs have such writes (the
+//! leave-one-system-out figures move by less than 1e-5 points, through the fits'
+//! convergence). It is the bound of a
+//! fresh OSD: on fragmented free space the direct writes position more often, which
+//! `predict`'s note says where the disks bound the cluster.
+//!
 //! **Co-located clients** (`[clients] colocated = true`, fio on the OSD nodes, as in most
 //! published benchmarks): the client's NIC is the node's public NIC (client transmit and
 //! receive go onto `osd_public_tx` / `_rx`), and one I/O in `nodes` finds its primary on
@@ -743,6 +764,9 @@ struct Plan<'a> {
     /// disk whose IOPS figures hold at queue depth 1 (see the module doc, "Disk
     /// reordering").
     hdd_reorder: f64,
+    /// Hard disks whose direct writes land in allocation order, one positioning per group
+    /// of queued direct writes (see the module doc, "Allocation-ordered writes").
+    hdd_alloc_order: bool,
     /// Share of every OSD CPU op's demand on its I/O's response-time path (see the module
     /// doc, "Lone-op path share"); 1 without the parameter.
     cpu_path_share: f64,
@@ -865,6 +889,11 @@ impl<'a> Plan<'a> {
         } else {
             0.0
         };
+        // Direct writes into freshly allocated extents, their metadata on a device of its
+        // own: part of the disks' command queueing (a model without it has neither).
+        let hdd_alloc_order = s.data.drive.kind == crate::spec::DriveKind::Hdd
+            && s.wal.is_some()
+            && p.get(names::HDD_REORDER_SHARE).is_some();
         let cpu_path_share = p.get(names::OSD_CPU_PATH_SHARE).unwrap_or(1.0);
         let (release, w) = p.release_factor(&s.ceph_release);
         warnings.extend(w);
@@ -1087,6 +1116,7 @@ impl<'a> Plan<'a> {
             msg_max,
             coalesce_osds,
             hdd_reorder,
+            hdd_alloc_order,
             cpu_path_share,
             stripe_unit: s.ec_stripe_unit_bytes as f64,
             ec_partial_reads: tentacle,
@@ -1110,22 +1140,33 @@ impl<'a> Plan<'a> {
             &d,
             plan.commit_batching(&d, data, d.write_commit_data_secs, opd),
         );
+        let in_order = d.write_alloc_op_secs > 0.0 && s.read_fraction < 1.0;
         plan.reorder_note = plan.stations[data]
             .batching
-            .filter(|b| plan.hdd_reorder > 0.0 && b.coalesce_share > 0.0)
+            .filter(|b| (plan.hdd_reorder > 0.0 || in_order) && b.coalesce_share > 0.0)
             .map(|b| {
-                // The gain of reordering alone, beside the group commit both terms share.
+                // The gain of the disks' queueing alone, beside the group commit.
                 let commit_only = crate::qn::Batching {
                     coalesce_share: 0.0,
                     ..b
                 };
                 let gain = commit_only.demand_factor(HDD_QUEUE_SLOTS)
                     / b.demand_factor(HDD_QUEUE_SLOTS);
-                format!(
-                    "data devices: the disks are rated at one I/O at a time (iops_queue_depth = 1), so the model adds their command queueing ({} {:.2}): with {:.0} or more I/Os queued at a disk it serves this workload's device ops {gain:.1}x faster than at one I/O; a datasheet or measured rate at depth, written without iops_queue_depth, would replace this estimate",
+                let reorder = format!(
+                    "the disks are rated at one I/O at a time (iops_queue_depth = 1), so the model adds their command queueing ({} {:.2})",
                     names::HDD_REORDER_SHARE,
-                    plan.hdd_reorder,
-                    HDD_QUEUE_SLOTS,
+                    plan.hdd_reorder
+                );
+                let ordered = "the direct writes land in allocation order (their metadata on the WAL/DB device), so a disk positions once per group of them";
+                let rated = "a datasheet or measured rate at depth, written without iops_queue_depth, would replace this estimate";
+                let fresh = "on OSDs whose free space is fragmented the direct writes position more often, so take it as the bound of a fresh cluster";
+                let (why, remedy) = match (plan.hdd_reorder > 0.0, in_order) {
+                    (true, false) => (reorder, rated.to_string()),
+                    (false, _) => (ordered.to_string(), fresh.to_string()),
+                    (true, true) => (format!("{reorder}, and {ordered}"), format!("{rated}; {fresh}")),
+                };
+                format!(
+                    "data devices: {why}: with {HDD_QUEUE_SLOTS:.0} or more I/Os queued at a disk it serves this workload's device ops {gain:.1}x faster than at one I/O; {remedy}"
                 )
             });
         if let (Some((wal, _)), Some(w)) = (plan.ids.wal, s.wal.as_ref()) {
@@ -1209,19 +1250,21 @@ impl<'a> Plan<'a> {
         d: &Demands,
         commit: Option<crate::qn::Batching>,
     ) -> Option<crate::qn::Batching> {
-        if self.hdd_reorder <= 0.0 {
-            return commit;
-        }
         let data = self.ids.data;
         let pr = self.s.read_fraction;
         let total = pr * d.read.demand[data] + (1.0 - pr) * d.write.demand[data];
+        // Allocation-ordered direct writes: all of their positioning (seek and rotation)
+        // once per group; the other ops: the share ρ (the seek) where the disk reorders.
+        let in_order = (1.0 - pr) * d.write_alloc_op_secs;
         let positioning = pr * d.read_data_op_secs
-            + (1.0 - pr) * (d.write_data_op_secs - d.write_commit_data_secs);
-        if total <= 0.0 || positioning <= 0.0 {
+            + (1.0 - pr) * (d.write_data_op_secs - d.write_commit_data_secs)
+            - in_order;
+        let shared = self.hdd_reorder * positioning.max(0.0) + in_order;
+        if total <= 0.0 || shared <= 0.0 {
             return commit;
         }
         let mut b = commit.unwrap_or(crate::qn::Batching::single(0.0, 1.0, 1.0));
-        b.coalesce_share = self.hdd_reorder * (positioning / total).min(1.0 - b.share);
+        b.coalesce_share = (shared / total).min(1.0 - b.share);
         b.coalesce_jobs_per_member = 1.0;
         b.coalesce_max = HDD_QUEUE_SLOTS;
         Some(b)
@@ -1459,6 +1502,10 @@ struct Demands {
     /// (every copy, commit ops included): what a disk's command queueing shortens.
     read_data_op_secs: f64,
     write_data_op_secs: f64,
+    /// The part of `write_data_op_secs` that lands in allocation order: the direct writes'
+    /// data-device positioning on a disk whose metadata has a device of its own (0
+    /// elsewhere).
+    write_alloc_op_secs: f64,
 }
 
 /// The cluster-network transfer of an EC gather: `shards − 1` chunks of `bytes` come to
@@ -1485,6 +1532,8 @@ fn demands(plan: &Plan) -> Demands {
     let commit;
     let read_op;
     let mut rmw_op = 0.0;
+    // The bytes of one data-device write op (a chunk for EC), to tell direct from deferred.
+    let write_op_bytes;
     let write_op_cost = plan.osd_write - plan.write_batch;
     // Messenger coalescing shares the per-op cost of the one op the client's message
     // starts (the primary's), whatever the protection: a replica's or EC shard's sub-op
@@ -1548,6 +1597,7 @@ fn demands(plan: &Plan) -> Demands {
             };
             wr.add(ids.cl_rx, repl, one_copy);
             commit = device(&mut wr, r, plan.device_write(bs));
+            write_op_bytes = bs;
         }
         Protection::Erasure { k: ek, m: em } => {
             let kf = f64::from(ek);
@@ -1590,8 +1640,16 @@ fn demands(plan: &Plan) -> Demands {
             wr.add(ids.cl_tx, send, send);
             wr.add(ids.cl_rx, send, plan.cluster_wire_secs(w_io.bytes));
             commit = device(&mut wr, w_io.shards, plan.device_write(w_io.bytes));
+            write_op_bytes = w_io.bytes;
         }
     }
+    let dd = &s.data.drive;
+    let direct = write_op_bytes >= deferred_below_bytes(dd.kind, &s.ceph_release);
+    let write_alloc_op_secs = if plan.hdd_alloc_order && direct {
+        commit.2
+    } else {
+        0.0
+    };
 
     // Only a share of every OSD CPU op is on its I/O's path (module doc, "Lone-op path
     // share"); the demand, and so the cores' capacity, is the whole cost. A co-located
@@ -1615,6 +1673,7 @@ fn demands(plan: &Plan) -> Demands {
         write_commit_wal_secs: commit.1,
         read_data_op_secs: read_op,
         write_data_op_secs: rmw_op + commit.2,
+        write_alloc_op_secs,
     }
 }
 

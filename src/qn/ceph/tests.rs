@@ -1648,6 +1648,108 @@ fn osds_beyond_what_the_cores_run_take_turns_and_keep_their_coalescing_groups() 
 }
 
 #[test]
+fn direct_writes_on_disks_with_a_metadata_device_land_in_allocation_order() {
+    // TINY writes 64 KiB (a direct write on a hard disk: bluestore_prefer_deferred_size_hdd
+    // is 64 KiB) to a disk rated by its datasheet (no iops_queue_depth: 80 IOPS, 200 MB/s),
+    // its RocksDB and WAL on an Optane device. One copy's data write is 12.47952 ms of
+    // positioning (1/80 s less the 4 KiB transfer, 20.48 µs) and 327.68 µs of transfer
+    // (65,536 / 2e8): 12.8072 ms. Fresh extents are handed out in order, so the writes
+    // queued at a disk are adjacent and one positioning serves the group: the share
+    // 12.47952 / 12.8072 = 0.974414392 of the disk's demand is paid once per group of the
+    // jobs queued there, at most 32; with 8 jobs the demand factor is 1 − 0.974414392 × 7/8
+    // = 0.147387407, from 32 on 1 − 0.974414392 × 31/32 = 0.056036058 (17.8× at one).
+    const DISK: &str = r#"{ kind = "hdd", capacity = "8T", read_4k_iops = 80, write_4k_iops = 80, read_bytes_per_sec = 200000000, write_bytes_per_sec = 200000000, read_latency = "12.5ms", write_latency = "12.5ms" }"#;
+    const OPTANE: &str = "[cluster.node.wal_device]\ncount = 1\nmodel = { kind = \"optane\", capacity = \"375G\", read_4k_iops = 500000, write_4k_iops = 500000, read_bytes_per_sec = 4000000000, write_bytes_per_sec = 4000000000, read_latency = \"10us\", write_latency = \"10us\" }\n[cluster.node.network]";
+    let nvme = r#"{ kind = "nvme", capacity = "1T", read_4k_iops = 100000, write_4k_iops = 50000, read_bytes_per_sec = 1000000000, write_bytes_per_sec = 1000000000, read_latency = "100us", write_latency = "20us" }"#;
+    let disk = |pattern: &str, bs: &str, wal: bool| {
+        tiny(|t| {
+            let t = t
+                .replace(nvme, DISK)
+                .replace("randwrite", pattern)
+                .replace("block_size = \"4k\"", &format!("block_size = \"{bs}\""));
+            if wal {
+                t.replace("[cluster.node.network]", OPTANE)
+            } else {
+                t
+            }
+        })
+    };
+    let mut p = params();
+    with_prior(&mut p, names::HDD_REORDER_SHARE);
+    let net = build(&disk("randwrite", "64k", true), &p).unwrap();
+    // Three copies of 12.8072 ms each at the data devices.
+    assert_relative_eq!(
+        at(&net, &net.write, "data_device").secs,
+        3.0 * 0.0128072,
+        epsilon = 1e-12
+    );
+    let b = station(&net, "data_device")
+        .batching
+        .expect("allocation-ordered writes");
+    assert_eq!(b.share, 0.0, "the commits are on the WAL device");
+    assert_relative_eq!(b.coalesce_share, 0.974414392, epsilon = 1e-9);
+    assert_eq!(b.coalesce_jobs_per_member, 1.0);
+    assert_eq!(b.coalesce_max, 32.0);
+    assert_eq!(b.demand_factor(1.0), 1.0, "one write alone positions once");
+    assert_relative_eq!(b.demand_factor(8.0), 0.147387407, epsilon = 1e-9);
+    assert_relative_eq!(b.demand_factor(1e3), 0.056036058, epsilon = 1e-9);
+    let note = net.reorder_note.as_deref().expect("a note on the order");
+    assert!(
+        note.contains("the direct writes land in allocation order")
+            && note.contains("ops 17.8x faster than at one I/O")
+            && note.contains("fragmented"),
+        "{note}"
+    );
+    // A disk rated at one I/O as well: the direct writes keep all of their positioning
+    // shared (they are the disk's only ops), the note names both.
+    let one_io = DISK.replace(" }", ", iops_queue_depth = 1 }");
+    let both = tiny(|t| {
+        t.replace(nvme, &one_io)
+            .replace("block_size = \"4k\"", "block_size = \"64k\"")
+            .replace("[cluster.node.network]", OPTANE)
+    });
+    let net = build(&both, &p).unwrap();
+    let b = station(&net, "data_device").batching.unwrap();
+    assert_relative_eq!(b.coalesce_share, 0.974414392, epsilon = 1e-9);
+    assert!(net.reorder_note.unwrap().contains(
+        "command queueing (hdd_reorder_share 0.67), and the direct writes land in allocation order"
+    ));
+    // Not in allocation order: deferred writes (16 KiB, through the WAL then in place),
+    // reads, a disk whose WAL shares it (the metadata commits interleave), a model without
+    // the disks' queueing.
+    for s in [
+        disk("randwrite", "16k", true),
+        disk("randread", "64k", true),
+        disk("randwrite", "64k", false),
+    ] {
+        let net = build(&s, &p).unwrap();
+        let alloc = station(&net, "data_device")
+            .batching
+            .map_or(0.0, |b| b.coalesce_share);
+        assert_eq!(alloc, 0.0, "{}", s.spec.name);
+        assert_eq!(net.reorder_note, None);
+    }
+    let none = build(&disk("randwrite", "64k", true), &params()).unwrap();
+    assert_eq!(station(&none, "data_device").batching, None);
+    // More load never fewer IOPS.
+    let mut last = 0.0;
+    for depth in [1, 2, 4, 8, 16, 32, 64] {
+        let s = tiny(|t| {
+            t.replace(nvme, DISK)
+                .replace("block_size = \"4k\"", "block_size = \"64k\"")
+                .replace("[cluster.node.network]", OPTANE)
+                .replace("iodepth = 1", &format!("iodepth = {depth}"))
+        });
+        let iops = predicted_iops(&s, &p);
+        assert!(
+            iops >= last * (1.0 - 1e-9),
+            "depth {depth}: {iops} < {last}"
+        );
+        last = iops;
+    }
+}
+
+#[test]
 fn disks_rated_at_one_io_reorder_their_queue_and_keep_their_rate_otherwise() {
     // TINY reads on a 7200 rpm-class disk rated from one I/O's latency: 80 IOPS, 200 MB/s,
     // `iops_queue_depth = 1`. One 4 KiB read is 1/80 s = 12.5 ms at the disk, of which the
