@@ -1191,8 +1191,14 @@ fn client_threads_hold_one_fio_process_near_its_measured_ceiling() {
 /// (536,870,912 bytes), and the onode-cache parameters: 65,536 bytes per onode, so the
 /// cache holds 8,192 onodes; a load costs one read op (2e-4 gigacycles = 100 µs at 2 GHz).
 fn onode_case(image: &str, pattern: &str) -> (Scenario, ModelParams) {
+    onode_case_of(image, pattern, "4k")
+}
+
+/// [`onode_case`] with blocks of `block`.
+fn onode_case_of(image: &str, pattern: &str, block: &str) -> (Scenario, ModelParams) {
     let s = tiny(|t| {
         t.replace("pattern = \"randwrite\"", &format!("pattern = \"{pattern}\""))
+            .replace("block_size = \"4k\"", &format!("block_size = \"{block}\""))
             + &format!("image_size = \"{image}\"\n")
             + "[cluster.ceph_config]\nbluestore_cache_size = \"1G\"\nbluestore_cache_meta_ratio = 0.5\n"
     });
@@ -1257,13 +1263,7 @@ fn sequential_streams_load_an_objects_onode_once_per_visit() {
     assert!(!net.warnings.iter().any(|w| w.contains("onode")));
     // 96 GiB images read sequentially in 1 MiB blocks: half the primaries' onodes are
     // cached, 4 ops per object, so 1/8 of the reads load one; the warning says why.
-    let (_, p) = onode_case("96G", "read");
-    let s = tiny(|t| {
-        t.replace("pattern = \"randwrite\"", "pattern = \"read\"")
-            .replace("block_size = \"4k\"", "block_size = \"1M\"")
-            + "image_size = \"96G\"\n"
-            + "[cluster.ceph_config]\nbluestore_cache_size = \"1G\"\nbluestore_cache_meta_ratio = 0.5\n"
-    });
+    let (s, p) = onode_case_of("96G", "read", "1M");
     let c = onode_cache(&s, Some(65_536.0)).unwrap();
     assert_relative_eq!(c.ops_per_object_visit, 4.0);
     assert_relative_eq!(c.miss, 0.125);
@@ -1284,12 +1284,7 @@ fn sequential_streams_load_an_objects_onode_once_per_visit() {
             .ops_per_object_visit,
         1.0
     );
-    let s = tiny(|t| {
-        t.replace("pattern = \"randwrite\"", "pattern = \"write\"")
-            .replace("block_size = \"4k\"", "block_size = \"4M\"")
-            + "image_size = \"24G\"\n"
-            + "[cluster.ceph_config]\nbluestore_cache_size = \"1G\"\nbluestore_cache_meta_ratio = 0.5\n"
-    });
+    let (s, _) = onode_case_of("24G", "write", "4M");
     let c = onode_cache(&s, Some(65_536.0)).unwrap();
     assert_relative_eq!(c.ops_per_object_visit, 1.0);
     assert_relative_eq!(c.miss, 1.0 / 3.0);
@@ -1647,6 +1642,23 @@ fn osds_beyond_what_the_cores_run_take_turns_and_keep_their_coalescing_groups() 
     assert!(without < -0.2, "{without}");
 }
 
+/// A data device's batching with no group commit and a second term over the ops queued at
+/// the disk (one job per member, SATA's 32 tags): its share, and its demand factors at 1,
+/// 8 and from 32 queued.
+fn assert_disk_groups(b: crate::qn::Batching, share: f64, at_8: f64, from_32: f64) {
+    assert_eq!(b.share, 0.0, "{b:?}");
+    assert_relative_eq!(b.coalesce_share, share, epsilon = 1e-9);
+    assert_eq!(b.coalesce_jobs_per_member, 1.0);
+    assert_eq!(b.coalesce_max, 32.0);
+    assert_eq!(
+        b.demand_factor(1.0),
+        1.0,
+        "one op alone is served at its rate"
+    );
+    assert_relative_eq!(b.demand_factor(8.0), at_8, epsilon = 1e-9);
+    assert_relative_eq!(b.demand_factor(1e3), from_32, epsilon = 1e-9);
+}
+
 #[test]
 fn direct_writes_on_disks_with_a_metadata_device_land_in_allocation_order() {
     // TINY writes 64 KiB (a direct write on a hard disk: bluestore_prefer_deferred_size_hdd
@@ -1683,16 +1695,11 @@ fn direct_writes_on_disks_with_a_metadata_device_land_in_allocation_order() {
         3.0 * 0.0128072,
         epsilon = 1e-12
     );
+    // No group commit beside it: the commits are on the WAL device.
     let b = station(&net, "data_device")
         .batching
         .expect("allocation-ordered writes");
-    assert_eq!(b.share, 0.0, "the commits are on the WAL device");
-    assert_relative_eq!(b.coalesce_share, 0.974414392, epsilon = 1e-9);
-    assert_eq!(b.coalesce_jobs_per_member, 1.0);
-    assert_eq!(b.coalesce_max, 32.0);
-    assert_eq!(b.demand_factor(1.0), 1.0, "one write alone positions once");
-    assert_relative_eq!(b.demand_factor(8.0), 0.147387407, epsilon = 1e-9);
-    assert_relative_eq!(b.demand_factor(1e3), 0.056036058, epsilon = 1e-9);
+    assert_disk_groups(b, 0.974414392, 0.147387407, 0.056036058);
     let note = net.reorder_note.as_deref().expect("a note on the order");
     assert!(
         note.contains("the direct writes land in allocation order")
@@ -1732,18 +1739,22 @@ fn direct_writes_on_disks_with_a_metadata_device_land_in_allocation_order() {
     let none = build(&disk("randwrite", "64k", true), &params()).unwrap();
     assert_eq!(station(&none, "data_device").batching, None);
     // More load never fewer IOPS.
+    iops_never_fall_with_depth(&p, |t| {
+        t.replace(nvme, DISK)
+            .replace("block_size = \"4k\"", "block_size = \"64k\"")
+            .replace("[cluster.node.network]", OPTANE)
+    });
+}
+
+/// TINY edited by `edit`, at iodepth 1 to 64: the predicted IOPS never fall.
+fn iops_never_fall_with_depth(p: &ModelParams, edit: impl Fn(String) -> String) {
     let mut last = 0.0;
     for depth in [1, 2, 4, 8, 16, 32, 64] {
-        let s = tiny(|t| {
-            t.replace(nvme, DISK)
-                .replace("block_size = \"4k\"", "block_size = \"64k\"")
-                .replace("[cluster.node.network]", OPTANE)
-                .replace("iodepth = 1", &format!("iodepth = {depth}"))
-        });
-        let iops = predicted_iops(&s, &p);
+        let s = tiny(|t| edit(t).replace("iodepth = 1", &format!("iodepth = {depth}")));
+        let iops = predicted_iops(&s, p);
         assert!(
             iops >= last * (1.0 - 1e-9),
-            "depth {depth}: {iops} < {last}"
+            "iodepth {depth}: {iops} < {last}"
         );
         last = iops;
     }
@@ -1771,20 +1782,11 @@ fn disks_rated_at_one_io_reorder_their_queue_and_keep_their_rate_otherwise() {
         0.0125,
         epsilon = 1e-12
     );
+    // No group commit without writes.
     let b = station(&reads, "data_device")
         .batching
         .expect("the disk reorders");
-    assert_eq!(b.share, 0.0, "no group commit without writes");
-    assert_relative_eq!(b.coalesce_share, 0.668902272, epsilon = 1e-9);
-    assert_eq!(b.coalesce_jobs_per_member, 1.0);
-    assert_eq!(b.coalesce_max, 32.0);
-    assert_eq!(
-        b.demand_factor(1.0),
-        1.0,
-        "one I/O alone is served at its rate"
-    );
-    assert_relative_eq!(b.demand_factor(8.0), 0.414710512, epsilon = 1e-9);
-    assert_relative_eq!(b.demand_factor(1e3), 0.352000924, epsilon = 1e-9);
+    assert_disk_groups(b, 0.668902272, 0.414710512, 0.352000924);
     // `predict` names the gain where the disks bound: 1 / 0.352 = 2.8×.
     let note = reads
         .reorder_note
@@ -1830,20 +1832,9 @@ fn disks_rated_at_one_io_reorder_their_queue_and_keep_their_rate_otherwise() {
     assert!(w.coalesce_share <= 0.67 * (1.0 - w.share) + 1e-12, "{w:?}");
 
     // More load never fewer IOPS on the reordering disk.
-    let mut last = 0.0;
-    for depth in [1, 2, 4, 8, 16, 32, 64] {
-        let s = tiny(move |t| {
-            t.replace(nvme, DISK)
-                .replace("randwrite", "randread")
-                .replace("iodepth = 1", &format!("iodepth = {depth}"))
-        });
-        let iops = predicted_iops(&s, &p);
-        assert!(
-            iops >= last * (1.0 - 1e-9),
-            "iodepth {depth}: {iops} < {last}"
-        );
-        last = iops;
-    }
+    iops_never_fall_with_depth(&p, |t| {
+        t.replace(nvme, DISK).replace("randwrite", "randread")
+    });
 
     // Measured (ceph.io 2021 "QoS Study with mClock and WPQ schedulers", corpus row
     // e5-2650v3-1n-mclock2021-hdd-4k-randwrite-qd64-baseline): 4 Constellation.2 disks
