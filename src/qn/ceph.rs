@@ -676,6 +676,12 @@ fn device_delay_secs(d: &DriveEntry, write: bool, iops_override: Option<f64>) ->
 /// scheduler sorts further, both left out).
 const HDD_QUEUE_SLOTS: f64 = 32.0;
 
+/// The most of a data device's demand (beside its group commit's share) that its queued
+/// ops share: a batching's shares must stay below the whole demand
+/// ([`crate::qn::Batching`]), and the allocation-ordered writes' positioning, shared whole,
+/// approaches it on a disk whose transfer time vanishes.
+const MAX_SHARED_DEMAND: f64 = 0.99;
+
 /// Smallest write BlueStore writes directly to the data device rather than deferring it
 /// through the RocksDB WAL: `bluestore_min_alloc_size_ssd` on flash (16 KiB before
 /// Pacific, 4 KiB from 16.2.0), `bluestore_prefer_deferred_size_hdd` (64 KiB) on disks.
@@ -1264,7 +1270,9 @@ impl<'a> Plan<'a> {
             return commit;
         }
         let mut b = commit.unwrap_or(crate::qn::Batching::single(0.0, 1.0, 1.0));
-        b.coalesce_share = (shared / total).min(1.0 - b.share);
+        // A disk op always transfers its bytes, so the shares stay below the whole demand;
+        // the margin keeps them there for a drive whose bandwidth makes the transfer vanish.
+        b.coalesce_share = (shared / total).min(MAX_SHARED_DEMAND * (1.0 - b.share));
         b.coalesce_jobs_per_member = 1.0;
         b.coalesce_max = HDD_QUEUE_SLOTS;
         Some(b)

@@ -1738,6 +1738,24 @@ fn direct_writes_on_disks_with_a_metadata_device_land_in_allocation_order() {
     }
     let none = build(&disk("randwrite", "64k", true), &params()).unwrap();
     assert_eq!(station(&none, "data_device").batching, None);
+    // A disk whose bandwidth makes the transfer vanish: the shared positioning stays below
+    // the whole demand (a valid batching), and the prediction is made.
+    let instant = tiny(|t| {
+        t.replace(
+            nvme,
+            &DISK.replace(
+                "write_bytes_per_sec = 200000000",
+                "write_bytes_per_sec = 1000000000000000",
+            ),
+        )
+        .replace("block_size = \"4k\"", "block_size = \"64k\"")
+        .replace("[cluster.node.network]", OPTANE)
+    });
+    let b = station(&build(&instant, &p).unwrap(), "data_device")
+        .batching
+        .unwrap();
+    assert_relative_eq!(b.coalesce_share, 0.99);
+    assert!(predicted_iops(&instant, &p) > 0.0);
     // More load never fewer IOPS.
     iops_never_fall_with_depth(&p, |t| {
         t.replace(nvme, DISK)
