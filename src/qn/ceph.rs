@@ -391,7 +391,8 @@
 //! the ops queued at the disk up to [`HDD_QUEUE_SLOTS`], on any hard disk (a datasheet rate
 //! is a random-access rate) in a model that has the disks' queueing (`hdd_reorder_share`).
 //! Without a WAL/DB device the RocksDB commits interleave on the same disk and the writes
-//! keep their positioning; deferred writes are applied in place and keep `ρ`. What it
+//! keep their positioning, and so do two OSDs on one disk (two allocators' regions);
+//! deferred writes are applied in place and keep `ρ`. What it
 //! explains: seed 003's rados bench 64 KiB object writes on HDDs with SSD metadata, where
 //! the x86 cluster writes 4.5-14× the ARM one's objects (the model made 2.1-7.1×, as each
 //! 64 KiB write paid a full access): its ratio rows' MAPE 53.4 → 26.1 %, the ARM factor off
@@ -896,9 +897,11 @@ impl<'a> Plan<'a> {
             0.0
         };
         // Direct writes into freshly allocated extents, their metadata on a device of its
-        // own: part of the disks' command queueing (a model without it has neither).
+        // own, one OSD (one allocator) per disk: part of the disks' command queueing (a
+        // model without it has neither).
         let hdd_alloc_order = s.data.drive.kind == crate::spec::DriveKind::Hdd
             && s.wal.is_some()
+            && s.osds_per_device == 1
             && p.get(names::HDD_REORDER_SHARE).is_some();
         let cpu_path_share = p.get(names::OSD_CPU_PATH_SHARE).unwrap_or(1.0);
         let (release, w) = p.release_factor(&s.ceph_release);

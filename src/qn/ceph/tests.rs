@@ -1722,12 +1722,23 @@ fn direct_writes_on_disks_with_a_metadata_device_land_in_allocation_order() {
         "command queueing (hdd_reorder_share 0.67), and the direct writes land in allocation order"
     ));
     // Not in allocation order: deferred writes (16 KiB, through the WAL then in place),
-    // reads, a disk whose WAL shares it (the metadata commits interleave), a model without
-    // the disks' queueing.
+    // reads, a disk whose WAL shares it (the metadata commits interleave), two OSDs on one
+    // disk (two allocators' regions), a model without the disks' queueing.
+    let two_osds = tiny(|t| {
+        t.replace(nvme, DISK)
+            .replace("block_size = \"4k\"", "block_size = \"64k\"")
+            .replace("[cluster.node.network]", OPTANE)
+            .replace(
+                "[cluster.node.data_devices]",
+                "osds_per_device = 2\n[cluster.node.data_devices]",
+            )
+    });
+    assert_eq!(two_osds.osds_per_device, 2);
     for s in [
         disk("randwrite", "16k", true),
         disk("randread", "64k", true),
         disk("randwrite", "64k", false),
+        two_osds,
     ] {
         let net = build(&s, &p).unwrap();
         let alloc = station(&net, "data_device")
