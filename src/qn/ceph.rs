@@ -370,13 +370,16 @@
 //! the second term of the station's [`crate::qn::Batching`] (`coalesce_share` = `ρ` ×
 //! that positioning's share of the station's demand, `coalesce_jobs_per_member` = 1).
 //! `ρ` = 0.67 is the seek's share of a 7200 rpm disk's access (8.5 ms of 8.5 + 4.17 ms),
-//! not fitted in corpus fits (a user's own disks fit it: croit's runs alone give
-//! 0.72 ± 0.05); a datasheet rate (no `iops_queue_depth`: croit's MACH.2, every flash
+//! not fitted in corpus fits (a user's own disks fit it: croit's 21 runs alone give
+//! 0.49 ± 0.09); a datasheet rate (no `iops_queue_depth`: croit's MACH.2, every flash
 //! drive) is the drive's rate at every depth; `predict` names the estimate and its gain
 //! where the disks bound the cluster. What it explains: the E5 node's 4
 //! Constellation.2 disks rated 78 write IOPS at depth 1 serve 236 writes per second each
 //! at 64 in flight (ceph.io 2021 mClock study; the held-out model made 0.32× the client
-//! IOPS, 0.87× with it), croit's MG06 pool 3.6× its disks' one-I/O rate. It lowered the
+//! IOPS, 0.87× with it), croit's MG06 pool's writes 13.5× from 1 to 256 in flight (224
+//! replica writes per disk per second against the disks' one-I/O rate of 80; its random
+//! reads at depth, which a cache served in part, are not in the corpus since session 30:
+//! `calibration-data/other-paths/`). It lowered the
 //! leave-one-system-out IOPS MAPE 27.63 → 25.94 % (median 17.73 → 16.00 %, mean latency
 //! 33.10 → 28.48 %; ρ = 0.5 / 0.6 / 0.75 / 0.8 / 0.9: 26.63 / 26.28 / 26.07 / 26.99 / 30.87 %).
 //!
