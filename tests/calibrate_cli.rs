@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use assert_cmd::Command;
 use cephplan::data::{load_runs, Pattern};
 use cephplan::fio::json::{read_fio_file, EngineCheck};
+use predicates::prelude::PredicateBooleanExt;
 use predicates::str::contains;
 
 fn fixture(name: &str) -> PathBuf {
@@ -480,4 +481,49 @@ fn import_cbt_appends_one_row_per_point() {
         .assert()
         .failure();
     assert_eq!(load_runs(&csv).unwrap().0.len(), 2);
+}
+
+/// A random-read result on hard disks whose reads complete faster than a disk can position
+/// is imported with a warning and a note in its row; the same result against a flash
+/// cluster is not judged (tests/fixtures/fio/README.md: an excerpt of croit's fio 3.12
+/// output, which prints no `N`).
+#[test]
+fn import_warns_of_random_reads_a_cache_served_on_hard_disks() {
+    let dir = tempfile::tempdir().unwrap();
+    let hdd = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("calibration-data/scenarios/e5-2430l-hdd-croit-mg06.toml");
+    let json = fixture("fio/hdd-randread-cache-served-fio312.json");
+    let run = |scenario: &Path, csv: &Path| {
+        cephplan()
+            .args(["import", "fio"])
+            .arg(&json)
+            .arg("--scenario")
+            .arg(scenario)
+            .arg("--out")
+            .arg(csv)
+            .assert()
+            .success()
+    };
+    let csv = dir.path().join("hdd.csv");
+    run(&hdd, &csv).stderr(contains(
+        "70 % of the reads completed within 0.85 ms, where uncached random reads on hard disks allow at most 21 %",
+    ))
+    .stderr(contains("keep it out of the data you calibrate or evaluate on"));
+    let (runs, _) = load_runs(&csv).unwrap();
+    assert_eq!(runs.len(), 1);
+    assert!(
+        runs[0].assumptions.contains("a cache served part of them"),
+        "{}",
+        runs[0].assumptions
+    );
+    // fio 3.12's mean latency (lat_ns.mean 5,838,878.207181 ns, weighted by total_ios).
+    assert_eq!(runs[0].measured.latency_mean_secs, Some(5838878.207181e-9));
+    let flash = dir.path().join("flash.csv");
+    run(&fixture("seed-000.toml"), &flash).stderr(contains("a cache served").not());
+    let (runs, _) = load_runs(&flash).unwrap();
+    assert!(
+        !runs[0].assumptions.contains("cache"),
+        "{}",
+        runs[0].assumptions
+    );
 }

@@ -10,8 +10,9 @@ use clap::{Args, Subcommand};
 
 use cephplan::data::append_runs;
 use cephplan::data::cbt::{import_cbt as import_cbt_tree, CbtContext};
-use cephplan::data::import::{relative_to, run_from_fio, ImportContext};
+use cephplan::data::import::{cache_served_reads, relative_to, run_from_fio, ImportContext};
 use cephplan::fio::json::{read_fio_file, EngineCheck};
+use cephplan::spec::{load_scenario, Catalogue};
 
 #[derive(Debug, Subcommand)]
 pub enum ImportCommand {
@@ -135,7 +136,30 @@ pub fn run(cmd: ImportCommand) -> anyhow::Result<ExitCode> {
         scenario: relative_to(&a.scenario, &csv_dir),
         source: a.result.clone(),
     };
-    let row = run_from_fio(&out, &ctx);
+    let mut row = run_from_fio(&out, &ctx);
+    // Random reads on hard disks that complete faster than a disk can position are
+    // cache-served; the row keeps a note and the user is told (data::import).
+    match load_scenario(&a.scenario, &Catalogue::builtin()) {
+        Ok(scenario) => {
+            // fio names the pattern (`rw`); where its jobs disagree there is none to check.
+            let pattern = row.workload.pattern;
+            if let Some(c) = cache_served_reads(&out, pattern, scenario.data.drive.kind) {
+                let note = c.note();
+                eprintln!(
+                    "warning: run {}: {note}; keep it out of the data you calibrate or evaluate on (a file that --data does not read), or rerun on a filled image larger than the OSDs' caches",
+                    row.run_id
+                );
+                row.assumptions = if row.assumptions.is_empty() {
+                    note
+                } else {
+                    format!("{}; {note}", row.assumptions)
+                };
+            }
+        }
+        Err(e) => eprintln!(
+            "note: the hard-disk cache check was skipped: {e} (the scenario is checked again when the dataset is loaded)"
+        ),
+    }
     append_runs(&a.out, std::slice::from_ref(&row))
         .with_context(|| format!("appending run {} to {}", row.run_id, a.out.display()))?;
     eprintln!(

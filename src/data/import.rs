@@ -3,6 +3,10 @@
 //! (`rw`, `bs`, `iodepth`, `numjobs`, `rbdname`, `rwmixread`), the figures from fio's
 //! aggregate over all jobs and clients.
 //!
+//! A random-read result on hard disks is also checked against the disks' physics
+//! ([`cache_served_reads`]): reads that complete faster than a disk can position were
+//! served by a cache, which the model does not predict, and `cephplan import fio` says so.
+//!
 //! Not here: JSON parsing and unit conversion (`fio::json`), writing (`append_runs`).
 
 use std::collections::BTreeSet;
@@ -55,10 +59,24 @@ fn single<'a>(out: &'a FioOutput, key: &str, notes: &mut Vec<String>) -> Option<
 pub fn run_from_fio(out: &FioOutput, ctx: &ImportContext) -> MeasuredRun {
     let s = out.summary();
     let mut notes = Vec::new();
-    let mut stated: BTreeSet<String> = ["iops", "bandwidth", "latency_mean"]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
+    let measured = Measured {
+        iops: (s.total_iops > 0.0).then_some(s.total_iops),
+        bandwidth_bytes_per_sec: (s.total_bytes_per_sec > 0.0).then_some(s.total_bytes_per_sec),
+        latency_mean_secs: (s.latency_mean_secs > 0.0).then_some(s.latency_mean_secs),
+        latency_p99_secs: s.latency_p99_secs.filter(|p| *p > 0.0),
+        ratio: None,
+    };
+    // Only the figures fio gave are stated (a result without I/O in it has none).
+    let mut stated: BTreeSet<String> = [
+        ("iops", measured.iops.is_some()),
+        ("bandwidth", measured.bandwidth_bytes_per_sec.is_some()),
+        ("latency_mean", measured.latency_mean_secs.is_some()),
+        ("latency_p99", measured.latency_p99_secs.is_some()),
+    ]
+    .into_iter()
+    .filter(|(_, given)| *given)
+    .map(|(name, _)| name.to_string())
+    .collect();
     let pattern = single(out, "rw", &mut notes).and_then(|rw| {
         let p = Pattern::parse(rw);
         if p.is_none() {
@@ -98,10 +116,6 @@ pub fn run_from_fio(out: &FioOutput, ctx: &ImportContext) -> MeasuredRun {
             stated.insert(name.to_string());
         }
     }
-    let latency_p99_secs = s.latency_p99_secs.filter(|p| *p > 0.0);
-    if latency_p99_secs.is_some() {
-        stated.insert("latency_p99".into());
-    }
     if workload.images.is_some() && numjobs.is_none() {
         notes.push("numjobs not in fio's options: 1 job per image assumed".into());
     }
@@ -112,13 +126,7 @@ pub fn run_from_fio(out: &FioOutput, ctx: &ImportContext) -> MeasuredRun {
         scenario: Some(ctx.scenario.clone()),
         scenario_resolved: None,
         workload,
-        measured: Measured {
-            iops: (s.total_iops > 0.0).then_some(s.total_iops),
-            bandwidth_bytes_per_sec: (s.total_bytes_per_sec > 0.0).then_some(s.total_bytes_per_sec),
-            latency_mean_secs: (s.latency_mean_secs > 0.0).then_some(s.latency_mean_secs),
-            latency_p99_secs,
-            ratio: None,
-        },
+        measured,
         source: ctx.source.display().to_string(),
         stated,
         inferred: format!(
@@ -141,6 +149,69 @@ pub fn run_from_fio(out: &FioOutput, ctx: &ImportContext) -> MeasuredRun {
         reading_error_percent: None,
         origin: None,
     }
+}
+
+/// One revolution of the fastest hard disks in service (15,000 rpm): 4 ms.
+pub const FASTEST_DISK_REVOLUTION_SECS: f64 = 0.004;
+
+/// How far the share of fast reads must exceed what a disk allows before a run is called
+/// cache-served (5 percentage points: fio's percentile tables are coarse).
+pub const CACHE_MARGIN: f64 = 0.05;
+
+/// Random reads that a hard disk cannot have served: a share of the reads completing
+/// within a time shorter than the disk could position for them.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CacheServedReads {
+    /// Share of the reads that completed within [`Self::within_secs`].
+    pub share: f64,
+    pub within_secs: f64,
+    /// The most that uncached random reads on a hard disk can complete that fast:
+    /// `within_secs / FASTEST_DISK_REVOLUTION_SECS`.
+    pub uncached_bound: f64,
+}
+
+impl CacheServedReads {
+    /// The note a row or a report carries.
+    pub fn note(&self) -> String {
+        format!(
+            "{:.0} % of the reads completed within {:.2} ms, where uncached random reads on hard disks allow at most {:.0} % (a disk waits for its sector up to a revolution, {:.0} ms at 15,000 rpm): a cache served part of them, which the model does not predict",
+            self.share * 100.0,
+            self.within_secs * 1e3,
+            self.uncached_bound * 100.0,
+            FASTEST_DISK_REVOLUTION_SECS * 1e3
+        )
+    }
+}
+
+/// Checks a random-read run on hard disks against the disks' physics. An uncached random
+/// read waits for its sector to come under the head, uniformly over a revolution, after
+/// any seek, so at most `t / revolution` of the reads complete within `t`. A run whose
+/// completion latencies (fio's `clat_ns` percentiles, every job) put more than that, plus
+/// [`CACHE_MARGIN`], within some `t` was served in part by a cache (the OSDs' BlueStore
+/// cache, or reads that never reached a disk). `None` for other drives, for sequential or
+/// write-only patterns (a disk's track buffer and write cache answer those legitimately),
+/// or without percentiles. Croit's 2020 HDD runs (`calibration-data/other-paths/`) are
+/// the measured case: 15 of 18 read runs flagged, the 3 whose every read paid a disk
+/// access not.
+pub fn cache_served_reads(
+    out: &FioOutput,
+    pattern: Option<Pattern>,
+    data_drive: crate::spec::DriveKind,
+) -> Option<CacheServedReads> {
+    if data_drive != crate::spec::DriveKind::Hdd
+        || !matches!(pattern, Some(Pattern::Randread | Pattern::Randrw))
+    {
+        return None;
+    }
+    out.read_completion_cdf()
+        .into_iter()
+        .map(|(within_secs, share)| CacheServedReads {
+            share,
+            within_secs,
+            uncached_bound: (within_secs / FASTEST_DISK_REVOLUTION_SECS).min(1.0),
+        })
+        .filter(|c| c.share > c.uncached_bound + CACHE_MARGIN)
+        .max_by(|a, b| (a.share - a.uncached_bound).total_cmp(&(b.share - b.uncached_bound)))
 }
 
 /// `path` written relative to `base` when it lies below it, else as given.

@@ -1,4 +1,5 @@
 use super::*;
+use approx::assert_relative_eq;
 
 const HEADER: &str = "run_id,system_id,kind,scenario,pattern,block_size,iodepth,images,jobs_per_image,concurrency,read_percent,ceph_release,nodes,iops,bandwidth,latency_mean,latency_p99,ratio,ratio_metric,ratio_reference,source,stated,inferred,assumptions,quote,reading,reading_error";
 
@@ -416,4 +417,158 @@ fn a_bad_new_row_is_reported_as_the_imported_results_not_the_datasets() {
     );
     assert!(msg.contains("nothing was appended"), "{msg}");
     assert_eq!(std::fs::read_to_string(&csv).unwrap(), before);
+}
+
+/// A one-job fio 3.12 document (no `N` in its latency summaries, as fio 3.12 prints them)
+/// of a 4 KiB run with the given pattern and read completion percentiles (ns).
+fn fio_312(rw: &str, total_ios: u64, percentiles: &[(&str, u64)]) -> crate::fio::FioOutput {
+    let table: Vec<String> = percentiles
+        .iter()
+        .map(|(p, v)| format!("\"{p}\": {v}"))
+        .collect();
+    let read = format!(
+        r#"{{"io_bytes": {b}, "bw": 1000.0, "iops": 250.0, "runtime": 900000, "total_ios": {total_ios},
+            "lat_ns": {{"min": 1, "max": 2, "mean": 5838878.2}},
+            "clat_ns": {{"min": 1, "max": 2, "mean": 5829508.5, "percentile": {{{}}}}}}}"#,
+        table.join(", "),
+        b = total_ios * 4096
+    );
+    let idle = r#"{"io_bytes": 0, "bw": 0, "iops": 0, "total_ios": 0,
+        "lat_ns": {"min": 0, "max": 0, "mean": 0}, "clat_ns": {"min": 0, "max": 0, "mean": 0}}"#;
+    let doc = format!(
+        r#"{{"fio version": "fio-3.12", "jobs": [{{"jobname": "test", "error": 0,
+            "job options": {{"ioengine": "rbd", "rw": "{rw}", "bs": "4k", "iodepth": "8"}},
+            "read": {read}, "write": {idle}}}]}}"#
+    );
+    crate::fio::parse_fio_output(
+        &doc,
+        Path::new("x.json"),
+        crate::fio::EngineCheck::RequireRbd,
+    )
+    .unwrap()
+}
+
+/// croit's 2020 MG06 read runs (croit/benchmarks mach2-disks/results, fio 3.12): the
+/// percentile tables of read-normal-8.json (a cache served 70 % of its reads within
+/// 0.85 ms) and read-normal-1.json (every read paid a disk access), in ns.
+const CROIT_CACHED: [(&str, u64); 11] = [
+    ("1.000000", 411648),
+    ("5.000000", 481280),
+    ("10.000000", 528384),
+    ("20.000000", 585728),
+    ("30.000000", 634880),
+    ("40.000000", 684032),
+    ("50.000000", 733184),
+    ("60.000000", 774144),
+    ("70.000000", 847872),
+    ("80.000000", 8847360),
+    ("90.000000", 18481152),
+];
+const CROIT_DISK: [(&str, u64); 6] = [
+    ("1.000000", 3751936),
+    ("5.000000", 4685824),
+    ("10.000000", 5603328),
+    ("50.000000", 11730944),
+    ("90.000000", 17956864),
+    ("99.000000", 19791872),
+];
+
+#[test]
+fn fio_312_results_without_n_count_their_total_ios() {
+    // fio 3.12 prints no `N`; the mean latency is then weighted by `total_ios` (before,
+    // such a result had no mean latency and its import was refused).
+    let out = fio_312("randread", 1232396, &CROIT_CACHED);
+    let s = out.summary();
+    assert_eq!(s.read.ios, 1232396);
+    assert_relative_eq!(s.latency_mean_secs, 5838878.2e-9, max_relative = 1e-12);
+    let row = import::run_from_fio(
+        &out,
+        &import::ImportContext {
+            run_id: "r".into(),
+            system_id: "s".into(),
+            scenario: "s.toml".into(),
+            source: "x.json".into(),
+        },
+    );
+    assert_relative_eq!(
+        row.measured.latency_mean_secs.unwrap(),
+        5838878.2e-9,
+        max_relative = 1e-12
+    );
+    // The table above stops at the 90th percentile: no p99, so none is stated.
+    assert!(row.stated.contains("latency_mean") && !row.stated.contains("latency_p99"));
+    // A direction without I/O states nothing it does not give.
+    let empty = fio_312("randread", 0, &[]);
+    let row = import::run_from_fio(
+        &empty,
+        &import::ImportContext {
+            run_id: "r".into(),
+            system_id: "s".into(),
+            scenario: "s.toml".into(),
+            source: "x.json".into(),
+        },
+    );
+    assert!(
+        row.stated.iter().all(|s| !s.starts_with("latency")),
+        "{:?}",
+        row.stated
+    );
+}
+
+#[test]
+fn random_reads_faster_than_a_disk_turns_are_called_cache_served() {
+    use crate::spec::DriveKind;
+    use import::{cache_served_reads, FASTEST_DISK_REVOLUTION_SECS};
+    let hdd = DriveKind::Hdd;
+    // Oracle: an uncached random read waits uniformly over a revolution (4 ms at 15,000
+    // rpm, the fastest disks), so at most t / 4 ms of them complete within t. The cached
+    // run's largest excess is at its 70th percentile: 0.70 within 0.847872 ms, against
+    // 0.847872 / 4 = 0.211968.
+    let c = cache_served_reads(
+        &fio_312("randread", 1232396, &CROIT_CACHED),
+        Some(Pattern::Randread),
+        hdd,
+    )
+    .unwrap();
+    assert_relative_eq!(c.share, 0.70, max_relative = 1e-12);
+    assert_relative_eq!(c.within_secs, 847872e-9, max_relative = 1e-12);
+    assert_relative_eq!(
+        c.uncached_bound,
+        847872e-9 / FASTEST_DISK_REVOLUTION_SECS,
+        max_relative = 1e-12
+    );
+    assert!(
+        c.note()
+            .contains("70 % of the reads completed within 0.85 ms"),
+        "{}",
+        c.note()
+    );
+    // The disk-bound run: its 1 % point (3.75 ms) already exceeds what the bound allows.
+    assert_eq!(
+        cache_served_reads(
+            &fio_312("randread", 75409, &CROIT_DISK),
+            Some(Pattern::Randread),
+            hdd
+        ),
+        None
+    );
+    // The fast run is not judged on flash, nor where a disk's buffers answer fast
+    // legitimately (sequential reads from its track buffer, writes into its cache), nor
+    // without a pattern.
+    let fast = fio_312("randread", 1232396, &CROIT_CACHED);
+    for (pattern, kind) in [
+        (Some(Pattern::Randread), DriveKind::Nvme),
+        (Some(Pattern::Randread), DriveKind::SataSsd),
+        (Some(Pattern::Read), hdd),
+        (Some(Pattern::Randwrite), hdd),
+        (None, hdd),
+    ] {
+        assert_eq!(
+            cache_served_reads(&fast, pattern, kind),
+            None,
+            "{pattern:?} {kind:?}"
+        );
+    }
+    // A random mix's reads are judged like random reads.
+    assert!(cache_served_reads(&fast, Some(Pattern::Randrw), hdd).is_some());
 }

@@ -6,7 +6,8 @@
 //! cephplan uses are modelled; unknown fields are ignored so newer fio versions still parse.
 //!
 //! Several jobs are aggregated as follows: IOPS, bandwidth and bytes are summed; mean
-//! latencies are weighted by each job's completed I/O count (exact); the p99 is fio's own
+//! latencies are weighted by each job's completed I/O count (exact; fio's `N`, or
+//! `total_ios` from fio 3.12 and earlier, which print no `N`); the p99 is fio's own
 //! for a single job and otherwise an upper-bound approximation from the per-job percentile
 //! tables (see [`mixture_percentile_secs`]). fio 3.33's "All clients" entry of a
 //! client/server run carries no percentile table, so it is not used for the aggregate.
@@ -115,6 +116,17 @@ pub struct FioDirection {
     pub lat_ns: FioLatency,
     /// Completion latency, ns; carries the percentile table by default.
     pub clat_ns: FioLatency,
+}
+
+impl FioDirection {
+    /// The I/Os its latencies summarise: fio's `N` (fio 3.13 and later), else the
+    /// direction's `total_ios` (fio 3.12 and earlier print no `N`).
+    pub fn completed_ios(&self) -> u64 {
+        match self.lat_ns.n.max(self.clat_ns.n) {
+            0 => self.total_ios,
+            n => n,
+        }
+    }
 }
 
 /// A latency distribution summary in nanoseconds.
@@ -327,6 +339,23 @@ impl FioOutput {
         self.client_stats.iter().find(|j| j.jobname == ALL_CLIENTS)
     }
 
+    /// The reads' completion latency (fio `clat_ns`) as `(secs, share of the reads at or
+    /// below it)` at every value the jobs' percentile tables list, ascending: a lower bound
+    /// of the CDF over all jobs, each weighted by its reads (see
+    /// [`mixture_percentile_secs`]). Empty without reads or tables.
+    pub fn read_completion_cdf(&self) -> Vec<(f64, f64)> {
+        let entries = self.job_entries();
+        let tables: Vec<(u64, &BTreeMap<String, u64>)> = entries
+            .iter()
+            .map(|j| (j.read.completed_ios(), &j.read.clat_ns.percentile))
+            .filter(|(n, t)| *n > 0 && !t.is_empty())
+            .collect();
+        mixture_cdf_lower_bound(&tables)
+            .into_iter()
+            .map(|(v, f)| (ns(v as f64), f))
+            .collect()
+    }
+
     /// Aggregates all jobs into SI units (see the module docs for the method).
     pub fn summary(&self) -> MeasuredSummary {
         let entries = self.job_entries();
@@ -370,7 +399,7 @@ fn ns(v: f64) -> f64 {
 
 fn aggregate<'a>(dirs: impl Iterator<Item = &'a FioDirection>) -> MeasuredDirection {
     let dirs: Vec<&FioDirection> = dirs.collect();
-    let count = |d: &FioDirection| d.lat_ns.n.max(d.clat_ns.n);
+    let count = |d: &FioDirection| d.completed_ios();
     let ios: u64 = dirs.iter().map(|d| count(d)).sum();
     let bytes: u64 = dirs.iter().map(|d| d.io_bytes).sum();
     let iops: f64 = dirs.iter().map(|d| d.iops).sum();
@@ -422,9 +451,18 @@ fn aggregate<'a>(dirs: impl Iterator<Item = &'a FioDirection>) -> MeasuredDirect
 /// smallest table value where it reaches `q` is an **upper bound** of the true mixture
 /// percentile (tight to within one table step). Returns `None` if no table has entries.
 pub fn mixture_percentile_secs(tables: &[(u64, &BTreeMap<String, u64>)], q: f64) -> Option<f64> {
+    mixture_cdf_lower_bound(tables)
+        .into_iter()
+        .find_map(|(v, f)| (f + 1e-9 >= q / 100.0).then_some(ns(v as f64)))
+}
+
+/// The mixture CDF's lower bound (see [`mixture_percentile_secs`]) at every value the
+/// tables list: `(value in ns, share of I/Os at or below it)`, ascending. Empty when no
+/// job has I/Os or a table.
+fn mixture_cdf_lower_bound(tables: &[(u64, &BTreeMap<String, u64>)]) -> Vec<(u64, f64)> {
     let total: u64 = tables.iter().map(|(n, _)| *n).sum();
     if total == 0 {
-        return None;
+        return Vec::new();
     }
     let parsed: Vec<(f64, Vec<(f64, u64)>)> = tables
         .iter()
@@ -443,17 +481,20 @@ pub fn mixture_percentile_secs(tables: &[(u64, &BTreeMap<String, u64>)], q: f64)
         .collect();
     candidates.sort_unstable();
     candidates.dedup();
-    candidates.into_iter().find_map(|v| {
-        let f: f64 = parsed
-            .iter()
-            .map(|(w, pts)| {
-                w * pts
-                    .iter()
-                    .filter(|(_, val)| *val <= v)
-                    .map(|(p, _)| *p)
-                    .fold(0.0, f64::max)
-            })
-            .sum();
-        (f + 1e-9 >= q).then_some(ns(v as f64))
-    })
+    candidates
+        .into_iter()
+        .map(|v| {
+            let f: f64 = parsed
+                .iter()
+                .map(|(w, pts)| {
+                    w * pts
+                        .iter()
+                        .filter(|(_, val)| *val <= v)
+                        .map(|(p, _)| *p)
+                        .fold(0.0, f64::max)
+                })
+                .sum();
+            (v, f / 100.0)
+        })
+        .collect()
 }
