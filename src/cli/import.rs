@@ -10,7 +10,10 @@ use clap::{Args, Subcommand};
 
 use cephplan::data::append_runs;
 use cephplan::data::cbt::{import_cbt as import_cbt_tree, CbtContext};
-use cephplan::data::import::{cache_served_reads, relative_to, run_from_fio, ImportContext};
+use cephplan::data::import::{
+    cache_served_reads, note_cache_served, relative_to, run_from_fio, CacheServedReads,
+    ImportContext,
+};
 use cephplan::fio::json::{read_fio_file, EngineCheck};
 use cephplan::spec::{load_scenario, Catalogue};
 
@@ -67,6 +70,7 @@ fn import_cbt(a: ImportCbtArgs) -> anyhow::Result<ExitCode> {
         system_id: a.system_id.clone().unwrap_or_else(|| stem(&a.scenario)),
         scenario: relative_to(&a.scenario, &csv_dir),
         run_id_prefix: a.run_id_prefix.clone().unwrap_or(archive_name),
+        data_drive: scenario_drive(&a.scenario),
     };
     let imported = import_cbt_tree(&a.archive, &ctx)?;
     append_runs(&a.out, &imported.runs).with_context(|| {
@@ -77,6 +81,9 @@ fn import_cbt(a: ImportCbtArgs) -> anyhow::Result<ExitCode> {
         )
     })?;
     for (p, r) in imported.points.iter().zip(&imported.runs) {
+        if let Some(c) = &p.cache_served {
+            warn_cache_served(&r.run_id, c);
+        }
         eprintln!(
             "appended run {} ({} IOPS; {} file(s), {} client(s), {} iteration(s))",
             r.run_id,
@@ -139,26 +146,12 @@ pub fn run(cmd: ImportCommand) -> anyhow::Result<ExitCode> {
     let mut row = run_from_fio(&out, &ctx);
     // Random reads on hard disks that complete faster than a disk can position are
     // cache-served; the row keeps a note and the user is told (data::import).
-    match load_scenario(&a.scenario, &Catalogue::builtin()) {
-        Ok(scenario) => {
-            // fio names the pattern (`rw`); where its jobs disagree there is none to check.
-            let pattern = row.workload.pattern;
-            if let Some(c) = cache_served_reads(&out, pattern, scenario.data.drive.kind) {
-                let note = c.note();
-                eprintln!(
-                    "warning: run {}: {note}; keep it out of the data you calibrate or evaluate on (a file that --data does not read), or rerun on a filled image larger than the OSDs' caches",
-                    row.run_id
-                );
-                row.assumptions = if row.assumptions.is_empty() {
-                    note
-                } else {
-                    format!("{}; {note}", row.assumptions)
-                };
-            }
-        }
-        Err(e) => eprintln!(
-            "note: the hard-disk cache check was skipped: {e} (the scenario is checked again when the dataset is loaded)"
-        ),
+    // fio names the pattern (`rw`); where its jobs disagree there is none to check.
+    if let Some(c) = scenario_drive(&a.scenario)
+        .and_then(|kind| cache_served_reads(&out, row.workload.pattern, kind))
+    {
+        warn_cache_served(&row.run_id, &c);
+        note_cache_served(&mut row, &c);
     }
     append_runs(&a.out, std::slice::from_ref(&row))
         .with_context(|| format!("appending run {} to {}", row.run_id, a.out.display()))?;
@@ -169,4 +162,24 @@ pub fn run(cmd: ImportCommand) -> anyhow::Result<ExitCode> {
         a.out.display()
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// The data devices' kind of the measured cluster, for the hard-disk cache check
+/// (`data::import::cache_served_reads`); `None`, with a note, when the scenario does not
+/// load (it is checked again when the dataset is loaded).
+fn scenario_drive(path: &std::path::Path) -> Option<cephplan::spec::DriveKind> {
+    match load_scenario(path, &Catalogue::builtin()) {
+        Ok(s) => Some(s.data.drive.kind),
+        Err(e) => {
+            eprintln!("note: the hard-disk cache check was skipped: {e}");
+            None
+        }
+    }
+}
+
+fn warn_cache_served(run_id: &str, c: &CacheServedReads) {
+    eprintln!(
+        "warning: run {run_id}: {}; keep it out of the data you calibrate or evaluate on (a file that --data does not read), or rerun on a filled image larger than the OSDs' caches",
+        c.note()
+    );
 }

@@ -58,6 +58,9 @@ pub struct CbtContext {
     pub scenario: PathBuf,
     /// Run ids are `<prefix>-<point>`, e.g. `cbt-op_size-00004096-...-iodepth-008-randwrite`.
     pub run_id_prefix: String,
+    /// The measured cluster's data devices, for the hard-disk cache check
+    /// ([`super::import::cache_served_reads`]); `None`: not checked.
+    pub data_drive: Option<crate::spec::DriveKind>,
 }
 
 /// One point of the tree, as imported.
@@ -69,6 +72,9 @@ pub struct CbtPoint {
     /// fio outputs read (volumes × clients × iterations).
     pub files: usize,
     pub clients: usize,
+    /// Its random reads on hard disks completed faster than a disk can position in some
+    /// iteration (the row's assumptions carry the note).
+    pub cache_served: Option<super::import::CacheServedReads>,
 }
 
 /// The rows of a tree, one per point, and what each was made of.
@@ -292,12 +298,21 @@ pub fn import_cbt(root: &Path, ctx: &CbtContext) -> Result<CbtImport, CbtError> 
         let per_iteration: Vec<FioOutput> = iterations.into_values().map(|d| d.output).collect();
         let run_id = format!("{}-{}", ctx.run_id_prefix, point.replace('/', "-"));
         let source = root.join(first_dir).display().to_string();
-        let row = combine(&per_iteration, ctx, &run_id, &source);
+        let mut row = combine(&per_iteration, ctx, &run_id, &source);
+        let cache_served = ctx.data_drive.and_then(|kind| {
+            per_iteration
+                .iter()
+                .find_map(|o| super::import::cache_served_reads(o, row.workload.pattern, kind))
+        });
+        if let Some(c) = &cache_served {
+            super::import::note_cache_served(&mut row, c);
+        }
         out.points.push(CbtPoint {
             point,
             iterations: per_iteration.len(),
             files: n_files,
             clients: n_clients,
+            cache_served,
         });
         out.runs.push(row);
     }
@@ -403,6 +418,7 @@ mod tests {
             system_id: "lab".into(),
             scenario: PathBuf::from("scenario.toml"),
             run_id_prefix: "cbt".into(),
+            data_drive: None,
         }
     }
 
@@ -539,6 +555,43 @@ mod tests {
         );
     }
 
+    /// The hard-disk cache check runs on every point of a tree: croit's cache-served MG06
+    /// read (tests/fixtures/fio/README.md) laid out as a CBT point is flagged on hard disks
+    /// and not on flash; the lab's recorded reads (p1 0.80 ms, p50 2.47 ms: within what a
+    /// disk allows) are not flagged even as if on hard disks.
+    #[test]
+    fn points_whose_reads_a_cache_served_on_hard_disks_carry_a_note() {
+        use crate::spec::DriveKind;
+        let d = tempfile::tempdir().unwrap();
+        let point = d.path().join("results/00000000/id-00000001");
+        std::fs::create_dir_all(&point).unwrap();
+        std::fs::copy(
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/fixtures/fio/hdd-randread-cache-served-fio312.json"),
+            point.join("json_output.0.client-a"),
+        )
+        .unwrap();
+        let with = |root: &Path, kind| {
+            import_cbt(
+                root,
+                &CbtContext {
+                    data_drive: Some(kind),
+                    ..ctx()
+                },
+            )
+            .unwrap()
+        };
+        let hdd = with(d.path(), DriveKind::Hdd);
+        let c = hdd.points[0].cache_served.expect("flagged");
+        assert_eq!(c.share, 0.70);
+        assert!(hdd.runs[0].assumptions.contains(&c.note()));
+        let flash = with(d.path(), DriveKind::Nvme);
+        assert_eq!(flash.points[0].cache_served, None);
+        assert!(!flash.runs[0].assumptions.contains("a cache served"));
+        let lab = with(&fixture_root(), DriveKind::Hdd);
+        assert!(lab.points.iter().all(|p| p.cache_served.is_none()));
+    }
+
     #[test]
     fn a_tree_without_results_is_an_error_naming_it() {
         let d = tempfile::tempdir().unwrap();
@@ -547,6 +600,7 @@ mod tests {
             system_id: "s".into(),
             scenario: PathBuf::from("s.toml"),
             run_id_prefix: "cbt".into(),
+            data_drive: None,
         };
         let e = import_cbt(d.path(), &ctx).unwrap_err();
         assert!(e.to_string().contains("no CBT librbdfio results"), "{e}");

@@ -214,6 +214,16 @@ pub fn cache_served_reads(
         .max_by(|a, b| (a.share - a.uncached_bound).total_cmp(&(b.share - b.uncached_bound)))
 }
 
+/// Adds a cache-served run's note ([`CacheServedReads::note`]) to its row's assumptions.
+pub fn note_cache_served(row: &mut MeasuredRun, c: &CacheServedReads) {
+    let note = c.note();
+    row.assumptions = if row.assumptions.is_empty() {
+        note
+    } else {
+        format!("{}; {note}", row.assumptions)
+    };
+}
+
 /// `path` written relative to `base` when it lies below it, else as given.
 pub fn relative_to(path: &Path, base: &Path) -> PathBuf {
     let abs = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
