@@ -185,7 +185,11 @@ impl CacheServedReads {
 
 /// Checks a random-read run on hard disks against the disks' physics. An uncached random
 /// read waits for its sector to come under the head, uniformly over a revolution, after
-/// any seek, so at most `t / revolution` of the reads complete within `t`. A run whose
+/// any seek, so at most `t / revolution` of the reads complete within `t` (exact for one
+/// I/O at a time; with a queue the disk serves the request its heads reach first, but a
+/// newly queued request is that one only about once in as many as are queued, and it also
+/// waits for the ones served before it, so at depth fast completions are rarer still). A
+/// run whose
 /// completion latencies (fio's `clat_ns` percentiles, every job) put more than that, plus
 /// [`CACHE_MARGIN`], within some `t` was served in part by a cache (the OSDs' BlueStore
 /// cache, or reads that never reached a disk). `None` for other drives, for sequential or
