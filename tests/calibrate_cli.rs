@@ -526,4 +526,21 @@ fn import_warns_of_random_reads_a_cache_served_on_hard_disks() {
         "{}",
         runs[0].assumptions
     );
+    // A scenario that does not load: the check is skipped, said so, and the row appended;
+    // calibrating on the dataset then names the scenario's error (file, line and field)
+    // and writes no model.
+    let bad = dir.path().join("bad.toml");
+    std::fs::write(&bad, "schema_version = 1\n[cluster]\nnodes = \"x\"\n").unwrap();
+    let csv = dir.path().join("bad.csv");
+    run(&bad, &csv).stderr(contains("the hard-disk cache check was skipped"));
+    let model = dir.path().join("m.toml");
+    cephplan()
+        .args(["calibrate", "--no-loo", "--data"])
+        .arg(&csv)
+        .arg("--out")
+        .arg(&model)
+        .assert()
+        .failure()
+        .stderr(contains("bad.toml:3").and(contains("cluster.nodes")));
+    assert!(!model.exists());
 }

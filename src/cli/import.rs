@@ -166,12 +166,15 @@ pub fn run(cmd: ImportCommand) -> anyhow::Result<ExitCode> {
 
 /// The data devices' kind of the measured cluster, for the hard-disk cache check
 /// (`data::import::cache_served_reads`); `None`, with a note, when the scenario does not
-/// load (it is checked again when the dataset is loaded).
+/// load with the built-in catalogue (the row is still appended: loading the dataset
+/// checks the scenario again, with the catalogue `calibrate` is given).
 fn scenario_drive(path: &std::path::Path) -> Option<cephplan::spec::DriveKind> {
     match load_scenario(path, &Catalogue::builtin()) {
         Ok(s) => Some(s.data.drive.kind),
         Err(e) => {
-            eprintln!("note: the hard-disk cache check was skipped: {e}");
+            eprintln!(
+                "note: the scenario did not load with the built-in catalogue, so the hard-disk cache check was skipped and the row is appended as imported: {e}"
+            );
             None
         }
     }
