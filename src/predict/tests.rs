@@ -427,3 +427,30 @@ fn an_iodepth_1_workload_takes_the_iodepth_1_transfer_error() {
     let (x, l, _) = widths(&p, "iodepth = 1");
     assert!((x - 0.5).abs() < 1e-9 && (l - 0.4).abs() < 1e-9, "{x} {l}");
 }
+
+#[test]
+fn light_loads_name_the_cpu_idle_states_and_loaded_ones_do_not() {
+    // The tiny cluster's 3 nodes at 4 images × iodepth 1: 1.3 I/Os in flight per node,
+    // below the threshold; 8 deep: 10.7 per node, above it.
+    let light = tiny(|t| t.to_string());
+    let note = |s: &Scenario| {
+        predict(s, &params(), &opts())
+            .unwrap()
+            .warnings
+            .into_iter()
+            .filter(|w| w.contains("CPU idle states"))
+            .collect::<Vec<_>>()
+    };
+    let per_node = f64::from(light.population()) / f64::from(light.nodes);
+    assert!(per_node < IDLE_STATES_IN_FLIGHT_PER_NODE, "{per_node}");
+    let w = note(&light);
+    assert_eq!(w.len(), 1, "{w:?}");
+    assert!(w[0].starts_with(&format!("{per_node:.1} I/Os in flight per OSD node")));
+    assert!(w[0].contains("network-latency"), "the remedy: {}", w[0]);
+    assert_eq!(idle_states_note(&light).as_deref(), Some(w[0].as_str()));
+
+    let loaded = with("iodepth = 1", "iodepth = 8");
+    let per_node = f64::from(loaded.population()) / f64::from(loaded.nodes);
+    assert!(per_node >= IDLE_STATES_IN_FLIGHT_PER_NODE, "{per_node}");
+    assert!(note(&loaded).is_empty());
+}
