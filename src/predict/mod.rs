@@ -19,9 +19,9 @@
 //! lower the leave-one-system-out error). Sepia o01, with its idle states unstated, measures
 //! 3× 16 KiB random writes at 1.72 ms alone and 0.58 ms at 4 in flight; ceph.io's reference
 //! cluster runs TuneD's `network-latency` profile, which "primarily helps by avoiding latency
-//! spikes associated with CPU C/P state transitions" (ceph.io 2022 "Ceph OSD CPU scaling"). [`predict`] says so
-//! where a scenario has fewer than [`IDLE_STATES_IN_FLIGHT_PER_NODE`] I/Os in flight per
-//! node ([`idle_states_note`]).
+//! spikes associated with CPU C/P state transitions" (ceph.io 2022 "Ceph OSD CPU scaling").
+//! [`predict`] says so where a scenario has fewer than [`IDLE_STATES_IN_FLIGHT_PER_NODE`]
+//! I/Os in flight per node ([`idle_states_note`]).
 
 use std::collections::BTreeMap;
 
