@@ -1182,6 +1182,42 @@ fn validation_opens_earlier_results_refits_them_and_takes_the_designers_scenario
     assert!(h.query_all_by_label_contains("validation refit").count() >= 2);
 }
 
+#[test]
+fn opened_results_show_their_prediction_notes_once_with_their_points() {
+    // A report as this version writes it: the light-load note on the points that carry it
+    // (the recorded fixture predates the notes, so the copy gets them here).
+    let results = validation_results_copy();
+    let path = results.path().join("validation-1796124302-19937.json");
+    let mut report: cephplan::validate::ValidationReport =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert!(report.points.len() >= 2);
+    let note = format!(
+        "fewer than 8 I/Os in flight per OSD node: {}",
+        cephplan::predict::IDLE_STATES_NOTE
+    );
+    for p in report.points.iter_mut().take(2) {
+        p.prediction_notes = vec![note.clone()];
+    }
+    std::fs::write(&path, serde_json::to_string_pretty(&report).unwrap()).unwrap();
+
+    let mut h = harness(State::default());
+    h.get_by_label("Validation").click();
+    h.run();
+    retype(&mut h, "output dir", &results.path().display().to_string());
+    h.get_by_label("Open results").click();
+    h.run();
+    let line = format!(
+        "note (points {}, {}): {note}",
+        report.points[0].index, report.points[1].index
+    );
+    h.get_by_label(&line);
+    assert_eq!(
+        h.query_all_by_label_contains("I/Os in flight per OSD node")
+            .count(),
+        1
+    );
+}
+
 /// Widgets (buttons, labels, fields) that reach past `width`: cut off at the window edge.
 fn cut_off_at(h: &Harness<'static, App>, width: f32) -> Vec<String> {
     use egui_kittest::kittest::{By, NodeT};

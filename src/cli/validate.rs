@@ -374,6 +374,9 @@ pub fn run(a: ValidateArgs) -> anyhow::Result<ExitCode> {
                     &rows
                 )
             );
+            for line in validate::prediction_note_lines(&report.points) {
+                println!("{line}");
+            }
             println!(
                 "saved in {}: {}, {}, {}, raw/",
                 spec.out_dir.display(),

@@ -57,20 +57,25 @@ pub const REPORT_SCHEMA_VERSION: u32 = 1;
 /// reads.
 pub const IDLE_STATES_IN_FLIGHT_PER_NODE: f64 = 8.0;
 
+/// What the light-load note says after its load ([`idle_states_note`]).
+pub const IDLE_STATES_NOTE: &str = "at so light a load the measured latency depends on the \
+     nodes' CPU idle states, which the model does not take; nodes left at the OS default \
+     (deep C-states) measure lone I/Os up to 3× slower than at 4-8 in flight (Sepia o01: 3× \
+     16 KiB random writes 1.72 ms alone, 0.58 ms at 4). Set TuneD's latency-performance or \
+     network-latency profile on the nodes (and clients) before comparing lone-I/O latency \
+     with this prediction";
+
+/// I/Os in flight per OSD node of a scenario.
+pub fn in_flight_per_node(s: &Scenario) -> f64 {
+    f64::from(s.population()) / f64::from(s.nodes.max(1))
+}
+
 /// The note on CPU idle states for a scenario with few I/Os in flight per OSD node
 /// ([`IDLE_STATES_IN_FLIGHT_PER_NODE`]); `None` at more.
 pub fn idle_states_note(s: &Scenario) -> Option<String> {
-    let per_node = f64::from(s.population()) / f64::from(s.nodes.max(1));
-    (per_node < IDLE_STATES_IN_FLIGHT_PER_NODE).then(|| {
-        format!(
-            "{per_node:.1} I/Os in flight per OSD node: at so light a load the measured latency \
-             depends on the nodes' CPU idle states, which the model does not take; nodes left \
-             at the OS default (deep C-states) measure lone I/Os up to 3× slower than at 4-8 \
-             in flight (Sepia o01: 3× 16 KiB random writes 1.72 ms alone, 0.58 ms at 4). \
-             Set TuneD's latency-performance or network-latency profile on the nodes (and \
-             clients) before comparing lone-I/O latency with this prediction"
-        )
-    })
+    let per_node = in_flight_per_node(s);
+    (per_node < IDLE_STATES_IN_FLIGHT_PER_NODE)
+        .then(|| format!("{per_node:.1} I/Os in flight per OSD node: {IDLE_STATES_NOTE}"))
 }
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

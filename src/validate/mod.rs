@@ -179,6 +179,10 @@ pub struct PredictedPoint {
     pub latency_mean_secs: f64,
     pub latency_mean_interval_secs: Option<(f64, f64)>,
     pub latency_p99_secs: Option<f64>,
+    /// What the comparison at this point should be read with (the light-load note on CPU
+    /// idle states, [`crate::predict::idle_states_note`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 /// Where predictions come from (the model, or nothing).
@@ -246,6 +250,9 @@ pub struct PointResult {
     pub bytes_per_sec: MetricComparison,
     pub latency_mean_secs: MetricComparison,
     pub latency_p99_secs: MetricComparison,
+    /// The prediction's notes for this point ([`PredictedPoint::notes`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub prediction_notes: Vec<String>,
 }
 
 /// The whole validation run (rewritten after each point).
@@ -624,6 +631,7 @@ fn run_points(
             ),
             measured,
             prediction_error,
+            prediction_notes: p.map(|p| p.notes.clone()).unwrap_or_default(),
         };
         report.points.push(result);
         output::save(spec, &report, &scenario_copy)?;
@@ -691,8 +699,50 @@ impl Predictor for ModelPredictor {
                 .as_ref()
                 .map(|i| (i.latency_mean_low_secs, i.latency_mean_high_secs)),
             latency_p99_secs: r.latency_p99_secs,
+            notes: light_load_notes(&scenario),
         }))
     }
+}
+
+/// The light-load note of a point ([`crate::predict::IDLE_STATES_NOTE`]), worded for every
+/// point below the threshold alike so that a report lists it once.
+fn light_load_notes(s: &crate::spec::Scenario) -> Vec<String> {
+    use crate::predict::{in_flight_per_node, IDLE_STATES_IN_FLIGHT_PER_NODE, IDLE_STATES_NOTE};
+    if in_flight_per_node(s) < IDLE_STATES_IN_FLIGHT_PER_NODE {
+        vec![format!(
+            "fewer than {IDLE_STATES_IN_FLIGHT_PER_NODE} I/Os in flight per OSD node: \
+             {IDLE_STATES_NOTE}"
+        )]
+    } else {
+        Vec::new()
+    }
+}
+
+/// The distinct prediction notes of a validation's points with the points (1-based) each
+/// applies to, in the order they first appear.
+pub fn prediction_notes(points: &[PointResult]) -> Vec<(Vec<usize>, String)> {
+    let mut out: Vec<(Vec<usize>, String)> = Vec::new();
+    for p in points {
+        for n in &p.prediction_notes {
+            match out.iter_mut().find(|(_, m)| m == n) {
+                Some((points, _)) => points.push(p.index),
+                None => out.push((vec![p.index], n.clone())),
+            }
+        }
+    }
+    out
+}
+
+/// [`prediction_notes`] as lines, `note (points 1, 2): …`, as the CLI and the app show them.
+pub fn prediction_note_lines(points: &[PointResult]) -> Vec<String> {
+    prediction_notes(points)
+        .into_iter()
+        .map(|(at, note)| {
+            let list: Vec<String> = at.iter().map(usize::to_string).collect();
+            let s = if at.len() > 1 { "s" } else { "" };
+            format!("note (point{s} {}): {note}", list.join(", "))
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -807,6 +857,7 @@ mod tests {
             latency_p99_secs: MetricComparison::new(None, None, measured.latency_p99_secs),
             measured,
             prediction_error: None,
+            prediction_notes: Vec::new(),
         };
         let report = ValidationReport {
             schema_version: REPORT_SCHEMA_VERSION,
@@ -945,5 +996,87 @@ mod tests {
         }
         let (_, rec) = records(d.path()).unwrap().remove(0);
         assert_eq!(rec.images, ["cephplan-val-r1-1"]);
+    }
+
+    #[test]
+    fn light_load_points_carry_the_idle_states_note_once_per_report() {
+        // The hand-checked tiny cluster (3 nodes): 2 images at iodepth 1 is 0.7 I/Os in
+        // flight per node, below the threshold; at iodepth 16, 10.7 per node, above it.
+        let predictor = ModelPredictor {
+            scenario: crate::qn::ceph::tests::tiny(|t| t.to_string()),
+            params: crate::qn::ceph::tests::params(),
+            options: crate::predict::PredictOptions::default(),
+        };
+        let at = |iodepth| {
+            let point = PointSetting {
+                pattern: RwPattern::Randread,
+                block_size_bytes: 4096,
+                iodepth,
+                images: 2,
+                read_percent: None,
+            };
+            predictor.predict(&point).unwrap().unwrap().notes
+        };
+        let light = at(1);
+        assert_eq!(light.len(), 1, "{light:?}");
+        assert!(light[0].starts_with("fewer than 8 I/Os in flight per OSD node: "));
+        assert!(light[0].ends_with(crate::predict::IDLE_STATES_NOTE));
+        assert!(at(16).is_empty());
+
+        // A report lists the note once, with the points it applies to.
+        let d = tempfile::tempdir().unwrap();
+        let spec = spec_for(d.path());
+        let fixture =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fio/multi-randwrite.json");
+        let measured = read_fio_file(&fixture, EngineCheck::RequireRbd)
+            .unwrap()
+            .summary();
+        let point = |index: usize, notes: Vec<String>| PointResult {
+            index,
+            run_id: format!("r1-{index:02}"),
+            setting: spec.base.clone(),
+            raw_fio_json: format!("raw/r1-point-{index:02}.json"),
+            iops: MetricComparison::new(None, None, Some(measured.total_iops)),
+            bytes_per_sec: MetricComparison::new(None, None, Some(measured.total_bytes_per_sec)),
+            latency_mean_secs: MetricComparison::new(None, None, Some(measured.latency_mean_secs)),
+            latency_p99_secs: MetricComparison::new(None, None, measured.latency_p99_secs),
+            measured: measured.clone(),
+            prediction_error: None,
+            prediction_notes: notes,
+        };
+        let report = ValidationReport {
+            schema_version: REPORT_SCHEMA_VERSION,
+            generator: crate::io::GENERATED_MARKER.into(),
+            run_id: "r1".into(),
+            scenario: spec.scenario.clone(),
+            pool: "rbd".into(),
+            clients: vec![],
+            runtime_secs: 3,
+            ramp_time_secs: 0,
+            image_size_bytes: 1 << 30,
+            images_used: vec![],
+            prefilled: false,
+            points: vec![
+                point(1, light.clone()),
+                point(2, light.clone()),
+                point(3, Vec::new()),
+            ],
+            dataset_csv: "d.csv".into(),
+            comparison_csv: "c.csv".into(),
+            report_json: "r.json".into(),
+        };
+        assert_eq!(
+            prediction_notes(&report.points),
+            vec![(vec![1, 2], light[0].clone())]
+        );
+        assert_eq!(
+            prediction_note_lines(&report.points),
+            vec![format!("note (points 1, 2): {}", light[0])]
+        );
+        // The JSON carries the notes of the points that have them, and reads back.
+        let json = serde_json::to_string(&report).unwrap();
+        assert_eq!(json.matches("prediction_notes").count(), 2);
+        let back: ValidationReport = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, report);
     }
 }

@@ -756,6 +756,9 @@ fn points_table_ui(ui: &mut egui::Ui, points: &[PointResult]) {
                 ui.end_row();
             }
         });
+    for line in validate::prediction_note_lines(points) {
+        ui.label(line);
+    }
 }
 
 #[cfg(test)]
