@@ -782,6 +782,50 @@ mod tests {
         assert_eq!((c.error_percent, c.inside_interval), (None, None));
     }
 
+    /// Point `index` of a validation, measured as the recorded fio fixture
+    /// `tests/fixtures/fio/multi-randwrite.json` (16 I/Os in flight), with no prediction.
+    fn fixture_point(index: usize, setting: PointSetting, notes: Vec<String>) -> PointResult {
+        let fixture =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fio/multi-randwrite.json");
+        let measured = read_fio_file(&fixture, EngineCheck::RequireRbd)
+            .unwrap()
+            .summary();
+        PointResult {
+            index,
+            run_id: format!("r1-{index:02}"),
+            setting,
+            raw_fio_json: format!("raw/r1-point-{index:02}.json"),
+            iops: MetricComparison::new(None, None, Some(measured.total_iops)),
+            bytes_per_sec: MetricComparison::new(None, None, Some(measured.total_bytes_per_sec)),
+            latency_mean_secs: MetricComparison::new(None, None, Some(measured.latency_mean_secs)),
+            latency_p99_secs: MetricComparison::new(None, None, measured.latency_p99_secs),
+            measured,
+            prediction_error: None,
+            prediction_notes: notes,
+        }
+    }
+
+    /// The report of `points` for `spec`, as `run_points` writes it.
+    fn report_of(spec: &ValidateSpec, points: Vec<PointResult>) -> ValidationReport {
+        ValidationReport {
+            schema_version: REPORT_SCHEMA_VERSION,
+            generator: crate::io::GENERATED_MARKER.into(),
+            run_id: "r1".into(),
+            scenario: spec.scenario.clone(),
+            pool: "rbd".into(),
+            clients: vec![],
+            runtime_secs: 3,
+            ramp_time_secs: 0,
+            image_size_bytes: 1 << 30,
+            images_used: vec![],
+            prefilled: false,
+            points,
+            dataset_csv: "d.csv".into(),
+            comparison_csv: "c.csv".into(),
+            report_json: "r.json".into(),
+        }
+    }
+
     fn spec_for(dir: &Path) -> ValidateSpec {
         ValidateSpec {
             scenario: dir.join("s.toml"),
@@ -836,46 +880,12 @@ mod tests {
         // latency must equal the 16 I/Os in flight within the 10 % that calibrate's loader
         // accepts without a warning.
         let d = tempfile::tempdir().unwrap();
-        let fixture =
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fio/multi-randwrite.json");
-        let measured = read_fio_file(&fixture, EngineCheck::RequireRbd)
-            .unwrap()
-            .summary();
         let spec = spec_for(d.path());
         let setting = PointSetting {
             iodepth: 8,
             ..spec.base.clone()
         };
-        let point = PointResult {
-            index: 1,
-            run_id: "r1-01".into(),
-            setting,
-            raw_fio_json: "raw/r1-point-01.json".into(),
-            iops: MetricComparison::new(None, None, Some(measured.total_iops)),
-            bytes_per_sec: MetricComparison::new(None, None, Some(measured.total_bytes_per_sec)),
-            latency_mean_secs: MetricComparison::new(None, None, Some(measured.latency_mean_secs)),
-            latency_p99_secs: MetricComparison::new(None, None, measured.latency_p99_secs),
-            measured,
-            prediction_error: None,
-            prediction_notes: Vec::new(),
-        };
-        let report = ValidationReport {
-            schema_version: REPORT_SCHEMA_VERSION,
-            generator: crate::io::GENERATED_MARKER.into(),
-            run_id: "r1".into(),
-            scenario: spec.scenario.clone(),
-            pool: "rbd".into(),
-            clients: vec![],
-            runtime_secs: 3,
-            ramp_time_secs: 0,
-            image_size_bytes: 1 << 30,
-            images_used: vec![],
-            prefilled: false,
-            points: vec![point],
-            dataset_csv: "d.csv".into(),
-            comparison_csv: "c.csv".into(),
-            report_json: "r.json".into(),
-        };
+        let report = report_of(&spec, vec![fixture_point(1, setting, Vec::new())]);
         // Written and read back through `data`, exactly as `calibrate` loads it; its loader
         // errors beyond 25 % Little's-law mismatch and warns beyond 10 %.
         let csv_path = d.path().join("d.csv");
@@ -1026,45 +1036,14 @@ mod tests {
         // A report lists the note once, with the points it applies to.
         let d = tempfile::tempdir().unwrap();
         let spec = spec_for(d.path());
-        let fixture =
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fio/multi-randwrite.json");
-        let measured = read_fio_file(&fixture, EngineCheck::RequireRbd)
-            .unwrap()
-            .summary();
-        let point = |index: usize, notes: Vec<String>| PointResult {
-            index,
-            run_id: format!("r1-{index:02}"),
-            setting: spec.base.clone(),
-            raw_fio_json: format!("raw/r1-point-{index:02}.json"),
-            iops: MetricComparison::new(None, None, Some(measured.total_iops)),
-            bytes_per_sec: MetricComparison::new(None, None, Some(measured.total_bytes_per_sec)),
-            latency_mean_secs: MetricComparison::new(None, None, Some(measured.latency_mean_secs)),
-            latency_p99_secs: MetricComparison::new(None, None, measured.latency_p99_secs),
-            measured: measured.clone(),
-            prediction_error: None,
-            prediction_notes: notes,
-        };
-        let report = ValidationReport {
-            schema_version: REPORT_SCHEMA_VERSION,
-            generator: crate::io::GENERATED_MARKER.into(),
-            run_id: "r1".into(),
-            scenario: spec.scenario.clone(),
-            pool: "rbd".into(),
-            clients: vec![],
-            runtime_secs: 3,
-            ramp_time_secs: 0,
-            image_size_bytes: 1 << 30,
-            images_used: vec![],
-            prefilled: false,
-            points: vec![
-                point(1, light.clone()),
-                point(2, light.clone()),
-                point(3, Vec::new()),
+        let report = report_of(
+            &spec,
+            vec![
+                fixture_point(1, spec.base.clone(), light.clone()),
+                fixture_point(2, spec.base.clone(), light.clone()),
+                fixture_point(3, spec.base.clone(), Vec::new()),
             ],
-            dataset_csv: "d.csv".into(),
-            comparison_csv: "c.csv".into(),
-            report_json: "r.json".into(),
-        };
+        );
         assert_eq!(
             prediction_notes(&report.points),
             vec![(vec![1, 2], light[0].clone())]
