@@ -20,11 +20,12 @@ pub enum WriteError {
     NotOurs { path: PathBuf },
     #[error("cannot write {path}: it is {what}; give the path of a file to create (e.g. {}/out.toml)", .path.display())]
     NotAFile { path: PathBuf, what: &'static str },
-    #[error("cannot write {path}: {source}; check that the directory exists and is writable")]
+    // The I/O error is in the message, not chained as a source: the CLI prints an error's
+    // chain, which would say it twice.
+    #[error("cannot write {path}: {error}; check that the directory exists and is writable")]
     Io {
         path: PathBuf,
-        #[source]
-        source: std::io::Error,
+        error: std::io::Error,
     },
 }
 
@@ -102,9 +103,9 @@ fn remove_stale_temps(dir: &Path, file_name: &std::ffi::OsStr) {
 ///   renaming it leaves `.{name}.cephplan-tmp-XXXXXX`; the next write of the same target
 ///   removes such leftovers once they are older than ten minutes.
 pub fn write_atomic(path: &Path, contents: &[u8]) -> Result<(), WriteError> {
-    let io_err = |source| WriteError::Io {
+    let io_err = |error| WriteError::Io {
         path: path.to_path_buf(),
-        source,
+        error,
     };
     let target = resolve_symlinks(path).map_err(io_err)?;
     let dir = match target.parent() {

@@ -11,7 +11,7 @@ fn main() -> std::process::ExitCode {
     match cli::run(args) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            eprintln!("error: {}", cli::error_message(&e));
             std::process::ExitCode::from(cli::EXIT_ERROR)
         }
     }

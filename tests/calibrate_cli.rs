@@ -349,6 +349,48 @@ fn a_missing_data_path_is_named_once_with_its_cause_and_the_fix() {
     assert_eq!(err.matches("No such file or directory").count(), 1, "{err}");
 }
 
+/// Every command reading a user's file names a missing one once with its cause and the fix
+/// (the fio JSON, CBT archive and network file errors carried their cause both in their
+/// message and as the chain's source, so the CLI said it twice).
+#[test]
+fn missing_input_files_are_named_once_with_their_cause_and_the_fix() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/models/examples/seed-000-ampere-altra-max.toml"
+    );
+    let missing = dir.path().join("missing");
+    let out_csv = dir.path().join("runs.csv");
+    let import = |kind: &str| -> Vec<std::ffi::OsString> {
+        vec![
+            "import".into(),
+            kind.into(),
+            missing.clone().into(),
+            "--scenario".into(),
+            scenario.into(),
+            "--out".into(),
+            out_csv.clone().into(),
+        ]
+    };
+    let cases = [
+        (import("fio"), "check the path of fio's JSON output"),
+        (import("cbt"), "check the path of the CBT archive"),
+        (
+            vec!["solve".into(), "--network".into(), missing.clone().into()],
+            "check the path",
+        ),
+    ];
+    for (args, fix) in cases {
+        let out = cephplan().args(&args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(&missing.display().to_string()), "{err}");
+        assert!(err.contains(fix), "{err}");
+        assert_eq!(err.matches("No such file or directory").count(), 1, "{err}");
+    }
+    assert!(!out_csv.exists(), "nothing is written for a missing input");
+}
+
 #[test]
 fn evaluate_refuses_a_row_without_its_quote_naming_file_line_and_fix() {
     let dir = tempfile::tempdir().unwrap();

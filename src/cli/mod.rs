@@ -86,3 +86,44 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Validate(a) => validate::run(*a),
     }
 }
+
+/// An error and its causes on one line, `context: cause: cause`, each cause said once: a
+/// library error that already puts its cause in its own message (`cannot read F: …; check
+/// the path`) is not followed by that cause again.
+pub fn error_message(e: &anyhow::Error) -> String {
+    let mut out = String::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        if out.is_empty() {
+            out = text;
+        } else if !out.contains(&text) {
+            out.push_str(": ");
+            out.push_str(&text);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::error_message;
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("cannot read f.json: {0}; check the path")]
+    struct Embeds(#[source] std::io::Error);
+
+    #[test]
+    fn each_cause_is_said_once() {
+        let io = || std::io::Error::new(std::io::ErrorKind::NotFound, "No such file");
+        // A cause already in the message is not repeated; context before it is kept.
+        let e = anyhow::Error::new(Embeds(io())).context("importing run r1");
+        assert_eq!(
+            error_message(&e),
+            "importing run r1: cannot read f.json: No such file; check the path"
+        );
+        // A cause not in the message is appended, as anyhow's `{:#}` does.
+        let e = anyhow::Error::new(io()).context("appending run r1 to d.csv");
+        assert_eq!(error_message(&e), "appending run r1 to d.csv: No such file");
+        assert_eq!(error_message(&e), format!("{e:#}"));
+    }
+}

@@ -34,11 +34,12 @@ use crate::fio::json::{parse_fio_output, EngineCheck, FioOutput, FioParseError};
 pub enum CbtError {
     #[error("{root}: no CBT librbdfio results found (files named json_output.N.HOST or output.N.HOST below results/<iteration>/id-<hash>/...); give the archive directory CBT was run with")]
     NoResults { root: PathBuf },
-    #[error("cannot read {path}: {source}")]
+    // The I/O error is in the message, not chained as a source: the CLI prints an error's
+    // chain, which would say it twice.
+    #[error("cannot read {path}: {error}; check the path of the CBT archive")]
     Io {
         path: PathBuf,
-        #[source]
-        source: std::io::Error,
+        error: std::io::Error,
     },
     #[error("{0}")]
     Fio(#[from] FioParseError),
@@ -98,9 +99,9 @@ fn result_file(name: &str) -> Option<(bool, String, String)> {
 
 /// Every file below `dir` (not following symbolic links), depth-limited.
 fn walk(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) -> Result<(), CbtError> {
-    let io = |source| CbtError::Io {
+    let io = |error| CbtError::Io {
         path: dir.to_path_buf(),
-        source,
+        error,
     };
     let mut entries: Vec<_> = std::fs::read_dir(dir)
         .map_err(io)?
@@ -153,9 +154,9 @@ fn merge_dir(by_kind: &Files) -> Result<(FioOutput, usize, Vec<String>), CbtErro
     let mut merged: Option<FioOutput> = None;
     let mut clients = Vec::new();
     for (path, host) in chosen {
-        let text = std::fs::read_to_string(path).map_err(|source| CbtError::Io {
+        let text = std::fs::read_to_string(path).map_err(|error| CbtError::Io {
             path: path.clone(),
-            source,
+            error,
         })?;
         let parsed = parse_fio_output(&text, path, EngineCheck::RequireRbd)?;
         // A client is the file's host suffix (or the file, without one).

@@ -57,11 +57,12 @@ pub enum FioParseError {
         value: String,
         max: f64,
     },
-    #[error("cannot read {file}: {source}")]
+    // The I/O error is in the message, not chained as a source: the CLI prints an error's
+    // chain, which would say it twice.
+    #[error("cannot read {file}: {error}; check the path of fio's JSON output")]
     Io {
         file: PathBuf,
-        #[source]
-        source: std::io::Error,
+        error: std::io::Error,
     },
 }
 
@@ -230,9 +231,9 @@ pub fn parse_fio_output(
 
 /// Reads and parses a file written by fio.
 pub fn read_fio_file(path: &Path, engine: EngineCheck) -> Result<FioOutput, FioParseError> {
-    let text = std::fs::read_to_string(path).map_err(|source| FioParseError::Io {
+    let text = std::fs::read_to_string(path).map_err(|error| FioParseError::Io {
         file: path.to_path_buf(),
-        source,
+        error,
     })?;
     parse_fio_output(&text, path, engine)
 }

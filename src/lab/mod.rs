@@ -58,11 +58,12 @@ pub enum LabError {
         last: String,
         log_dir: PathBuf,
     },
-    #[error("I/O error on {path}: {source}")]
+    // The I/O error is in the message, not chained as a source: the CLI prints an error's
+    // chain, which would say it twice.
+    #[error("I/O error on {path}: {error}; check that the path exists and is writable")]
     Io {
         path: PathBuf,
-        #[source]
-        source: std::io::Error,
+        error: std::io::Error,
     },
     #[error("cancelled")]
     Cancelled,
@@ -309,9 +310,9 @@ impl CephCli<'_> {
 }
 
 fn io_err(path: &Path) -> impl Fn(std::io::Error) -> LabError + '_ {
-    move |source| LabError::Io {
+    move |error| LabError::Io {
         path: path.to_path_buf(),
-        source,
+        error,
     }
 }
 

@@ -124,9 +124,9 @@ stonewall
 /// Measures this host (about 10 s: four 2 s fio runs and a loopback transfer).
 pub(super) fn probe_host(dir: &Path, progress: &dyn Progress) -> Result<HostProbe, LabError> {
     let job = dir.join("probe.fio");
-    std::fs::write(&job, PROBE_JOB).map_err(|source| LabError::Io {
+    std::fs::write(&job, PROBE_JOB).map_err(|error| LabError::Io {
         path: job.clone(),
-        source,
+        error,
     })?;
     let mut cmd = Command::new("fio");
     cmd.current_dir(dir).arg("--output-format=json").arg(&job);

@@ -40,11 +40,12 @@ pub const SCHEMA_VERSION: i64 = 1;
 
 #[derive(Debug, thiserror::Error)]
 pub enum NetworkFileError {
-    #[error("cannot read network file {path}: {source}; check the path")]
+    // The I/O error is in the message, not chained as a source: the CLI prints an error's
+    // chain, which would say it twice.
+    #[error("cannot read network file {path}: {error}; check the path")]
     Io {
         path: PathBuf,
-        #[source]
-        source: std::io::Error,
+        error: std::io::Error,
     },
     #[error("{origin}:{line}:{column}: {message}\n  | {snippet}")]
     Syntax {
@@ -127,9 +128,9 @@ struct StationSpec {
 
 /// Reads and validates a network file.
 pub fn load_network(path: &Path) -> Result<Network, NetworkFileError> {
-    let text = std::fs::read_to_string(path).map_err(|source| NetworkFileError::Io {
+    let text = std::fs::read_to_string(path).map_err(|error| NetworkFileError::Io {
         path: path.to_path_buf(),
-        source,
+        error,
     })?;
     parse_network(&text, &path.display().to_string())
 }

@@ -147,7 +147,7 @@ fn save_record(path: &Path, record: &ImageRecord) -> Result<(), ValidateError> {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
                 Err(ValidateError::Write(crate::io::WriteError::Io {
                     path: path.to_path_buf(),
-                    source: e,
+                    error: e,
                 }))
             }
             _ => Ok(()),
