@@ -20,6 +20,8 @@ pub enum LabAction {
         /// All state (data, logs, keyrings, ceph.conf, lab.json) goes here; must be new or empty.
         #[arg(long, default_value = "cephplan-lab")]
         dir: PathBuf,
+        /// OSDs, 1 to 8: their sparse files share DIR's one backing store, which the
+        /// scenario describes as one device holding them all.
         #[arg(long, default_value_t = 3)]
         osds: u32,
         /// Pool size: 1 or 3.

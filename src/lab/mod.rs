@@ -32,6 +32,9 @@ pub const LAB_SCHEMA_VERSION: u32 = 1;
 /// The pool `up` creates.
 pub const LAB_POOL: &str = "rbd";
 const PG_COUNT: u32 = 32;
+/// The most OSDs `up` starts: its scenario puts them all on one device (see
+/// [`scenario`]), and a scenario's device holds at most this many.
+pub const MAX_OSDS: u32 = crate::spec::MAX_OSDS_PER_DEVICE;
 
 #[derive(Debug, thiserror::Error)]
 pub enum LabError {
@@ -43,6 +46,13 @@ pub enum LabError {
     NotALab { dir: PathBuf },
     #[error("{file}: {detail}; the file was written by `cephplan lab up`: if it was edited, restore it, else stop the daemons by hand")]
     BadLabFile { file: PathBuf, detail: String },
+    /// An argument `up` refuses before it writes anything (no logs exist yet).
+    #[error("--{option} {value}: {detail}")]
+    BadArgument {
+        option: &'static str,
+        value: u32,
+        detail: String,
+    },
     #[error("`{step}` failed: {detail}\nLogs are in {log_dir}")]
     Step {
         step: String,
@@ -409,29 +419,47 @@ fn wait_for(
     }
 }
 
-/// Brings a cluster up under `spec.dir` and waits until every PG is active+clean. On any
-/// failure the daemons already started are stopped (the directory is kept for its logs).
-pub fn up(spec: &LabSpec, progress: &dyn Progress) -> Result<LabReport, LabError> {
-    check_packages()?;
+/// The arguments `up` refuses before it touches anything: the pool size, and an OSD count
+/// that cannot hold it or that one device in the lab's scenario cannot hold.
+fn check_spec(spec: &LabSpec) -> Result<(), LabError> {
     if spec.replicas != 1 && spec.replicas != 3 {
-        return Err(LabError::Step {
-            step: "check --replicas".into(),
-            detail: format!("replicas = {} is not supported; use 1 or 3", spec.replicas),
-            log_dir: spec.dir.join("log"),
+        return Err(LabError::BadArgument {
+            option: "replicas",
+            value: spec.replicas,
+            detail: "a lab pool has 1 or 3 replicas; use --replicas 1 or --replicas 3".into(),
         });
     }
     if spec.osds == 0 || spec.osds < spec.replicas {
-        return Err(LabError::Step {
-            step: "check --osds".into(),
+        return Err(LabError::BadArgument {
+            option: "osds",
+            value: spec.osds,
             detail: format!(
                 "{} OSDs cannot hold {} replicas; use --osds {} or more",
                 spec.osds,
                 spec.replicas,
                 spec.replicas.max(1)
             ),
-            log_dir: spec.dir.join("log"),
         });
     }
+    if spec.osds > MAX_OSDS {
+        return Err(LabError::BadArgument {
+            option: "osds",
+            value: spec.osds,
+            detail: format!(
+                "the lab's OSDs are files on one backing store, which its scenario describes \
+                 as one device holding every OSD, and a device holds at most {MAX_OSDS}; use \
+                 --osds {MAX_OSDS} or fewer"
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// Brings a cluster up under `spec.dir` and waits until every PG is active+clean. On any
+/// failure the daemons already started are stopped (the directory is kept for its logs).
+pub fn up(spec: &LabSpec, progress: &dyn Progress) -> Result<LabReport, LabError> {
+    check_spec(spec)?;
+    check_packages()?;
     if spec.dir.exists()
         && std::fs::read_dir(&spec.dir)
             .map_err(io_err(&spec.dir))?
@@ -952,6 +980,30 @@ mod tests {
             "keys were made"
         );
         assert!(!d.path().join("mon.keyring.tmp").exists());
+    }
+
+    #[test]
+    fn up_refuses_more_osds_than_one_device_of_its_scenario_holds() {
+        let dir = std::env::temp_dir().join("cephplan-lab-check-spec");
+        let mut spec = LabSpec::new(&dir, 6789);
+        for osds in [1, 3, MAX_OSDS] {
+            spec.osds = osds;
+            assert!(check_spec(&spec).is_ok(), "{osds} OSDs");
+        }
+        spec.osds = MAX_OSDS + 1;
+        let e = check_spec(&spec).unwrap_err().to_string();
+        assert!(
+            e.starts_with("--osds 9: ")
+                && e.contains("one backing store")
+                && e.contains("--osds 8 or fewer")
+                && !e.contains("Logs are in"),
+            "{e}"
+        );
+        assert!(!dir.exists(), "nothing written");
+        spec.osds = 2;
+        spec.replicas = 3;
+        let e = check_spec(&spec).unwrap_err().to_string();
+        assert!(e.contains("2 OSDs cannot hold 3 replicas"), "{e}");
     }
 
     #[test]

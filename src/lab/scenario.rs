@@ -203,7 +203,9 @@ pub(super) fn scenario_toml(state: &LabState, p: &HostProbe, ceph_version: &str)
 # 256 MiB file in the lab directory, the network from 256 MiB over a 127.0.0.1 TCP socket.
 # The OSDs are BlueStore on sparse files; Ceph sees them as rotational, so BlueStore runs
 # with its HDD settings (device class hdd) — hence kind = \"hdd\" although the backing store
-# is whatever {dir} lives on. All daemons and the client share the same {cpus} CPUs.
+# is whatever {dir} lives on. Every OSD's file is on that one backing store, measured once:
+# one device holding all {osds} OSDs, not {osds} devices of that speed each. All daemons and
+# the client share the same {cpus} CPUs.
 schema_version = 1
 name = \"cephplan lab on {host}\"
 description = \"{osds} BlueStore OSDs on files, 1 mon, 1 mgr, pool {pool_name} size {size}, all on 127.0.0.1; client fio on the same host\"
@@ -216,10 +218,10 @@ ceph_release = \"{ceph_version}\"
 cpu = {cpu}
 sockets = 1
 memory_gib = {mem:.0}
-osds_per_device = 1
+osds_per_device = {osds}
 
 [cluster.node.data_devices]
-count = {osds}
+count = 1
 model = {{ kind = \"hdd\", capacity = {cap}, read_4k_iops = {rr:.0}, write_4k_iops = {rw:.0}, read_bytes_per_sec = {rb:.0}, write_bytes_per_sec = {wb:.0}, read_latency = \"{rl:.1}us\", write_latency = \"{wl:.1}us\" }}
 
 [cluster.node.network]
@@ -250,7 +252,7 @@ image_size = \"1G\"
         pool_name = state.pool,
         size = state.replicas,
         mem = p.memory_gib,
-        cap = state.osd_size_bytes,
+        cap = state.osd_size_bytes * u64::from(state.osds),
         rr = p.disk_read_4k_iops,
         rw = p.disk_write_4k_iops,
         rb = p.disk_read_bytes_per_sec,
@@ -297,6 +299,13 @@ mod tests {
         };
         let text = scenario_toml(&state, &probe, "16.2.15");
         let sc = parse_scenario(&text, "lab scenario.toml", &Catalogue::builtin());
-        assert!(sc.is_ok(), "{}\n{text}", sc.unwrap_err());
+        assert!(sc.is_ok(), "{}\n{text}", sc.as_ref().unwrap_err());
+        // The three OSDs' files share the one backing store the probe measured: one device
+        // of that speed holding the three OSDs and their 30 GiB, not three such devices.
+        let sc = sc.unwrap();
+        assert_eq!((sc.data.count_per_node, sc.osds_per_device), (1, 3));
+        assert_eq!(sc.osds_per_node(), 3);
+        assert_eq!(sc.data.drive.capacity.0, 3 * (10u64 << 30));
+        assert_eq!(sc.data.drive.write_4k_iops, 10803.0);
     }
 }

@@ -380,6 +380,9 @@ pub struct DegradedSpec {
     pub fill: f64,
 }
 
+/// The most OSDs a scenario puts on one data device (`cluster.node.osds_per_device`).
+pub const MAX_OSDS_PER_DEVICE: u32 = 8;
+
 /// Ceph's default `mon_osd_nearfull_ratio`.
 pub const NEARFULL_RATIO: f64 = 0.85;
 
@@ -691,7 +694,7 @@ impl ScenarioSpec {
                 );
             }
         }
-        if n.osds_per_device == 0 || n.osds_per_device > 8 {
+        if n.osds_per_device == 0 || n.osds_per_device > MAX_OSDS_PER_DEVICE {
             return inv(
                 "cluster.node.osds_per_device",
                 format!("osds_per_device = {}", n.osds_per_device),
