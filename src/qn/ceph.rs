@@ -268,7 +268,9 @@
 //! OSDs; the shipped model made that −28 % with every OSD's groups on their own, +5 % with
 //! the turns. The write batches stay per OSD: applied to them too (the `kv_sync_thread`
 //! commits once per turn) the turns made more OSDs on the lab's two cores *raise* the
-//! write IOPS (×1.19 from 1 to 2 OSDs) where the lab measures ×0.90 and ×0.68 at 4
+//! write IOPS (×1.19 from 1 to 2 OSDs, each OSD on a device of its own; with the OSDs on
+//! the one device their files share, ×0.98 and ×0.94 at 2 and 4, session 32) where the lab
+//! measures ×0.90 and ×0.68 at 4
 //! (`calibration-data/lab/osd-count-2vcpu/`), and officinalis's writes +2 % where −7.5 %
 //! is measured. It lowered the leave-one-system-out IOPS MAPE 28.04 → 27.63 % (median
 //! 18.75 → 17.73 %, mean latency 33.36 → 33.10 %; T = 1 / 3 / 4: 27.82 / 29.19 / 31.75 %)
