@@ -57,6 +57,26 @@ fn predict_json_keeps_the_key_contract_and_littles_law() {
         (x * r - n).abs() < 1e-6 * n,
         "Little's law: {x} × {r} vs {n}"
     );
+    // Where the latency goes: the parts of the fixture's reads add up to their mean, and
+    // the bottleneck's part is the largest.
+    let parts = v["latency_parts"].as_object().unwrap();
+    let sum: f64 = parts
+        .values()
+        .map(|p| p["read_secs"].as_f64().unwrap())
+        .sum();
+    let rd = v["latency_read_mean_secs"].as_f64().unwrap();
+    assert!((sum - rd).abs() < 1e-9 * rd, "{sum} vs {rd}");
+    assert!(parts.values().all(|p| p["write_secs"].is_null()));
+    let top = parts
+        .iter()
+        .max_by(|a, b| {
+            a.1["share"]
+                .as_f64()
+                .unwrap()
+                .total_cmp(&b.1["share"].as_f64().unwrap())
+        })
+        .unwrap();
+    assert_eq!(top.0, v["bottleneck"]["resource"].as_str().unwrap());
 }
 
 #[test]
@@ -69,7 +89,10 @@ fn predict_table_is_readable() {
         .stdout(predicate::str::contains("bottleneck"))
         .stdout(predicate::str::contains("utilisation"))
         .stdout(predicate::str::is_match(r"\d,\d{3}").unwrap())
-        .stdout(predicate::str::contains(" ms"));
+        .stdout(predicate::str::contains(" ms"))
+        // The latency parts: a read-only workload has a read column and no write column.
+        .stdout(predicate::str::is_match(r"latency part +read +share of mean").unwrap())
+        .stdout(predicate::str::is_match(r"osd_cpu +\d+\.\d{3} ms +\d+\.\d%").unwrap());
 }
 
 #[test]

@@ -1079,6 +1079,22 @@ fn the_prediction_shows_the_clis_caveats_the_solver_in_words_and_the_held_load()
     assert!(h
         .query_by_label_contains("parameter uncertainty only")
         .is_none());
+    // Where the mean latency goes, the CLI's parts with the CLI's numbers: a write column
+    // for this write-only fixture, no read column.
+    h.get_by_label_contains("where the mean latency goes");
+    h.get_by_label("share of mean");
+    assert!(!cli.latency_parts.is_empty());
+    for (name, part) in &cli.latency_parts {
+        let write = cephplan::predict::format::ms(part.write_secs.unwrap());
+        let share = format!("{:.1} %", part.share * 100.0);
+        for label in [name.as_str(), write.as_str(), share.as_str()] {
+            assert!(
+                h.query_all_by_label(label).count() >= 1,
+                "{name}: \"{label}\" is not on screen"
+            );
+        }
+    }
+    assert!(cli.latency_parts.values().all(|p| p.read_secs.is_none()));
     assert_no_debug_names(&h);
 }
 

@@ -10,6 +10,7 @@ use clap::Args;
 
 use super::output::{table, Format};
 use cephplan::model::ModelParams;
+use cephplan::predict::format::latency_parts_by_share;
 pub use cephplan::predict::format::{count_ci, ms, ms_ci, thousands};
 use cephplan::predict::{
     predict, predict_tails, PredictOptions, PredictionReport, TailFigures, TailOptions, TailReport,
@@ -452,6 +453,8 @@ fn table_report(s: &Scenario, r: &PredictionReport) -> String {
         .map(|(k, v)| vec![k, format!("{:.1}%", v * 100.0)])
         .collect();
     o.push_str(&table(&["resource", "utilisation"], &rows));
+    o.push('\n');
+    o.push_str(&latency_parts_table(r));
     for w in r
         .warnings
         .iter()
@@ -460,6 +463,34 @@ fn table_report(s: &Scenario, r: &PredictionReport) -> String {
         o.push_str(&format!("warning: {w}\n"));
     }
     o
+}
+
+/// Where the mean latency goes: each resource's part of a read's and a write's mean time
+/// on its path, and its share of the mean of all I/Os.
+fn latency_parts_table(r: &PredictionReport) -> String {
+    let rows: Vec<Vec<String>> = latency_parts_by_share(&r.latency_parts)
+        .into_iter()
+        .map(|(name, part)| {
+            let mut row = vec![name.to_string()];
+            if r.latency_read_mean_secs.is_some() {
+                row.push(part.read_secs.map(ms).unwrap_or_default());
+            }
+            if r.latency_write_mean_secs.is_some() {
+                row.push(part.write_secs.map(ms).unwrap_or_default());
+            }
+            row.push(format!("{:.1}%", part.share * 100.0));
+            row
+        })
+        .collect();
+    let mut headers = vec!["latency part"];
+    if r.latency_read_mean_secs.is_some() {
+        headers.push("read");
+    }
+    if r.latency_write_mean_secs.is_some() {
+        headers.push("write");
+    }
+    headers.push("share of mean");
+    table(&headers, &rows)
 }
 
 /// The degraded prediction: client figures during recovery and the recovery time.

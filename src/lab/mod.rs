@@ -32,8 +32,8 @@ pub const LAB_SCHEMA_VERSION: u32 = 1;
 /// The pool `up` creates.
 pub const LAB_POOL: &str = "rbd";
 const PG_COUNT: u32 = 32;
-/// The most OSDs `up` starts: its scenario puts them all on one device (see
-/// [`scenario`]), and a scenario's device holds at most this many.
+/// The most OSDs `up` starts: the scenario it writes puts them all on one device (their
+/// files share one backing store), and a scenario's device holds at most this many.
 pub const MAX_OSDS: u32 = crate::spec::MAX_OSDS_PER_DEVICE;
 
 #[derive(Debug, thiserror::Error)]

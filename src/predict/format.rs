@@ -175,6 +175,17 @@ pub fn ms(secs: f64) -> String {
     format!("{:.3} ms", secs * 1e3)
 }
 
+/// A prediction's latency parts ([`super::LatencyPart`]), largest share first (ties by
+/// name): the order in which the CLI's table and the app's Prediction page list them.
+pub fn latency_parts_by_share(
+    parts: &std::collections::BTreeMap<String, super::LatencyPart>,
+) -> Vec<(&str, super::LatencyPart)> {
+    let mut v: Vec<(&str, super::LatencyPart)> =
+        parts.iter().map(|(k, p)| (k.as_str(), *p)).collect();
+    v.sort_by(|a, b| b.1.share.total_cmp(&a.1.share).then(a.0.cmp(b.0)));
+    v
+}
+
 /// "1.234 ± 0.012 ms" (the half-width of the estimate's confidence interval).
 pub fn ms_ci(e: &Estimate) -> String {
     match e.half_width {

@@ -11,7 +11,10 @@
 //! Per-type latency: a read and a write see the same stations, so with the solved
 //! per-station stretch `s_k = residence_k / demand_k`, `R_read = Σ_k Dpath_read,k · s_k`
 //! and likewise for writes; `p·R_read + (1−p)·R_write` equals the mixed mean, and Little's
-//! law `in_flight = iops × latency_mean` holds by construction of MVA.
+//! law `in_flight = iops × latency_mean` holds by construction of MVA. Each term
+//! `Dpath_k · s_k` is resource `k`'s part of the mean ([`LatencyPart`], the report's
+//! `latency_parts`): where an I/O's time goes, queueing included; at one I/O in flight no
+//! queue forms and the parts are the path demands.
 //!
 //! Idle states: at a few I/Os in flight per OSD node the measured latency depends on how
 //! deeply the nodes' cores sleep between I/Os, which no scenario input states and the model
@@ -131,6 +134,20 @@ pub struct Bottleneck {
     pub utilization: f64,
 }
 
+/// One resource's part of the mean latency: the time a mean read and a mean write spend
+/// at it on their critical path (queueing and service at a queue, the fixed time of a
+/// delay). Over the resources the parts add up to the report's per-type means.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct LatencyPart {
+    /// None when the workload has no reads.
+    pub read_secs: Option<f64>,
+    /// None when the workload has no writes.
+    pub write_secs: Option<f64>,
+    /// Its share of the mean latency of all I/Os, 0..1 (reads and writes weighted by the
+    /// mix).
+    pub share: f64,
+}
+
 /// Asymptotic bounds: no closed network of this demand does better.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Bounds {
@@ -213,6 +230,10 @@ pub struct PredictionReport {
     pub bottleneck: Bottleneck,
     /// Queueing resource → per-server utilisation of one copy (0..1).
     pub utilization: BTreeMap<String, f64>,
+    /// Resource (queue or delay) → its part of the mean latency; resources no I/O waits
+    /// at are left out. Absent in reports written before it existed.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub latency_parts: BTreeMap<String, LatencyPart>,
     pub bounds: Bounds,
     /// I/Os in flight: images × jobs × iodepth.
     pub in_flight: u32,
@@ -248,6 +269,7 @@ pub(crate) struct Figures {
     pub latency_write_mean_secs: Option<f64>,
     pub bottleneck: Bottleneck,
     pub utilization: BTreeMap<String, f64>,
+    pub latency_parts: BTreeMap<String, LatencyPart>,
 }
 
 /// Figures from a throughput, per-station stretch factors and utilisations.
@@ -267,6 +289,31 @@ pub(crate) fn figures(
         resource: String::new(),
         utilization: -1.0,
     };
+    let latency_mean_secs = if x > 0.0 {
+        f64::from(population) / x
+    } else {
+        0.0
+    };
+    let mut latency_parts = BTreeMap::new();
+    for (k, st) in cn.network.stations.iter().enumerate() {
+        let read = (p > 0.0).then(|| cn.read[k].path_secs * stretch[k]);
+        let write = (p < 1.0).then(|| cn.write[k].path_secs * stretch[k]);
+        let mixed = p * read.unwrap_or(0.0) + (1.0 - p) * write.unwrap_or(0.0);
+        if mixed > 0.0 {
+            latency_parts.insert(
+                st.name.clone(),
+                LatencyPart {
+                    read_secs: read,
+                    write_secs: write,
+                    share: if latency_mean_secs > 0.0 {
+                        mixed / latency_mean_secs
+                    } else {
+                        0.0
+                    },
+                },
+            );
+        }
+    }
     for (st, &u) in cn.network.stations.iter().zip(util) {
         if st.kind == StationKind::Queue {
             utilization.insert(st.name.clone(), u);
@@ -283,15 +330,12 @@ pub(crate) fn figures(
         read_iops: p * x,
         write_iops: (1.0 - p) * x,
         bandwidth_bytes_per_sec: x * cn.bytes_per_io,
-        latency_mean_secs: if x > 0.0 {
-            f64::from(population) / x
-        } else {
-            0.0
-        },
+        latency_mean_secs,
         latency_read_mean_secs: (p > 0.0).then(|| per_type(&cn.read)),
         latency_write_mean_secs: (p < 1.0).then(|| per_type(&cn.write)),
         bottleneck,
         utilization,
+        latency_parts,
     }
 }
 
@@ -683,6 +727,7 @@ pub fn predict(
         latency_p99_secs: None,
         bottleneck: f.bottleneck,
         utilization: f.utilization,
+        latency_parts: f.latency_parts,
         bounds: bounds(&cn, n),
         in_flight: n,
         interval,

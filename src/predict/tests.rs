@@ -47,6 +47,70 @@ fn one_io_in_flight_sees_no_queueing() {
 }
 
 #[test]
+fn latency_parts_add_up_to_the_means_and_a_lone_ios_are_its_path_demands() {
+    // One write in flight: no queue anywhere, so each resource's part is the write's path
+    // demand there, the hand-computed oracles of `qn::ceph::tests`
+    // (`replicated_write_cpu_and_device_demands`, `replicated_write_puts_r_minus_1_copies_on_the_cluster_network`):
+    // OSD CPU primary + one replica 2 × 200 µs, one replica's 2 device ops × 20 µs, the client's
+    // 1e-4 Gcycles / 2 GHz = 50 µs, the prior's 200 µs fixed write latency, and one 4 KiB copy
+    // on each 10 Gb/s link on the path (on the cluster network: both replicas' sends, one
+    // receive).
+    let s = with("images = 4", "images = 1");
+    let r = predict(&s, &params(), &opts()).unwrap();
+    let part = |name: &str| r.latency_parts[name].write_secs.unwrap();
+    let copy = 4096.0 * 8.0 / 10e9;
+    for (name, want) in [
+        ("osd_cpu", 400e-6),
+        ("data_device", 40e-6),
+        ("client_cpu", 50e-6),
+        ("software_latency", 200e-6),
+        ("client_nic_tx", copy),
+        ("osd_public_rx", copy),
+        ("osd_cluster_tx", 2.0 * copy),
+        ("osd_cluster_rx", copy),
+    ] {
+        assert!(
+            (part(name) - want).abs() < 1e-12,
+            "{name}: {} vs {want}",
+            part(name)
+        );
+    }
+    // The spec's write latency is all service time here: no device delay part.
+    assert!(!r.latency_parts.contains_key("data_device_latency"));
+    assert!(r.latency_parts.values().all(|p| p.read_secs.is_none()));
+    let sum: f64 = r
+        .latency_parts
+        .values()
+        .map(|p| p.write_secs.unwrap())
+        .sum();
+    assert!((sum - r.latency_mean_secs).abs() < 1e-12 * r.latency_mean_secs);
+    // A loaded mix: the read and write parts add up to their own means, the shares to 1.
+    let s = tiny(|t| {
+        t.replace(
+            "pattern = \"randwrite\"",
+            "pattern = \"randrw\"\nread_percent = 70",
+        )
+        .replace("iodepth = 1", "iodepth = 32")
+    });
+    let r = predict(&s, &params(), &opts()).unwrap();
+    let (rr, rw) = (
+        r.latency_read_mean_secs.unwrap(),
+        r.latency_write_mean_secs.unwrap(),
+    );
+    let reads: f64 = r.latency_parts.values().filter_map(|p| p.read_secs).sum();
+    let writes: f64 = r.latency_parts.values().filter_map(|p| p.write_secs).sum();
+    let shares: f64 = r.latency_parts.values().map(|p| p.share).sum();
+    assert!((reads - rr).abs() < 1e-9 * rr, "{reads} vs {rr}");
+    assert!((writes - rw).abs() < 1e-9 * rw, "{writes} vs {rw}");
+    assert!((shares - 1.0).abs() < 1e-9, "{shares}");
+    // Queueing shows in the part of the busiest resource: more than its path demand.
+    let b = &r.bottleneck.resource;
+    let cn = build(&s, &params()).unwrap();
+    let k = cn.network.station_index(b).unwrap();
+    assert!(r.latency_parts[b].write_secs.unwrap() > 1.5 * cn.write[k].path_secs);
+}
+
+#[test]
 fn bounds_bracket_predictions_at_every_depth() {
     for d in [1, 2, 4, 8, 16, 64, 256] {
         let s = with("iodepth = 1", &format!("iodepth = {d}"));

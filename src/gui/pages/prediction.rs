@@ -83,6 +83,11 @@ pub struct CephPrediction {
     /// 95 % interval of IOPS and mean latency from the model's parameter covariance
     /// (`predict::predict`; `None` when the model carries no covariance).
     pub interval: Option<crate::predict::Interval>,
+    /// Where the mean latency goes, resource by resource, as `cephplan predict` lists it.
+    pub latency_parts: std::collections::BTreeMap<String, crate::predict::LatencyPart>,
+    /// Whether the workload has reads and writes (which columns the latency parts show).
+    pub has_reads: bool,
+    pub has_writes: bool,
 }
 
 pub type PredictionResult = Result<CephPrediction, String>;
@@ -160,7 +165,42 @@ pub fn predict_text(
         sweep,
         by_nodes,
         interval: report.interval,
+        has_reads: report.latency_read_mean_secs.is_some(),
+        has_writes: report.latency_write_mean_secs.is_some(),
+        latency_parts: report.latency_parts,
     })
+}
+
+/// Where the mean latency goes: each resource's part of a read's and a write's mean time
+/// on its path and its share of the mean, largest first, as `cephplan predict` lists them.
+fn latency_parts_ui(ui: &mut egui::Ui, p: &CephPrediction) {
+    ui.strong("where the mean latency goes")
+        .on_hover_text("each resource's time on the I/O's path, queueing included");
+    egui::Grid::new("latency parts")
+        .num_columns(4)
+        .striped(true)
+        .show(ui, |ui| {
+            ui.label("resource");
+            if p.has_reads {
+                ui.label("read");
+            }
+            if p.has_writes {
+                ui.label("write");
+            }
+            ui.label("share of mean");
+            ui.end_row();
+            for (name, part) in crate::predict::format::latency_parts_by_share(&p.latency_parts) {
+                ui.label(name);
+                if p.has_reads {
+                    ui.label(part.read_secs.map(ms).unwrap_or_default());
+                }
+                if p.has_writes {
+                    ui.label(part.write_secs.map(ms).unwrap_or_default());
+                }
+                ui.label(format!("{:.1} %", part.share * 100.0));
+                ui.end_row();
+            }
+        });
 }
 
 /// The highest swept point whose mean latency meets the target:
@@ -753,26 +793,31 @@ impl PredictionPage {
             .filter(|s| s.utilization > 0.0)
             .map(|s| (s.name.clone(), s.utilization))
             .collect();
-        // The tails table beside the bars when both fit (about 1100 points), under them
-        // otherwise, so that no column of it is cut off in a small window.
-        let bars = |ui: &mut egui::Ui| {
+        // The utilisation bars and the latency parts side by side, and the tails table
+        // beside them when all fit (about 1400 points), under them otherwise, so that no
+        // column is cut off in a small window.
+        let bars_and_parts = |ui: &mut egui::Ui| {
             ui.vertical(|ui| {
                 plot::utilisation_bars_ui(ui, &rows, p.sweep.bounds.bottleneck.as_deref());
             });
+            ui.add_space(24.0);
+            ui.vertical(|ui| latency_parts_ui(ui, p));
         };
         match tails {
-            Some(t) if ui.available_width() >= 1100.0 => {
+            Some(t) if ui.available_width() >= 1400.0 => {
                 ui.horizontal_top(|ui| {
-                    bars(ui);
+                    bars_and_parts(ui);
                     ui.add_space(24.0);
                     ui.vertical(|ui| tails_table_ui(ui, x, r, t));
                 });
             }
             Some(t) => {
-                bars(ui);
+                ui.horizontal_top(bars_and_parts);
                 tails_table_ui(ui, x, r, t);
             }
-            None => bars(ui),
+            None => {
+                ui.horizontal_top(bars_and_parts);
+            }
         }
         let target_secs = self.latency_target_ms / 1e3;
         let target_ms = self.latency_target_ms;
