@@ -106,6 +106,9 @@ pub struct VariantReport {
     pub bottleneck: Bottleneck,
     /// Per-server utilisation of each resource at the scenario's load.
     pub utilization: BTreeMap<String, f64>,
+    /// Where the mean latency goes at the scenario's load (`cephplan predict`'s parts).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub latency_parts: BTreeMap<String, crate::predict::LatencyPart>,
     /// The iodepth sweep, ascending, carried past the knee.
     pub curve: Vec<SweepPoint>,
     /// What `cephplan predict` prints as warnings for this scenario and model.
@@ -272,6 +275,7 @@ pub fn compare(
             iops_per_cpu_watt: cpu_tdp_watts.filter(|w| *w > 0.0).map(|w| r.iops / w),
             bottleneck: r.bottleneck.clone(),
             utilization: r.utilization.clone(),
+            latency_parts: r.latency_parts.clone(),
             curve,
             warnings: r.warnings.clone(),
             solver: crate::predict::format::solver_label(r.solver.method, r.warnings.len()),

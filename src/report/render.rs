@@ -73,7 +73,7 @@ fn opt(v: Option<f64>, q: Quantity) -> String {
     v.map_or_else(|| "–".into(), |x| eng(x, q))
 }
 
-const ROWS: [Row; 17] = [
+const ROWS: [Row; 18] = [
     ("scenario file", |v, _| v.origin.clone()),
     ("OSD nodes", |v, _| v.nodes.to_string()),
     ("OSDs", |v, _| v.osds.to_string()),
@@ -149,7 +149,23 @@ const ROWS: [Row; 17] = [
             v.bottleneck.utilization * 100.0
         )
     }),
+    ("where the mean latency goes", |v, _| {
+        let parts = crate::predict::format::latency_parts_by_share(&v.latency_parts);
+        if parts.is_empty() {
+            return "–".into();
+        }
+        parts
+            .iter()
+            .take(LATENCY_PARTS_SHOWN)
+            .map(|(name, p)| format!("{name} {:.0} %", p.share * 100.0))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }),
 ];
+
+/// The largest latency parts a comparison's table names per variant (`cephplan predict`
+/// lists them all).
+const LATENCY_PARTS_SHOWN: usize = 3;
 
 /// The figures as rows of text cells (label, then one cell per variant).
 pub fn table_rows(r: &ComparisonReport) -> Vec<Vec<String>> {

@@ -66,6 +66,8 @@ fn the_report_holds_the_predict_librarys_figures_for_each_variant() {
         assert_eq!(v.latency_mean_secs, p.latency_mean_secs);
         assert_eq!(v.interval, p.interval);
         assert_eq!(v.warnings, p.warnings);
+        assert_eq!(v.latency_parts, p.latency_parts);
+        assert!(!v.latency_parts.is_empty());
         assert_eq!(v.raw_bytes, p.capacity.raw_bytes);
         assert_eq!(v.usable_bytes, p.capacity.usable_bytes);
         let t = predict_tails(
@@ -111,6 +113,21 @@ fn renders_markdown_with_plots_html_self_contained_and_csv() {
     let md = markdown(&r, "out").unwrap();
     assert!(marked(md.text.as_bytes()));
     assert!(md.text.contains("| IOPS | "));
+    // Where the latency goes: each variant's largest parts, largest first, as `predict`
+    // lists them.
+    let v = &r.variants[0];
+    let top = crate::predict::format::latency_parts_by_share(&v.latency_parts);
+    let cell = top
+        .iter()
+        .take(3)
+        .map(|(name, p)| format!("{name} {:.0} %", p.share * 100.0))
+        .collect::<Vec<_>>()
+        .join(", ");
+    assert!(
+        md.text
+            .contains(&format!("| where the mean latency goes | {cell} |")),
+        "{cell}"
+    );
     assert!(md
         .text
         .contains("![mean latency against IOPS](out-latency.png)"));
