@@ -269,7 +269,8 @@ pub(crate) struct Figures {
     pub latency_write_mean_secs: Option<f64>,
     pub bottleneck: Bottleneck,
     pub utilization: BTreeMap<String, f64>,
-    pub latency_parts: BTreeMap<String, LatencyPart>,
+    /// Per station, residence over demand (1 at a delay): what [`latency_parts`] needs.
+    pub stretch: Vec<f64>,
 }
 
 /// Figures from a throughput, per-station stretch factors and utilisations.
@@ -277,13 +278,15 @@ pub(crate) fn figures(
     cn: &CephNetwork,
     population: u32,
     x: f64,
-    stretch: &[f64],
+    stretch: Vec<f64>,
     util: &[f64],
 ) -> Figures {
     let p = cn.read_fraction;
     let per_type = |v: &[crate::qn::Demand]| -> f64 {
-        v.iter().zip(stretch).map(|(d, s)| d.path_secs * s).sum()
+        v.iter().zip(&stretch).map(|(d, s)| d.path_secs * s).sum()
     };
+    let latency_read_mean_secs = (p > 0.0).then(|| per_type(&cn.read));
+    let latency_write_mean_secs = (p < 1.0).then(|| per_type(&cn.write));
     let mut utilization = BTreeMap::new();
     let mut bottleneck = Bottleneck {
         resource: String::new(),
@@ -294,26 +297,6 @@ pub(crate) fn figures(
     } else {
         0.0
     };
-    let mut latency_parts = BTreeMap::new();
-    for (k, st) in cn.network.stations.iter().enumerate() {
-        let read = (p > 0.0).then(|| cn.read[k].path_secs * stretch[k]);
-        let write = (p < 1.0).then(|| cn.write[k].path_secs * stretch[k]);
-        let mixed = p * read.unwrap_or(0.0) + (1.0 - p) * write.unwrap_or(0.0);
-        if mixed > 0.0 {
-            latency_parts.insert(
-                st.name.clone(),
-                LatencyPart {
-                    read_secs: read,
-                    write_secs: write,
-                    share: if latency_mean_secs > 0.0 {
-                        mixed / latency_mean_secs
-                    } else {
-                        0.0
-                    },
-                },
-            );
-        }
-    }
     for (st, &u) in cn.network.stations.iter().zip(util) {
         if st.kind == StationKind::Queue {
             utilization.insert(st.name.clone(), u);
@@ -331,12 +314,40 @@ pub(crate) fn figures(
         write_iops: (1.0 - p) * x,
         bandwidth_bytes_per_sec: x * cn.bytes_per_io,
         latency_mean_secs,
-        latency_read_mean_secs: (p > 0.0).then(|| per_type(&cn.read)),
-        latency_write_mean_secs: (p < 1.0).then(|| per_type(&cn.write)),
+        latency_read_mean_secs,
+        latency_write_mean_secs,
         bottleneck,
         utilization,
-        latency_parts,
+        stretch,
     }
+}
+
+/// Each station's part of the mean latency at a solution ([`LatencyPart`]): its path
+/// demand times its stretch, per type; stations no I/O waits at are left out.
+pub(crate) fn latency_parts(cn: &CephNetwork, f: &Figures) -> BTreeMap<String, LatencyPart> {
+    let p = cn.read_fraction;
+    let mut parts = BTreeMap::new();
+    for (k, st) in cn.network.stations.iter().enumerate() {
+        let read = (p > 0.0).then(|| cn.read[k].path_secs * f.stretch[k]);
+        let write = (p < 1.0).then(|| cn.write[k].path_secs * f.stretch[k]);
+        let mixed = p * read.unwrap_or(0.0) + (1.0 - p) * write.unwrap_or(0.0);
+        if mixed > 0.0 {
+            let share = if f.latency_mean_secs > 0.0 {
+                mixed / f.latency_mean_secs
+            } else {
+                0.0
+            };
+            parts.insert(
+                st.name.clone(),
+                LatencyPart {
+                    read_secs: read,
+                    write_secs: write,
+                    share,
+                },
+            );
+        }
+    }
+    parts
 }
 
 /// Asymptotic bounds of a built network at a population.
@@ -479,7 +490,7 @@ fn solved(cn: &CephNetwork, population: u32, sol: &solve::Solution) -> Solved {
         }
     }
     Solved {
-        figures: figures(cn, population, x, &stretch, &util),
+        figures: figures(cn, population, x, stretch, &util),
         solver: SolverInfo {
             method: sol.method,
             convergence: sol.convergence.clone(),
@@ -714,6 +725,7 @@ pub fn predict(
     } else {
         (None, None)
     };
+    let latency_parts = latency_parts(&cn, &f);
     Ok(PredictionReport {
         schema_version: REPORT_SCHEMA_VERSION,
         scenario: s.name.clone(),
@@ -727,7 +739,7 @@ pub fn predict(
         latency_p99_secs: None,
         bottleneck: f.bottleneck,
         utilization: f.utilization,
-        latency_parts: f.latency_parts,
+        latency_parts,
         bounds: bounds(&cn, n),
         in_flight: n,
         interval,
