@@ -397,6 +397,34 @@ fn validation_run_against_a_conf_without_a_cluster_reports_the_error() {
     assert!(v.field_errors().is_empty());
 }
 
+#[test]
+fn the_osd_counters_box_asks_the_run_for_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let conf = dir.path().join("ceph.conf");
+    std::fs::write(&conf, "[global]\n").unwrap();
+    let mut state = validation_state();
+    let v = &mut state.validation;
+    v.ceph_conf = conf.display().to_string();
+    v.scenario = example_path();
+    v.out_dir = dir.path().join("out").display().to_string();
+    let mut h = harness(state);
+    h.run();
+    let model = cephplan::gui::app::ActiveModel::default();
+    let asked = |h: &Harness<'static, App>| {
+        h.state()
+            .state
+            .validation
+            .request(&model)
+            .unwrap()
+            .spec
+            .osd_counters
+    };
+    assert!(!asked(&h), "off until asked for");
+    h.get_by_label("OSD counters").click();
+    h.run();
+    assert!(asked(&h));
+}
+
 fn example_path() -> String {
     format!(
         "{}/models/examples/seed-000-ampere-altra-max.toml",
@@ -1232,6 +1260,43 @@ fn opened_results_show_their_prediction_notes_once_with_their_points() {
             .count(),
         1
     );
+}
+
+#[test]
+fn opened_results_show_the_osd_counters_of_their_points() {
+    // A report as `validate --osd-counters` writes it: counters on the first point, the
+    // reason they could not be read on the second (the recorded fixture has neither).
+    let results = validation_results_copy();
+    let path = results.path().join("validation-1796124302-19937.json");
+    let mut report: cephplan::validate::ValidationReport =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert!(report.points.len() >= 2);
+    report.points[0].osd_counters = Some(cephplan::validate::counters::OsdCounters {
+        osds: 1,
+        read_ops: 0.0,
+        write_ops: 21262.0,
+        op_read_secs: None,
+        op_write_secs: Some(0.682e-3),
+        op_queue_wait_secs: Some(0.036e-3),
+        bluestore_commit_secs: Some(0.582e-3),
+        kv_sync_secs: Some(0.483e-3),
+        bluestore_read_secs: None,
+    });
+    report.points[1].osd_counters_error = Some("ceph tell osd.0 perf dump timed out".into());
+    std::fs::write(&path, serde_json::to_string_pretty(&report).unwrap()).unwrap();
+
+    let mut h = harness(State::default());
+    h.get_by_label("Validation").click();
+    h.run();
+    retype(&mut h, "output dir", &results.path().display().to_string());
+    h.get_by_label("Open results").click();
+    h.run();
+    // The same lines the CLI prints under its table.
+    for line in cephplan::validate::osd_counter_lines(&report.points) {
+        h.get_by_label(&line);
+    }
+    h.get_by_label_contains("write op 0.682 ms (op-thread wait 0.036 ms, BlueStore commit 0.582 ms, of which the WAL sync 0.483 ms)");
+    h.get_by_label_contains("no OSD counters (ceph tell osd.0 perf dump timed out)");
 }
 
 /// Widgets (buttons, labels, fields) that reach past `width`: cut off at the window edge.

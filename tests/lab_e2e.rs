@@ -59,6 +59,7 @@ fn spec(scenario: &Path, conf: &Path, out: &Path, vary: &str, pattern: RwPattern
         i_own_this_image: None,
         run_id: validate::new_run_id() + "-" + &out.file_name().unwrap().to_string_lossy(),
         system_id: "lab".into(),
+        osd_counters: false,
     }
 }
 
@@ -192,7 +193,8 @@ fn lab_end_to_end() {
             "--image-size",
             "64M",
         ])
-        .args(["--system-id", "lab", "--refit", "--format", "json", "--out"])
+        .args(["--system-id", "lab", "--refit", "--osd-counters"])
+        .args(["--format", "json", "--out"])
         .arg(&out)
         .timeout(Duration::from_secs(600))
         .assert()
@@ -208,6 +210,18 @@ fn lab_end_to_end() {
         assert!(p.measured.total_iops > 0.0, "measured IOPS > 0");
         assert!(p.measured.latency_mean_secs > 0.0);
         assert!(out.join(&p.raw_fio_json).is_file());
+        // --osd-counters: the three OSDs' read ops over the point, each a part of what fio
+        // waited for (the OSD op is inside the client's I/O, its BlueStore read inside the
+        // op).
+        let c = p
+            .osd_counters
+            .unwrap_or_else(|| panic!("no OSD counters: {:?}", p.osd_counters_error));
+        assert_eq!(c.osds, 3);
+        assert!(c.read_ops > 0.0, "{c:?}");
+        let op = c.op_read_secs.expect("a read op latency");
+        assert!(op > 0.0 && op < p.measured.latency_mean_secs, "{c:?}");
+        let store = c.bluestore_read_secs.expect("a BlueStore read latency");
+        assert!(store > 0.0 && store < op, "{c:?}");
     }
     // The refit: both points with a prediction before and after, the fit's outcome, and
     // the refitted model in the output directory.

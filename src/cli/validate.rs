@@ -36,6 +36,11 @@ pub struct ValidateArgs {
     /// Record measurements only, without predictions.
     #[arg(long)]
     no_predict: bool,
+    /// Also read every OSD's latency counters before and after each point (`ceph tell
+    /// osd.N perf dump`; clusters of at most 64 OSDs): where the measured time went inside
+    /// the OSDs, beside fio's figures and the prediction's latency parts.
+    #[arg(long)]
+    osd_counters: bool,
     /// fio server `host:port` (repeatable); each must run `fio --server=ip:HOST,PORT`
     /// with CEPH_CONF set. Without it fio runs here.
     #[arg(long = "client")]
@@ -281,6 +286,7 @@ pub fn run(a: ValidateArgs) -> anyhow::Result<ExitCode> {
         existing_image: a.image.clone(),
         i_own_this_image: a.i_own_this_image.clone(),
         run_id: validate::new_run_id(),
+        osd_counters: a.osd_counters,
     };
     let target = if a.clients.is_empty() {
         FioTarget::Local
@@ -375,6 +381,9 @@ pub fn run(a: ValidateArgs) -> anyhow::Result<ExitCode> {
                 )
             );
             for line in validate::prediction_note_lines(&report.points) {
+                println!("{line}");
+            }
+            for line in validate::osd_counter_lines(&report.points) {
                 println!("{line}");
             }
             println!(

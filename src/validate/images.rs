@@ -11,6 +11,7 @@
 //! this logic is tested without one. Not here: choosing image names and sizes (the sweep in
 //! the parent module), fio.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -36,6 +37,9 @@ pub trait Cluster {
     fn remove_image(&self, pool: &str, name: &str) -> Result<(), LabError>;
     /// The OSDs reported down, `None` if the cluster does not answer.
     fn osds_down(&self) -> Option<Vec<String>>;
+    /// Every OSD's `perf dump`, by OSD id (`ceph osd ls`, then `ceph tell osd.N perf dump`
+    /// for each); refused beyond [`super::counters::MAX_COUNTER_OSDS`] OSDs.
+    fn osd_perf_dumps(&self) -> Result<BTreeMap<u32, serde_json::Value>, LabError>;
 }
 
 /// [`Cluster`] through the `ceph` and `rbd` command-line tools.
@@ -113,6 +117,39 @@ impl Cluster for CephCluster<'_> {
                 .map(|o| format!("osd.{}", o["osd"]))
                 .collect(),
         )
+    }
+
+    fn osd_perf_dumps(&self) -> Result<BTreeMap<u32, serde_json::Value>, LabError> {
+        let bad = |detail: String| LabError::Step {
+            step: "ceph osd ls / ceph tell osd.N perf dump".into(),
+            detail,
+            log_dir: self.0.log_dir.clone(),
+        };
+        let ids: Vec<u32> = serde_json::from_str(&self.0.ceph(&["osd", "ls", "-f", "json"])?)
+            .map_err(|e| {
+                bad(format!(
+                    "`ceph osd ls` did not print a list of OSD ids: {e}"
+                ))
+            })?;
+        if ids.len() > super::counters::MAX_COUNTER_OSDS {
+            return Err(bad(format!(
+                "{} OSDs: reading every OSD's counters around each point takes two `ceph \
+                 tell` calls per OSD; leave out --osd-counters on clusters of more than {}",
+                ids.len(),
+                super::counters::MAX_COUNTER_OSDS
+            )));
+        }
+        let mut dumps = BTreeMap::new();
+        for id in ids {
+            let name = format!("osd.{id}");
+            let text = self
+                .0
+                .ceph(&["tell", &name, "perf", "dump", "-f", "json"])?;
+            let v: serde_json::Value = serde_json::from_str(&text)
+                .map_err(|e| bad(format!("`ceph tell {name} perf dump` is not JSON: {e}")))?;
+            dumps.insert(id, v);
+        }
+        Ok(dumps)
     }
 }
 
@@ -367,6 +404,8 @@ pub(super) mod tests {
         pub osds_down: Vec<String>,
         /// Names whose `rbd rm` fails.
         pub stuck: Vec<String>,
+        /// Perf dumps returned one set per call, in order (an error once they run out).
+        pub perf_dumps: RefCell<Vec<BTreeMap<u32, serde_json::Value>>>,
     }
 
     fn step(detail: &str) -> LabError {
@@ -404,6 +443,14 @@ pub(super) mod tests {
         }
         fn osds_down(&self) -> Option<Vec<String>> {
             Some(self.osds_down.clone())
+        }
+        fn osd_perf_dumps(&self) -> Result<BTreeMap<u32, serde_json::Value>, LabError> {
+            self.calls.borrow_mut().push("perf dump".into());
+            let mut dumps = self.perf_dumps.borrow_mut();
+            if dumps.is_empty() {
+                return Err(step("ceph tell osd.0 perf dump timed out"));
+            }
+            Ok(dumps.remove(0))
         }
     }
 

@@ -11,11 +11,14 @@
 //! never a hang.
 //!
 //! [`refit`] fits the model to such a dataset and compares each point before and after
-//! (`validate --refit`).
+//! (`validate --refit`). With `--osd-counters` every OSD's latency counters are read just
+//! before and just after each point's fio run, and their change over it kept with the
+//! point ([`counters`]): where the measured time went inside the OSDs.
 //!
 //! Not here: fio itself (`fio`), the prediction (`predict`, reached through [`Predictor`]),
 //! printing (the CLI).
 
+pub mod counters;
 pub mod images;
 mod output;
 pub mod refit;
@@ -253,6 +256,13 @@ pub struct PointResult {
     /// The prediction's notes for this point ([`PredictedPoint::notes`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub prediction_notes: Vec<String>,
+    /// The OSDs' latency counters over the point (`--osd-counters`, [`counters`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub osd_counters: Option<counters::OsdCounters>,
+    /// Why the counters could not be read, when they were asked for and could not be (the
+    /// point's fio figures stand).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub osd_counters_error: Option<String>,
 }
 
 /// The whole validation run (rewritten after each point).
@@ -301,6 +311,9 @@ pub struct ValidateSpec {
     pub run_id: String,
     /// Label of the system in the dataset's `system_id` column.
     pub system_id: String,
+    /// Read every OSD's latency counters before and after each point ([`counters`]).
+    #[serde(default)]
+    pub osd_counters: bool,
 }
 
 impl ValidateSpec {
@@ -592,7 +605,15 @@ fn run_points(
                 out_dir: spec.out_dir.clone(),
             },
         };
+        let before = spec.osd_counters.then(|| cluster.osd_perf_dumps());
         let out = executor.run(&job, progress).map_err(|e| fail(e, &report))?;
+        let (osd_counters, osd_counters_error) = match before {
+            None => (None, None),
+            Some(before) => match before.and_then(|b| Ok((b, cluster.osd_perf_dumps()?))) {
+                Ok((b, a)) => (Some(counters::counter_means(&b, &a)), None),
+                Err(e) => (None, Some(e.to_string())),
+            },
+        };
         let raw_name = format!("raw/{}-point-{:02}.json", spec.run_id, k + 1);
         let raw_path = spec.out_dir.join(&raw_name);
         crate::io::write_atomic_owned(&raw_path, out.stdout.as_bytes())?;
@@ -632,6 +653,8 @@ fn run_points(
             measured,
             prediction_error,
             prediction_notes: p.map(|p| p.notes.clone()).unwrap_or_default(),
+            osd_counters,
+            osd_counters_error,
         };
         report.points.push(result);
         output::save(spec, &report, &scenario_copy)?;
@@ -745,10 +768,33 @@ pub fn prediction_note_lines(points: &[PointResult]) -> Vec<String> {
         .collect()
 }
 
+/// One line per point whose OSD counters were asked for: where the measured time went
+/// inside the OSDs ([`counters::counters_line`]), or why the counters could not be read.
+/// The CLI prints them under its table and the app shows them on its Validation page.
+pub fn osd_counter_lines(points: &[PointResult]) -> Vec<String> {
+    points
+        .iter()
+        .filter_map(|p| match (&p.osd_counters, &p.osd_counters_error) {
+            (Some(c), _) => Some(format!(
+                "point {} (fio mean {}): {}",
+                p.index,
+                crate::predict::format::ms(p.measured.latency_mean_secs),
+                counters::counters_line(c)
+            )),
+            (None, Some(e)) => Some(format!(
+                "point {}: no OSD counters ({e}); the point's fio figures stand",
+                p.index
+            )),
+            (None, None) => None,
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::fio::{read_fio_file, EngineCheck};
+    use std::collections::BTreeMap;
     use std::path::Path;
 
     #[test]
@@ -802,6 +848,8 @@ mod tests {
             measured,
             prediction_error: None,
             prediction_notes: notes,
+            osd_counters: None,
+            osd_counters_error: None,
         }
     }
 
@@ -849,6 +897,7 @@ mod tests {
             i_own_this_image: None,
             run_id: "r1".into(),
             system_id: "lab".into(),
+            osd_counters: false,
         }
     }
 
@@ -967,6 +1016,87 @@ mod tests {
         assert_eq!(*exec.seen.lock().unwrap(), vec![both]);
         assert!(cluster.images.borrow().is_empty());
         assert!(!images::record_path(d.path(), "r1").exists());
+    }
+
+    /// `--osd-counters`: every point carries the change of the OSDs' counters over its fio
+    /// run (a dump just before and just after it), and a cluster whose counters cannot be
+    /// read leaves the point's fio figures standing with the reason.
+    #[test]
+    fn osd_counters_are_read_around_each_point_and_a_failure_is_noted() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(d.path().join("s.toml"), "# scenario\n").unwrap();
+        let mut spec = spec_for(d.path());
+        spec.vary = None;
+        spec.base.iodepth = 8;
+        spec.osd_counters = true;
+        let fixture = std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fio/multi-randwrite.json"),
+        )
+        .unwrap();
+        let dump = |osd: u32, ops: f64, secs: f64| {
+            (
+                osd,
+                serde_json::json!({"osd": {"op_w": ops, "op_w_latency": {"avgcount": ops, "sum": secs}}}),
+            )
+        };
+        // Two OSDs: 1,000 and 3,000 writes during the point, taking 1.5 s and 2.5 s in all.
+        let cluster = images::tests::FakeCluster {
+            perf_dumps: std::cell::RefCell::new(vec![
+                BTreeMap::from([dump(0, 10.0, 0.5), dump(1, 20.0, 0.5)]),
+                BTreeMap::from([dump(0, 1010.0, 2.0), dump(1, 3020.0, 3.0)]),
+            ]),
+            ..Default::default()
+        };
+        let exec = crate::fio::ReplayExecutor::new(vec![fixture.clone()]);
+        let report = run_on(
+            &spec,
+            &exec,
+            &NoPredictor,
+            &crate::progress::NoProgress,
+            &cluster,
+            &mut |_| {},
+        )
+        .unwrap();
+        let c = report.points[0].osd_counters.unwrap();
+        assert_eq!((c.osds, c.write_ops), (2, 4000.0));
+        assert!((c.op_write_secs.unwrap() - 4.0 / 4000.0).abs() < 1e-15);
+        // Dumped just around fio: before it, after it, and nothing else.
+        let calls = cluster.calls.borrow();
+        assert_eq!(calls.iter().filter(|c| *c == "perf dump").count(), 2);
+        let lines = osd_counter_lines(&report.points);
+        assert_eq!(lines.len(), 1);
+        assert!(lines[0].starts_with("point 1 (fio mean "), "{}", lines[0]);
+        assert!(lines[0].contains("write op 1.000 ms"), "{}", lines[0]);
+        // Saved in the report JSON and read back.
+        let text = std::fs::read_to_string(d.path().join(&report.report_json)).unwrap();
+        let back: ValidationReport = serde_json::from_str(&text).unwrap();
+        assert_eq!(back.points[0].osd_counters, Some(c));
+        // A cluster that does not answer `ceph tell`: the point stands, the reason is kept.
+        let spec2 = ValidateSpec {
+            run_id: "r2".into(),
+            ..spec.clone()
+        };
+        let exec = crate::fio::ReplayExecutor::new(vec![fixture]);
+        let report = run_on(
+            &spec2,
+            &exec,
+            &NoPredictor,
+            &crate::progress::NoProgress,
+            &images::tests::FakeCluster::default(),
+            &mut |_| {},
+        )
+        .unwrap();
+        let p = &report.points[0];
+        assert!(p.osd_counters.is_none() && p.measured.total_iops > 0.0);
+        let lines = osd_counter_lines(&report.points);
+        assert!(lines[0].contains("no OSD counters") && lines[0].contains("timed out"));
+        // Not asked for: no line, no field in the JSON.
+        spec.osd_counters = false;
+        let plain = report_of(&spec, vec![fixture_point(1, spec.base.clone(), Vec::new())]);
+        assert!(osd_counter_lines(&plain.points).is_empty());
+        assert!(!serde_json::to_string(&plain)
+            .unwrap()
+            .contains("osd_counters"));
     }
 
     /// An image that cannot be removed at the end stays recorded, and the error says so.

@@ -177,6 +177,8 @@ pub struct ValidationPage {
     pub runtime: String,
     pub out_dir: String,
     pub predict: bool,
+    /// Read the OSDs' latency counters around each point (`validate --osd-counters`).
+    pub osd_counters: bool,
     /// Directory of the local lab.
     pub lab_dir: String,
     #[serde(skip)]
@@ -197,6 +199,7 @@ impl Default for ValidationPage {
             runtime: "30s".into(),
             out_dir: "validation".into(),
             predict: true,
+            osd_counters: false,
             lab_dir: "cephplan-lab".into(),
             rt: Runtime::default(),
         }
@@ -299,6 +302,7 @@ impl ValidationPage {
             existing_image: None,
             i_own_this_image: None,
             run_id: validate::new_run_id(),
+            osd_counters: self.osd_counters,
         };
         Ok(RunRequest {
             spec,
@@ -623,6 +627,11 @@ impl ValidationPage {
         }
         ui.horizontal_wrapped(|ui| {
             ui.checkbox(&mut self.predict, "predict");
+            ui.checkbox(&mut self.osd_counters, "OSD counters")
+                .on_hover_text(
+                    "read every OSD's latency counters (ceph tell osd.N perf dump) before and \
+                     after each point: where the measured time went inside the OSDs",
+                );
             ui.label(format!(
                 "with the {} (the top bar's selector)",
                 model.label()
@@ -758,6 +767,9 @@ fn points_table_ui(ui: &mut egui::Ui, points: &[PointResult]) {
         });
     for line in validate::prediction_note_lines(points) {
         ui.label(line);
+    }
+    for line in validate::osd_counter_lines(points) {
+        ui.add(egui::Label::new(line).wrap());
     }
 }
 

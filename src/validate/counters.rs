@@ -1,0 +1,233 @@
+//! The OSDs' own latency counters around a validation point (`validate --osd-counters`):
+//! where a measured I/O's time went inside the OSDs, to set beside fio's end-to-end figure
+//! and the prediction's latency parts (`predict`'s `latency_parts`).
+//!
+//! Before and after each point every OSD's `perf dump` is read (`ceph tell osd.N perf
+//! dump`); a counter's mean over the point is the change of its `sum` (seconds) over the
+//! change of its `avgcount`, summed over the OSDs, so nothing is reset on the cluster (a
+//! reset would disturb whoever else reads the counters). The counters are those the lab's
+//! lone-I/O campaign read by hand (`calibration-data/lab/README.md`, "lone-io-1osd"): the
+//! OSD op from its message received to its reply (`osd.op_r_latency`, `osd.op_w_latency`),
+//! its wait for an op thread (`osd.op_before_dequeue_op_lat`), BlueStore's commit of a
+//! write (`bluestore.commit_lat`) and within it the RocksDB WAL sync
+//! (`bluestore.kv_sync_lat`), and BlueStore's read (`bluestore.read_lat`).
+//!
+//! Not here: running the commands (`images::Cluster::osd_perf_dumps`), the point loop
+//! (`validate`).
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// The most OSDs whose counters one point reads (two `ceph tell` calls each per point).
+pub const MAX_COUNTER_OSDS: usize = 64;
+
+/// Mean per op over one point, summed over the OSDs; `None` where no op of that kind ran
+/// or the release has no such counter.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct OsdCounters {
+    /// OSDs whose counters were read.
+    pub osds: u32,
+    /// Client read and write ops the OSDs completed during the point (`osd.op_r`, `op_w`).
+    pub read_ops: f64,
+    pub write_ops: f64,
+    /// An OSD read op, message received to reply.
+    pub op_read_secs: Option<f64>,
+    /// An OSD write op (the primary's, replication included), message received to reply.
+    pub op_write_secs: Option<f64>,
+    /// Waiting for an op thread, every op.
+    pub op_queue_wait_secs: Option<f64>,
+    /// BlueStore's commit of a write transaction.
+    pub bluestore_commit_secs: Option<f64>,
+    /// Of which the RocksDB WAL sync.
+    pub kv_sync_secs: Option<f64>,
+    /// BlueStore's read.
+    pub bluestore_read_secs: Option<f64>,
+}
+
+/// `(section, counter)` of each mean, in [`OsdCounters`] order.
+const OP_READ: (&str, &str) = ("osd", "op_r_latency");
+const OP_WRITE: (&str, &str) = ("osd", "op_w_latency");
+const QUEUE_WAIT: (&str, &str) = ("osd", "op_before_dequeue_op_lat");
+const COMMIT: (&str, &str) = ("bluestore", "commit_lat");
+const KV_SYNC: (&str, &str) = ("bluestore", "kv_sync_lat");
+const READ: (&str, &str) = ("bluestore", "read_lat");
+
+/// A time counter's `(sum seconds, count)` in one dump, if it has it.
+fn time_counter(dump: &serde_json::Value, (section, name): (&str, &str)) -> Option<(f64, f64)> {
+    let c = &dump[section][name];
+    Some((c["sum"].as_f64()?, c["avgcount"].as_f64()?))
+}
+
+/// A plain counter's value in one dump.
+fn count(dump: &serde_json::Value, section: &str, name: &str) -> Option<f64> {
+    dump[section][name].as_f64()
+}
+
+/// The counters' means over a point from the dumps before and after it, per OSD id. OSDs
+/// missing from either side are left out (an OSD that restarted in between counts from
+/// zero again: its change is taken from zero).
+pub fn counter_means(
+    before: &BTreeMap<u32, serde_json::Value>,
+    after: &BTreeMap<u32, serde_json::Value>,
+) -> OsdCounters {
+    let pairs: Vec<(&serde_json::Value, &serde_json::Value)> = after
+        .iter()
+        .filter_map(|(id, a)| before.get(id).map(|b| (b, a)))
+        .collect();
+    // The change of a counter on one OSD; a fall means the OSD restarted.
+    let change = |b: f64, a: f64| if a >= b { a - b } else { a };
+    let mean = |which: (&str, &str)| -> Option<f64> {
+        let (mut sum, mut n) = (0.0, 0.0);
+        for (b, a) in &pairs {
+            let (Some((sb, nb)), Some((sa, na))) = (time_counter(b, which), time_counter(a, which))
+            else {
+                continue;
+            };
+            if na >= nb {
+                sum += sa - sb;
+                n += na - nb;
+            } else {
+                sum += sa;
+                n += na;
+            }
+        }
+        (n > 0.0).then(|| sum / n)
+    };
+    let ops = |name: &str| -> f64 {
+        pairs
+            .iter()
+            .filter_map(|(b, a)| Some(change(count(b, "osd", name)?, count(a, "osd", name)?)))
+            .sum()
+    };
+    OsdCounters {
+        osds: pairs.len() as u32,
+        read_ops: ops("op_r"),
+        write_ops: ops("op_w"),
+        op_read_secs: mean(OP_READ),
+        op_write_secs: mean(OP_WRITE),
+        op_queue_wait_secs: mean(QUEUE_WAIT),
+        bluestore_commit_secs: mean(COMMIT),
+        kv_sync_secs: mean(KV_SYNC),
+        bluestore_read_secs: mean(READ),
+    }
+}
+
+/// One line of text for a point's counters, as the CLI prints and the app shows it.
+pub fn counters_line(c: &OsdCounters) -> String {
+    let ms = crate::predict::format::ms;
+    let mut parts = Vec::new();
+    if let Some(r) = c.op_read_secs.filter(|_| c.read_ops > 0.0) {
+        let mut inner = Vec::new();
+        if let Some(q) = c.op_queue_wait_secs {
+            inner.push(format!("op-thread wait {}", ms(q)));
+        }
+        if let Some(b) = c.bluestore_read_secs {
+            inner.push(format!("BlueStore read {}", ms(b)));
+        }
+        parts.push(format!("read op {} ({})", ms(r), inner.join(", ")));
+    }
+    if let Some(w) = c.op_write_secs.filter(|_| c.write_ops > 0.0) {
+        let mut inner = Vec::new();
+        if let Some(q) = c.op_queue_wait_secs {
+            inner.push(format!("op-thread wait {}", ms(q)));
+        }
+        if let Some(b) = c.bluestore_commit_secs {
+            let sync = c
+                .kv_sync_secs
+                .map(|k| format!(", of which the WAL sync {}", ms(k)))
+                .unwrap_or_default();
+            inner.push(format!("BlueStore commit {}{sync}", ms(b)));
+        }
+        parts.push(format!("write op {} ({})", ms(w), inner.join(", ")));
+    }
+    if parts.is_empty() {
+        return format!("no client op completed on the {} OSD(s) read", c.osds);
+    }
+    format!(
+        "OSD counters over {} OSD(s), mean per op: {}",
+        c.osds,
+        parts.join("; ")
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lab_dump(dir: &str) -> serde_json::Value {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("calibration-data/lab/lone-io-1osd")
+            .join(dir)
+            .join("osd.0-perf-dump.json");
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+    }
+
+    /// A dump of the same shape with every time counter and op count at zero: what the lab
+    /// campaign's `perf reset all` left before its run.
+    fn zeroed(v: &serde_json::Value) -> serde_json::Value {
+        match v {
+            serde_json::Value::Object(m) => {
+                serde_json::Value::Object(m.iter().map(|(k, v)| (k.clone(), zeroed(v))).collect())
+            }
+            serde_json::Value::Number(_) => serde_json::json!(0),
+            other => other.clone(),
+        }
+    }
+
+    #[test]
+    fn the_lab_campaigns_means_come_out_of_its_dump() {
+        // calibration-data/lab/README.md, "lone-io-1osd": the counters were reset before
+        // the run, so its dump is the change over the run: write op 0.682 ms, op-thread
+        // wait 0.036 ms, BlueStore commit 0.582 ms, WAL sync 0.483 ms.
+        let after = lab_dump("osd1-randwrite-qd1");
+        let before = zeroed(&after);
+        let c = counter_means(
+            &BTreeMap::from([(0, before)]),
+            &BTreeMap::from([(0, after)]),
+        );
+        assert_eq!((c.osds, c.write_ops), (1, 21262.0));
+        let near = |v: Option<f64>, want: f64| (v.unwrap() - want).abs() < 0.0005e-3;
+        assert!(near(c.op_write_secs, 0.682e-3), "{c:?}");
+        assert!(near(c.op_queue_wait_secs, 0.036e-3), "{c:?}");
+        assert!(near(c.bluestore_commit_secs, 0.582e-3), "{c:?}");
+        assert!(near(c.kv_sync_secs, 0.483e-3), "{c:?}");
+        let line = counters_line(&c);
+        assert!(line.contains("write op 0.682 ms"), "{line}");
+        assert!(line.contains("of which the WAL sync 0.483 ms"), "{line}");
+        // The read run: read op 0.160 ms, BlueStore read 0.106 ms.
+        let after = lab_dump("osd1-randread-qd1");
+        let c = counter_means(
+            &BTreeMap::from([(0, zeroed(&after))]),
+            &BTreeMap::from([(0, after)]),
+        );
+        assert!(near(c.op_read_secs, 0.160e-3), "{c:?}");
+        assert!(near(c.bluestore_read_secs, 0.106e-3), "{c:?}");
+    }
+
+    #[test]
+    fn means_are_changes_summed_over_osds_and_a_restart_counts_from_zero() {
+        let dump = |ops: f64, sum: f64| {
+            serde_json::json!({
+                "osd": {"op_w": ops, "op_w_latency": {"avgcount": ops, "sum": sum}},
+            })
+        };
+        // osd.0: 100 → 300 ops taking 0.1 → 0.5 s (200 ops, 0.4 s); osd.1 restarted: its
+        // counters fell from 1000 to 50 ops (50 ops, 0.2 s since); osd.2 appears only after.
+        let before = BTreeMap::from([(0, dump(100.0, 0.1)), (1, dump(1000.0, 9.0))]);
+        let after = BTreeMap::from([
+            (0, dump(300.0, 0.5)),
+            (1, dump(50.0, 0.2)),
+            (2, dump(7.0, 7.0)),
+        ]);
+        let c = counter_means(&before, &after);
+        assert_eq!((c.osds, c.write_ops), (2, 250.0));
+        assert!((c.op_write_secs.unwrap() - 0.6 / 250.0).abs() < 1e-15);
+        // No read ran, and this release lacks the other counters.
+        assert_eq!(
+            (c.read_ops, c.op_read_secs, c.kv_sync_secs),
+            (0.0, None, None)
+        );
+        assert!(counters_line(&c).starts_with("OSD counters over 2 OSD(s)"));
+    }
+}
