@@ -113,11 +113,18 @@ pub fn counter_means(
     }
 }
 
+/// Share of the point's client ops below which a kind of op is left out of
+/// [`counters_line`]: a write sweep's OSDs also serve a few reads of the image's header and
+/// metadata, which are not the workload's.
+pub const MIN_OP_SHARE: f64 = 0.01;
+
 /// One line of text for a point's counters, as the CLI prints and the app shows it.
 pub fn counters_line(c: &OsdCounters) -> String {
     let ms = crate::predict::format::ms;
+    let ops = c.read_ops + c.write_ops;
+    let shown = |n: f64| n > 0.0 && n >= MIN_OP_SHARE * ops;
     let mut parts = Vec::new();
-    if let Some(r) = c.op_read_secs.filter(|_| c.read_ops > 0.0) {
+    if let Some(r) = c.op_read_secs.filter(|_| shown(c.read_ops)) {
         let mut inner = Vec::new();
         if let Some(q) = c.op_queue_wait_secs {
             inner.push(format!("op-thread wait {}", ms(q)));
@@ -127,7 +134,7 @@ pub fn counters_line(c: &OsdCounters) -> String {
         }
         parts.push(format!("read op {} ({})", ms(r), inner.join(", ")));
     }
-    if let Some(w) = c.op_write_secs.filter(|_| c.write_ops > 0.0) {
+    if let Some(w) = c.op_write_secs.filter(|_| shown(c.write_ops)) {
         let mut inner = Vec::new();
         if let Some(q) = c.op_queue_wait_secs {
             inner.push(format!("op-thread wait {}", ms(q)));
@@ -195,6 +202,9 @@ mod tests {
         let line = counters_line(&c);
         assert!(line.contains("write op 0.682 ms"), "{line}");
         assert!(line.contains("of which the WAL sync 0.483 ms"), "{line}");
+        // Its 80 reads (0.4 % of the ops: the image's metadata) are not the workload's.
+        assert_eq!(c.read_ops, 80.0);
+        assert!(!line.contains("read op"), "{line}");
         // The read run: read op 0.160 ms, BlueStore read 0.106 ms.
         let after = lab_dump("osd1-randread-qd1");
         let c = counter_means(
