@@ -365,22 +365,25 @@ fn validation_page_flags_a_missing_ceph_conf_without_starting_a_job() {
     h.get_by_label_contains("/nonexistent/ceph.conf does not exist");
 }
 
-#[test]
-fn validation_run_against_a_conf_without_a_cluster_reports_the_error() {
-    // A ceph.conf that exists but names no monitor: the library's reachability check
-    // fails at once (`ceph` cannot find a monitor) and the page shows its message.
-    let dir = tempfile::tempdir().unwrap();
+/// The Validation page filled in as a user would, against a ceph.conf in `dir` that exists
+/// but names no monitor, with the seed-000 example as the scenario.
+fn validation_state_without_a_cluster(dir: &tempfile::TempDir) -> State {
     let conf = dir.path().join("ceph.conf");
     std::fs::write(&conf, "[global]\n").unwrap();
     let mut state = validation_state();
     let v = &mut state.validation;
     v.ceph_conf = conf.display().to_string();
-    v.scenario = format!(
-        "{}/models/examples/seed-000-ampere-altra-max.toml",
-        env!("CARGO_MANIFEST_DIR")
-    );
+    v.scenario = example_path();
     v.out_dir = dir.path().join("out").display().to_string();
-    let mut h = harness(state);
+    state
+}
+
+#[test]
+fn validation_run_against_a_conf_without_a_cluster_reports_the_error() {
+    // A ceph.conf that exists but names no monitor: the library's reachability check
+    // fails at once (`ceph` cannot find a monitor) and the page shows its message.
+    let dir = tempfile::tempdir().unwrap();
+    let mut h = harness(validation_state_without_a_cluster(&dir));
     h.run();
     h.get_by_label("Run").click();
     run_until(&mut h, "validation error", |a| {
@@ -400,14 +403,7 @@ fn validation_run_against_a_conf_without_a_cluster_reports_the_error() {
 #[test]
 fn the_osd_counters_box_asks_the_run_for_them() {
     let dir = tempfile::tempdir().unwrap();
-    let conf = dir.path().join("ceph.conf");
-    std::fs::write(&conf, "[global]\n").unwrap();
-    let mut state = validation_state();
-    let v = &mut state.validation;
-    v.ceph_conf = conf.display().to_string();
-    v.scenario = example_path();
-    v.out_dir = dir.path().join("out").display().to_string();
-    let mut h = harness(state);
+    let mut h = harness(validation_state_without_a_cluster(&dir));
     h.run();
     let model = cephplan::gui::app::ActiveModel::default();
     let asked = |h: &Harness<'static, App>| {
@@ -1226,15 +1222,44 @@ fn validation_opens_earlier_results_refits_them_and_takes_the_designers_scenario
     assert!(h.query_all_by_label_contains("validation refit").count() >= 2);
 }
 
+/// The recorded lab sweep's report in a copy of its results (`validation_results_copy`):
+/// where it is, and what it holds, for a test to add what a newer version writes.
+fn recorded_report(
+    results: &tempfile::TempDir,
+) -> (std::path::PathBuf, cephplan::validate::ValidationReport) {
+    let path = results.path().join("validation-1796124302-19937.json");
+    let report: cephplan::validate::ValidationReport =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert!(report.points.len() >= 2);
+    (path, report)
+}
+
+/// Saves `report` at `path` and opens the results of its directory on the Validation page,
+/// as a user does: the output directory typed in, "Open results" pressed.
+fn open_saved_results(
+    path: &std::path::Path,
+    report: &cephplan::validate::ValidationReport,
+) -> Harness<'static, App> {
+    std::fs::write(path, serde_json::to_string_pretty(report).unwrap()).unwrap();
+    let mut h = harness(State::default());
+    h.get_by_label("Validation").click();
+    h.run();
+    retype(
+        &mut h,
+        "output dir",
+        &path.parent().unwrap().display().to_string(),
+    );
+    h.get_by_label("Open results").click();
+    h.run();
+    h
+}
+
 #[test]
 fn opened_results_show_their_prediction_notes_once_with_their_points() {
     // A report as this version writes it: the light-load note on the points that carry it
     // (the recorded fixture predates the notes, so the copy gets them here).
     let results = validation_results_copy();
-    let path = results.path().join("validation-1796124302-19937.json");
-    let mut report: cephplan::validate::ValidationReport =
-        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-    assert!(report.points.len() >= 2);
+    let (path, mut report) = recorded_report(&results);
     let note = format!(
         "fewer than 8 I/Os in flight per OSD node: {}",
         cephplan::predict::IDLE_STATES_NOTE
@@ -1242,14 +1267,7 @@ fn opened_results_show_their_prediction_notes_once_with_their_points() {
     for p in report.points.iter_mut().take(2) {
         p.prediction_notes = vec![note.clone()];
     }
-    std::fs::write(&path, serde_json::to_string_pretty(&report).unwrap()).unwrap();
-
-    let mut h = harness(State::default());
-    h.get_by_label("Validation").click();
-    h.run();
-    retype(&mut h, "output dir", &results.path().display().to_string());
-    h.get_by_label("Open results").click();
-    h.run();
+    let h = open_saved_results(&path, &report);
     let line = format!(
         "note (points {}, {}): {note}",
         report.points[0].index, report.points[1].index
@@ -1267,10 +1285,7 @@ fn opened_results_show_the_osd_counters_of_their_points() {
     // A report as `validate --osd-counters` writes it: counters on the first point, the
     // reason they could not be read on the second (the recorded fixture has neither).
     let results = validation_results_copy();
-    let path = results.path().join("validation-1796124302-19937.json");
-    let mut report: cephplan::validate::ValidationReport =
-        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-    assert!(report.points.len() >= 2);
+    let (path, mut report) = recorded_report(&results);
     report.points[0].osd_counters = Some(cephplan::validate::counters::OsdCounters {
         osds: 1,
         read_ops: 0.0,
@@ -1283,14 +1298,7 @@ fn opened_results_show_the_osd_counters_of_their_points() {
         bluestore_read_secs: None,
     });
     report.points[1].osd_counters_error = Some("ceph tell osd.0 perf dump timed out".into());
-    std::fs::write(&path, serde_json::to_string_pretty(&report).unwrap()).unwrap();
-
-    let mut h = harness(State::default());
-    h.get_by_label("Validation").click();
-    h.run();
-    retype(&mut h, "output dir", &results.path().display().to_string());
-    h.get_by_label("Open results").click();
-    h.run();
+    let h = open_saved_results(&path, &report);
     // The same lines the CLI prints under its table.
     for line in cephplan::validate::osd_counter_lines(&report.points) {
         h.get_by_label(&line);

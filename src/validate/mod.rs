@@ -901,6 +901,30 @@ mod tests {
         }
     }
 
+    /// The recorded two-job fio output `tests/fixtures/fio/multi-randwrite.json`.
+    fn multi_randwrite_output() -> String {
+        std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fio/multi-randwrite.json"),
+        )
+        .unwrap()
+    }
+
+    /// [`run_on`] without predictions, progress or a point observer.
+    fn run_quiet(
+        spec: &ValidateSpec,
+        exec: &dyn Executor,
+        cluster: &dyn Cluster,
+    ) -> Result<ValidationReport, ValidateError> {
+        run_on(
+            spec,
+            exec,
+            &NoPredictor,
+            &crate::progress::NoProgress,
+            cluster,
+            &mut |_| {},
+        )
+    }
+
     #[test]
     fn a_clientname_that_would_inject_a_job_is_refused_before_the_cluster_is_touched() {
         // Regression: the value went into the job file unescaped, so a newline added a job
@@ -992,25 +1016,14 @@ mod tests {
         let mut spec = spec_for(d.path());
         spec.vary = None;
         spec.base.iodepth = 8;
-        let fixture = std::fs::read_to_string(
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fio/multi-randwrite.json"),
-        )
-        .unwrap();
+        let fixture = multi_randwrite_output();
         let exec = RecordWatchingExecutor {
             record: images::record_path(d.path(), "r1"),
             replay: crate::fio::ReplayExecutor::new(vec![fixture]),
             seen: Default::default(),
         };
         let cluster = images::tests::FakeCluster::default();
-        let report = run_on(
-            &spec,
-            &exec,
-            &NoPredictor,
-            &crate::progress::NoProgress,
-            &cluster,
-            &mut |_| {},
-        )
-        .unwrap();
+        let report = run_quiet(&spec, &exec, &cluster).unwrap();
         assert_eq!(report.points.len(), 1);
         let both = vec!["cephplan-val-r1-0".to_string(), "cephplan-val-r1-1".into()];
         assert_eq!(*exec.seen.lock().unwrap(), vec![both]);
@@ -1029,10 +1042,7 @@ mod tests {
         spec.vary = None;
         spec.base.iodepth = 8;
         spec.osd_counters = true;
-        let fixture = std::fs::read_to_string(
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fio/multi-randwrite.json"),
-        )
-        .unwrap();
+        let fixture = multi_randwrite_output();
         let dump = |osd: u32, ops: f64, secs: f64| {
             (
                 osd,
@@ -1048,15 +1058,7 @@ mod tests {
             ..Default::default()
         };
         let exec = crate::fio::ReplayExecutor::new(vec![fixture.clone()]);
-        let report = run_on(
-            &spec,
-            &exec,
-            &NoPredictor,
-            &crate::progress::NoProgress,
-            &cluster,
-            &mut |_| {},
-        )
-        .unwrap();
+        let report = run_quiet(&spec, &exec, &cluster).unwrap();
         let c = report.points[0].osd_counters.unwrap();
         assert_eq!((c.osds, c.write_ops), (2, 4000.0));
         assert!((c.op_write_secs.unwrap() - 4.0 / 4000.0).abs() < 1e-15);
@@ -1077,15 +1079,7 @@ mod tests {
             ..spec.clone()
         };
         let exec = crate::fio::ReplayExecutor::new(vec![fixture]);
-        let report = run_on(
-            &spec2,
-            &exec,
-            &NoPredictor,
-            &crate::progress::NoProgress,
-            &images::tests::FakeCluster::default(),
-            &mut |_| {},
-        )
-        .unwrap();
+        let report = run_quiet(&spec2, &exec, &images::tests::FakeCluster::default()).unwrap();
         let p = &report.points[0];
         assert!(p.osd_counters.is_none() && p.measured.total_iops > 0.0);
         let lines = osd_counter_lines(&report.points);
@@ -1107,24 +1101,13 @@ mod tests {
         let mut spec = spec_for(d.path());
         spec.vary = None;
         spec.base.iodepth = 8;
-        let fixture = std::fs::read_to_string(
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fio/multi-randwrite.json"),
-        )
-        .unwrap();
+        let fixture = multi_randwrite_output();
         let exec = crate::fio::ReplayExecutor::new(vec![fixture]);
         let cluster = images::tests::FakeCluster {
             stuck: vec!["cephplan-val-r1-1".into()],
             ..Default::default()
         };
-        let e = run_on(
-            &spec,
-            &exec,
-            &NoPredictor,
-            &crate::progress::NoProgress,
-            &cluster,
-            &mut |_| {},
-        )
-        .unwrap_err();
+        let e = run_quiet(&spec, &exec, &cluster).unwrap_err();
         match &e {
             ValidateError::ImagesLeft { outcome, .. } => {
                 assert!(
