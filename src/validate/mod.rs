@@ -186,6 +186,9 @@ pub struct PredictedPoint {
     /// idle states, [`crate::predict::idle_states_note`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// Where the predicted mean latency goes (`predict`'s latency parts).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub latency_parts: std::collections::BTreeMap<String, crate::predict::LatencyPart>,
 }
 
 /// Where predictions come from (the model, or nothing).
@@ -263,6 +266,9 @@ pub struct PointResult {
     /// point's fio figures stand).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub osd_counters_error: Option<String>,
+    /// Where the predicted mean latency goes ([`PredictedPoint::latency_parts`]).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub predicted_latency_parts: std::collections::BTreeMap<String, crate::predict::LatencyPart>,
 }
 
 /// The whole validation run (rewritten after each point).
@@ -655,6 +661,7 @@ fn run_points(
             prediction_notes: p.map(|p| p.notes.clone()).unwrap_or_default(),
             osd_counters,
             osd_counters_error,
+            predicted_latency_parts: p.map(|p| p.latency_parts.clone()).unwrap_or_default(),
         };
         report.points.push(result);
         output::save(spec, &report, &scenario_copy)?;
@@ -723,6 +730,7 @@ impl Predictor for ModelPredictor {
                 .map(|i| (i.latency_mean_low_secs, i.latency_mean_high_secs)),
             latency_p99_secs: r.latency_p99_secs,
             notes: light_load_notes(&scenario),
+            latency_parts: r.latency_parts,
         }))
     }
 }
@@ -768,6 +776,30 @@ pub fn prediction_note_lines(points: &[PointResult]) -> Vec<String> {
         .collect()
 }
 
+/// The largest parts of a point's predicted mean latency, for its counters' line:
+/// `; predicted 0.469 ms, of which osd_cpu 0.349 ms, data_device 0.118 ms` (empty without a
+/// prediction).
+fn predicted_parts_text(p: &PointResult) -> String {
+    let Some(mean) = p.latency_mean_secs.predicted else {
+        return String::new();
+    };
+    let ms = crate::predict::format::ms;
+    let parts: Vec<String> =
+        crate::predict::format::latency_parts_by_share(&p.predicted_latency_parts)
+            .into_iter()
+            .take(PREDICTED_PARTS_SHOWN)
+            .map(|(name, part)| format!("{name} {}", ms(part.share * mean)))
+            .collect();
+    if parts.is_empty() {
+        format!("; predicted {}", ms(mean))
+    } else {
+        format!("; predicted {}, of which {}", ms(mean), parts.join(", "))
+    }
+}
+
+/// The predicted latency parts a point's counters line names, largest first.
+const PREDICTED_PARTS_SHOWN: usize = 2;
+
 /// One line per point whose OSD counters were asked for: where the measured time went
 /// inside the OSDs ([`counters::counters_line`]), or why the counters could not be read.
 /// The CLI prints them under its table and the app shows them on its Validation page.
@@ -776,9 +808,10 @@ pub fn osd_counter_lines(points: &[PointResult]) -> Vec<String> {
         .iter()
         .filter_map(|p| match (&p.osd_counters, &p.osd_counters_error) {
             (Some(c), _) => Some(format!(
-                "point {} (fio mean {}): {}",
+                "point {} (fio mean {}{}): {}",
                 p.index,
                 crate::predict::format::ms(p.measured.latency_mean_secs),
+                predicted_parts_text(p),
                 counters::counters_line(c)
             )),
             (None, Some(e)) => Some(format!(
@@ -850,6 +883,7 @@ mod tests {
             prediction_notes: notes,
             osd_counters: None,
             osd_counters_error: None,
+            predicted_latency_parts: Default::default(),
         }
     }
 
@@ -1084,6 +1118,27 @@ mod tests {
         assert!(p.osd_counters.is_none() && p.measured.total_iops > 0.0);
         let lines = osd_counter_lines(&report.points);
         assert!(lines[0].contains("no OSD counters") && lines[0].contains("timed out"));
+        // With a prediction, the line names its mean and its two largest parts beside the
+        // counters, so the two compositions read side by side.
+        let mut predicted = fixture_point(1, spec.base.clone(), Vec::new());
+        predicted.latency_mean_secs.predicted = Some(0.5e-3);
+        let part = |share: f64| crate::predict::LatencyPart {
+            read_secs: None,
+            write_secs: Some(share * 0.5e-3),
+            share,
+        };
+        predicted.predicted_latency_parts = BTreeMap::from([
+            ("osd_cpu".to_string(), part(0.7)),
+            ("data_device".to_string(), part(0.2)),
+            ("client_cpu".to_string(), part(0.1)),
+        ]);
+        predicted.osd_counters = Some(c);
+        let line = &osd_counter_lines(&[predicted])[0];
+        assert!(
+            line.contains("; predicted 0.500 ms, of which osd_cpu 0.350 ms, data_device 0.100 ms): OSD counters"),
+            "{line}"
+        );
+        assert!(!line.contains("client_cpu"), "{line}");
         // Not asked for: no line, no field in the JSON.
         spec.osd_counters = false;
         let plain = report_of(&spec, vec![fixture_point(1, spec.base.clone(), Vec::new())]);
