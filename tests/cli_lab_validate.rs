@@ -164,6 +164,15 @@ fn validate_refit_only_explains_an_empty_directory_and_misplaced_flags() {
         .assert()
         .failure()
         .stderr(contains("apply only with --refit or --refit-only"));
+    // --osd-counters reads a cluster around fio runs: refitting recorded sweeps runs none.
+    Command::cargo_bin("cephplan")
+        .unwrap()
+        .args(["validate", "--refit-only", "--osd-counters", "--out"])
+        .arg(d.path())
+        .assert()
+        .failure()
+        .stderr(contains("--osd-counters"))
+        .stderr(contains("cannot be used with"));
 }
 
 /// Issue 17 item 7: `validate --cleanup` with no record says there is nothing to do; a

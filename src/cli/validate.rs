@@ -93,7 +93,7 @@ pub struct ValidateArgs {
     /// running fio or touching a cluster.
     #[arg(long, conflicts_with_all = [
         "scenario", "ceph_conf", "pool", "no_predict", "clients", "vary", "image",
-        "i_own_this_image", "system_id", "refit",
+        "i_own_this_image", "system_id", "refit", "osd_counters",
     ])]
     refit_only: bool,
     /// Remove the images that runs recorded in --out (images-*.json) and did not remove,
@@ -101,13 +101,14 @@ pub struct ValidateArgs {
     /// cephplan's prefix for that run. Touches nothing else.
     #[arg(long, conflicts_with_all = [
         "scenario", "pool", "no_predict", "clients", "vary", "image",
-        "i_own_this_image", "system_id", "refit", "refit_only",
+        "i_own_this_image", "system_id", "refit", "refit_only", "osd_counters",
     ])]
     cleanup: bool,
     /// Write the CBT (Ceph Benchmarking Tool) librbdfio configuration of this sweep to
     /// FILE and stop: no cluster, no fio. Its results import with `cephplan import cbt`.
     #[arg(long, value_name = "FILE", conflicts_with_all = [
         "refit", "refit_only", "cleanup", "image", "i_own_this_image", "clients",
+        "osd_counters",
     ])]
     emit_cbt: Option<PathBuf>,
     /// More measured runs to fit with the validation data (CSV file or directory, as
