@@ -329,6 +329,101 @@ fn evaluate_markdown_shows_the_json_figures_as_the_readme_tables() {
     assert!(md.contains("| co-located clients | 6 | 2 |"), "{md}");
 }
 
+/// `--against` an earlier report of the same runs: the table gains the comparison (no
+/// change, and no range over three systems), the JSON a key `against`.
+#[test]
+fn evaluate_against_an_earlier_report_prints_each_change() {
+    let dir = tempfile::tempdir().unwrap();
+    let earlier = dir.path().join("before.json");
+    std::fs::write(&earlier, evaluate_small("json")).unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("calibration-data");
+    let run = |format: &str| {
+        cephplan()
+            .args(["evaluate", "--no-scale", "--format", format, "--against"])
+            .arg(&earlier)
+            .arg("--data")
+            .arg(root.join("seed-001-xeon-8180-optane.csv"))
+            .arg(root.join("public-mclock-qos.csv"))
+            .output()
+            .unwrap()
+    };
+    let out = run("table");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("Against the earlier evaluation (18 held-out figures"),
+        "{text}"
+    );
+    let row = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("IOPS/bandwidth MAPE "))
+        .unwrap();
+    assert!(
+        row.contains("+0.00") && row.ends_with("too few systems for a range"),
+        "{row}"
+    );
+    assert!(text.contains("xeon8276m-1n-mclock"), "{text}");
+    let out = run("json");
+    assert!(out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["against"]["iops_mape"]["change"], 0.0, "{}", v["against"]);
+    assert_eq!(v["against"]["iops_mape"]["verdict"], "too_few_systems");
+    assert_eq!(v["against"]["systems"].as_array().unwrap().len(), 3);
+    // The report's own keys are where they were.
+    assert!(v.pointer("/loso/iops_mape").is_some_and(|x| x.is_number()));
+    // CSV has no place for it: refused before any fit.
+    let out = run("csv");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("use --format table, json or md"));
+}
+
+/// An earlier report that is not one, or of other runs, is refused naming the file and
+/// the fix; a file that is not JSON is refused before the evaluation runs.
+#[test]
+fn evaluate_against_a_wrong_report_names_the_file_and_the_fix() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("notes.json");
+    std::fs::write(&bad, "{\n  \"loso\": 3,\n").unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("calibration-data");
+    let out = cephplan()
+        .args(["evaluate", "--no-scale", "--against"])
+        .arg(&bad)
+        .arg("--data")
+        .arg(root.join("seed-001-xeon-8180-optane.csv"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!("{} (line", bad.display()))
+            && err.contains("is not a `cephplan evaluate` JSON report")
+            && err.contains("--format json >"),
+        "{err}"
+    );
+    // A report of other runs: the comparison names what differs.
+    let other = dir.path().join("other.json");
+    std::fs::write(&other, evaluate_small("json")).unwrap();
+    let out = cephplan()
+        .args(["evaluate", "--no-scale", "--against"])
+        .arg(&other)
+        .arg("--data")
+        .arg(root.join("seed-001-xeon-8180-optane.csv"))
+        .arg(root.join("seed-000-ampere-altra-max.csv"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!("cannot compare with {}", other.display()))
+            && err.contains("evaluate both models on the same --data"),
+        "{err}"
+    );
+}
+
 #[test]
 fn a_missing_data_path_is_named_once_with_its_cause_and_the_fix() {
     let dir = tempfile::tempdir().unwrap();

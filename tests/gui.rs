@@ -831,8 +831,8 @@ fn evaluate_on_start_runs_the_transfer_evaluation_of_the_given_datasets() {
         !a.state.calibration.is_busy()
     });
     let r = h.state().state.calibration.evaluation().unwrap();
-    assert_eq!(r.loso.systems, 3);
-    h.get_by_label_contains("leave-one-system-out over 3 systems");
+    assert_eq!(r.loso.systems, 5);
+    h.get_by_label_contains("leave-one-system-out over 5 systems");
 }
 
 #[test]
@@ -2059,7 +2059,14 @@ fn synthetic_systems_csv(dir: &std::path::Path) -> std::path::PathBuf {
     let mut body = String::from(
         "run_id,system_id,kind,scenario,pattern,block_size,iodepth,images,jobs_per_image,concurrency,read_percent,ceph_release,nodes,iops,bandwidth,latency_mean,latency_p99,ratio,ratio_metric,ratio_reference,source,stated,inferred,assumptions,quote,reading,reading_error\n",
     );
-    for (sys, nodes, level) in [("a", 3, 1.0), ("b", 3, 1.3), ("b", 6, 2.4), ("c", 3, 0.8)] {
+    for (sys, nodes, level) in [
+        ("a", 3, 1.0),
+        ("b", 3, 1.3),
+        ("b", 6, 2.4),
+        ("c", 3, 0.8),
+        ("d", 3, 1.1),
+        ("e", 3, 0.6),
+    ] {
         for pattern in ["randread", "randwrite"] {
             for qd in [1, 8] {
                 let iops = level * if qd == 1 { 900.0 } else { 7000.0 };
@@ -2111,16 +2118,23 @@ fn calibration_page_evaluates_the_transfer_error_as_cephplan_evaluate_does() {
     assert_eq!(shown.loso, cli.loso);
     assert_eq!(shown.systems, cli.systems);
     assert_eq!(shown.coverage, cli.coverage);
-    assert_eq!(shown.loso.systems, 3);
+    assert_eq!(shown.loso.systems, 5);
     assert!(
         shown.scale.runs > 0,
         "system b's 6-node runs are a scale series"
     );
     // On screen: a row per system, the headline with the MAPE as the CLI prints it, the
-    // coverage, and the kinds of run present (the iodepth-1 runs).
-    for sys in ["a", "b", "c"] {
+    // coverage, the headline's range over resampled systems (five systems: enough for
+    // one), and the kinds of run present (the iodepth-1 runs).
+    for sys in ["a", "b", "c", "d", "e"] {
         h.get_by_label(sys);
     }
+    let range = cephplan::evaluate::spread::range_text(
+        cli.loso.iops_mape_range95,
+        cli.loso.latency_mape_range95,
+    )
+    .expect("five systems have a range");
+    h.get_by_label(&range);
     h.get_by_label_contains(&format!(
         "IOPS/bandwidth MAPE {:.1} %",
         cli.loso.iops_mape.unwrap()
@@ -2180,5 +2194,5 @@ fn a_transfer_evaluation_can_be_cancelled_and_says_so() {
     });
     let cal = &h.state().state.calibration;
     assert!(!cal.evaluation().unwrap().cancelled);
-    assert_eq!(cal.evaluation().unwrap().loso.systems, 3);
+    assert_eq!(cal.evaluation().unwrap().loso.systems, 5);
 }

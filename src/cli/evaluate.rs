@@ -9,6 +9,7 @@ use clap::{Args, ValueEnum};
 use super::calibrate::{load_inputs, DataArgs, FitInputArgs, FitInputs};
 use super::output::table;
 use super::progress::BarProgress;
+use cephplan::evaluate::spread::{compare, range_text, FigureChange, TransferComparison};
 use cephplan::evaluate::{
     evaluate, EvaluateOptions, EvaluationReport, SplitKind, SystemEvaluation,
 };
@@ -27,6 +28,12 @@ pub struct EvaluateArgs {
     /// held-out figure; md: the per-system and by-kind tables as Markdown (the README's).
     #[arg(long, value_enum, default_value_t = EvaluateFormat::Table)]
     pub format: EvaluateFormat,
+    /// An earlier `evaluate --format json` report on the same runs: also print how each
+    /// leave-one-system-out figure changed against it, with the 95 % range of the change
+    /// when the systems are drawn again (is a model change better than which systems
+    /// happen to be measured?). JSON: the report gains a key `against`.
+    #[arg(long, value_name = "FILE")]
+    pub against: Option<std::path::PathBuf>,
 }
 
 /// Output formats of `evaluate`: the shared three and the README's Markdown tables.
@@ -43,7 +50,38 @@ pub enum EvaluateFormat {
     Md,
 }
 
+/// Reads an earlier `evaluate --format json` report.
+fn read_report(path: &std::path::Path) -> anyhow::Result<EvaluationReport> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| anyhow::anyhow!("cannot read {}: {e}; check the path", path.display()))?;
+    let report: EvaluationReport = serde_json::from_str(&text).map_err(|e| {
+        anyhow::anyhow!(
+            "{} (line {}, column {}) is not a `cephplan evaluate` JSON report: {e}; write one with `cephplan evaluate --data ... --format json > {}`",
+            path.display(),
+            e.line(),
+            e.column(),
+            path.display()
+        )
+    })?;
+    if report.schema_version != cephplan::evaluate::REPORT_SCHEMA_VERSION {
+        anyhow::bail!(
+            "{}: schema_version {} is not the {} this cephplan reads; evaluate the earlier model again with this cephplan",
+            path.display(),
+            report.schema_version,
+            cephplan::evaluate::REPORT_SCHEMA_VERSION
+        );
+    }
+    Ok(report)
+}
+
 pub fn run(args: EvaluateArgs) -> anyhow::Result<ExitCode> {
+    if args.against.is_some() && args.format == EvaluateFormat::Csv {
+        anyhow::bail!(
+            "--against prints a comparison, which the per-figure CSV has no place for; use --format table, json or md"
+        );
+    }
+    // Read the earlier report before the minutes of evaluation, so a bad file fails first.
+    let before = args.against.as_deref().map(read_report).transpose()?;
     let FitInputs {
         prepared,
         not_modelled,
@@ -59,11 +97,34 @@ pub fn run(args: EvaluateArgs) -> anyhow::Result<ExitCode> {
     };
     let bar = BarProgress::with_ctrl_c();
     let report = evaluate(&prepared, not_modelled, &prior, &opts, &bar);
+    let against = match (&before, &args.against, report.cancelled) {
+        (Some(b), Some(path), false) => Some(
+            compare(b, &report)
+                .map_err(|e| anyhow::anyhow!("cannot compare with {}: {e}", path.display()))?,
+        ),
+        _ => None,
+    };
     match args.format {
-        EvaluateFormat::Json => println!("{}", serde_json::to_string_pretty(&report)?),
+        EvaluateFormat::Json => {
+            let mut v = serde_json::to_value(&report)?;
+            if let (Some(c), Some(map)) = (&against, v.as_object_mut()) {
+                map.insert("against".into(), serde_json::to_value(c)?);
+            }
+            println!("{}", serde_json::to_string_pretty(&v)?)
+        }
         EvaluateFormat::Csv => print!("{}", csv_rows(&report)?),
-        EvaluateFormat::Table => print!("{}", render(&report)),
-        EvaluateFormat::Md => print!("{}", markdown(&report)),
+        EvaluateFormat::Table => {
+            print!("{}", render(&report));
+            if let Some(c) = &against {
+                print!("\n{}", render_comparison(c));
+            }
+        }
+        EvaluateFormat::Md => {
+            print!("{}", markdown(&report));
+            if let Some(c) = &against {
+                print!("\n{}", markdown_comparison(c));
+            }
+        }
     }
     if report.cancelled {
         eprintln!("cancelled: the figures cover the splits finished before Ctrl-C");
@@ -136,6 +197,9 @@ pub fn render(r: &EvaluationReport) -> String {
         p(l.latency_mape_runs),
         l.p99_measured
     );
+    if let Some(line) = range_text(l.iops_mape_range95, l.latency_mape_range95) {
+        out += &format!("{line}\n");
+    }
     out += &format!(
         "scale series ({} runs at larger sizes, fitted on the smallest size plus the other systems): IOPS MAPE {} %, median {} %\n",
         s.runs,
@@ -279,6 +343,9 @@ pub fn markdown(r: &EvaluationReport) -> String {
         p(l.iops_median_runs),
         p(l.latency_mape_runs),
     );
+    if let Some(line) = range_text(l.iops_mape_range95, l.latency_mape_range95) {
+        out += &format!("\n{line} (all systems).\n");
+    }
     out += "\n| runs of kind | runs | systems | IOPS MAPE | median | bias | mean-latency MAPE | inside 80 % / 95 % |\n|---|---|---|---|---|---|---|---|\n";
     for k in &r.classes {
         let e = &k.errors;
@@ -296,6 +363,104 @@ pub fn markdown(r: &EvaluationReport) -> String {
         );
     }
     out
+}
+
+fn range(r: Option<(f64, f64)>) -> String {
+    r.map_or("-".into(), |(lo, hi)| format!("{lo:+.2} .. {hi:+.2}"))
+}
+
+fn change_cells(name: &str, c: &FigureChange) -> Vec<String> {
+    let two = |v: Option<f64>| v.map_or("-".into(), |v| format!("{v:.2}"));
+    vec![
+        name.to_string(),
+        two(c.before),
+        two(c.after),
+        c.change.map_or("-".into(), |v| format!("{v:+.2}")),
+        range(c.range95),
+        p(c.lower_share),
+        c.verdict.label().to_string(),
+    ]
+}
+
+const CHANGE_HEADER: [&str; 7] = [
+    "figure (%)",
+    "before",
+    "after",
+    "change",
+    "95 % range of the change",
+    "lower in % of draws",
+    "verdict",
+];
+
+fn comparison_rows(c: &TransferComparison) -> Vec<Vec<String>> {
+    vec![
+        change_cells("IOPS/bandwidth MAPE", &c.iops_mape),
+        change_cells("IOPS/bandwidth median", &c.iops_median),
+        change_cells("mean latency MAPE", &c.latency_mape),
+    ]
+}
+
+fn system_change_rows(c: &TransferComparison) -> Vec<Vec<String>> {
+    let diff = |a: Option<f64>, b: Option<f64>| signed(a.zip(b).map(|(a, b)| b - a));
+    c.systems
+        .iter()
+        .map(|s| {
+            vec![
+                s.system_id.clone(),
+                p(s.before_iops_mape),
+                p(s.after_iops_mape),
+                diff(s.before_iops_mape, s.after_iops_mape),
+                p(s.before_latency_mape),
+                p(s.after_latency_mape),
+                diff(s.before_latency_mape, s.after_latency_mape),
+            ]
+        })
+        .collect()
+}
+
+const SYSTEM_CHANGE_HEADER: [&str; 7] = [
+    "system",
+    "IOPS MAPE before",
+    "after",
+    "change",
+    "latency MAPE before",
+    "after",
+    "change",
+];
+
+/// The comparison with an earlier evaluation as text tables.
+pub fn render_comparison(c: &TransferComparison) -> String {
+    let mut out = format!(
+        "Against the earlier evaluation ({} held-out figures, the same in both; the range of each change over {} draws of the systems with replacement, the same draws for both, seed {}):\n",
+        c.figures, c.resamples, c.seed
+    );
+    out += &table(&CHANGE_HEADER, &comparison_rows(c));
+    out += "\n";
+    out += &table(&SYSTEM_CHANGE_HEADER, &system_change_rows(c));
+    out
+}
+
+/// The comparison as Markdown tables (for a commit message or a closing note).
+pub fn markdown_comparison(c: &TransferComparison) -> String {
+    let md = |header: &[&str], rows: Vec<Vec<String>>| {
+        let mut s = format!(
+            "| {} |\n|{}\n",
+            header.join(" | "),
+            "---|".repeat(header.len())
+        );
+        for r in rows {
+            s += &format!("| {} |\n", r.join(" | "));
+        }
+        s
+    };
+    format!(
+        "Against the earlier evaluation ({} held-out figures; 95 % ranges over {} draws of the systems, seed {}):\n\n{}\n{}",
+        c.figures,
+        c.resamples,
+        c.seed,
+        md(&CHANGE_HEADER, comparison_rows(c)),
+        md(&SYSTEM_CHANGE_HEADER, system_change_rows(c))
+    )
 }
 
 /// One CSV row per held-out figure.

@@ -41,6 +41,8 @@ use crate::predict::{ln_standard_errors, z_of};
 use crate::progress::Progress;
 use crate::spec::{Pattern, Protection, Scenario};
 
+pub mod spread;
+
 /// Version of [`EvaluationReport`]'s JSON.
 pub const REPORT_SCHEMA_VERSION: u32 = 1;
 
@@ -195,6 +197,13 @@ pub struct ErrorSummary {
     /// Runs with a measured p99. cephplan's p99 needs the simulator (`predict --tails`),
     /// which the evaluation does not run; the count says what could be compared.
     pub p99_measured: usize,
+    /// 95 % range of `iops_mape` and `latency_mape` with the systems drawn again with
+    /// replacement ([`spread`]): how much the figure owes to which systems the corpus
+    /// holds. None below [`spread::MIN_SYSTEMS_FOR_RANGE`] systems.
+    #[serde(default)]
+    pub iops_mape_range95: Option<(f64, f64)>,
+    #[serde(default)]
+    pub latency_mape_range95: Option<(f64, f64)>,
 }
 
 /// Coverage of the stated intervals over held-out figures, percent.
@@ -472,6 +481,7 @@ fn summary<'a>(
         .count();
     let tp_abs = abs_errors(tp.iter().copied());
     let lat_abs = abs_errors(lat.iter().copied());
+    let (iops_range, latency_range) = spread::system_range(figs.clone());
     ErrorSummary {
         runs: ids.len(),
         systems: systems.len(),
@@ -484,6 +494,8 @@ fn summary<'a>(
         iops_median_runs: median(&tp_abs),
         latency_mape_runs: mean(&lat_abs),
         p99_measured: p99,
+        iops_mape_range95: iops_range,
+        latency_mape_range95: latency_range,
     }
 }
 

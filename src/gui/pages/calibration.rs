@@ -562,6 +562,11 @@ fn evaluation_ui(ui: &mut egui::Ui, r: &EvaluationReport) {
         signed_pct(l.iops_bias),
         pct(l.latency_mape),
     ));
+    if let Some(line) =
+        crate::evaluate::spread::range_text(l.iops_mape_range95, l.latency_mape_range95)
+    {
+        ui.label(line);
+    }
     if r.scale.runs > 0 {
         ui.label(format!(
             "scale series ({} runs at larger sizes of {} systems, fitted on the smallest size \
