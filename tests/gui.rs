@@ -1296,6 +1296,8 @@ fn opened_results_show_the_osd_counters_of_their_points() {
         bluestore_commit_secs: Some(0.582e-3),
         kv_sync_secs: Some(0.483e-3),
         bluestore_read_secs: None,
+        transactions: 21588.0,
+        kv_syncs: 21356.0,
     });
     report.points[1].osd_counters_error = Some("ceph tell osd.0 perf dump timed out".into());
     let h = open_saved_results(&path, &report);
@@ -1303,7 +1305,7 @@ fn opened_results_show_the_osd_counters_of_their_points() {
     for line in cephplan::validate::osd_counter_lines(&report.points) {
         h.get_by_label(&line);
     }
-    h.get_by_label_contains("write op 0.682 ms (op-thread wait 0.036 ms, BlueStore commit 0.582 ms, of which the WAL sync 0.483 ms)");
+    h.get_by_label_contains("write op 0.682 ms (op-thread wait 0.036 ms, BlueStore commit 0.582 ms, of which the WAL sync 0.483 ms; 1.0 transactions per WAL sync)");
     h.get_by_label_contains("no OSD counters (ceph tell osd.0 perf dump timed out)");
 }
 

@@ -234,6 +234,10 @@ pub struct PredictionReport {
     /// at are left out. Absent in reports written before it existed.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub latency_parts: BTreeMap<String, LatencyPart>,
+    /// Writes one OSD commits per RocksDB batch in the model's solution
+    /// ([`write_batch_per_osd`]); absent without writes or write batching.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_batch_per_osd: Option<f64>,
     pub bounds: Bounds,
     /// I/Os in flight: images × jobs × iodepth.
     pub in_flight: u32,
@@ -426,11 +430,14 @@ pub(crate) fn solve_curve_at(
 /// the OSD CPU's demand factor, below); seeds 000 (5.2) and 001 (4.2) batch more.
 pub const CALIBRATED_MIN_WRITE_BATCH: f64 = 4.0;
 
-/// The write batch per OSD at a solution when it is below [`CALIBRATED_MIN_WRITE_BATCH`]:
-/// from the OSD CPU's demand factor `f = U·c·m / (X·D)` and the batching's share `s`,
-/// `b = s / (f − 1 + s)` (the inverse of `Batching::demand_factor` inside its clamp; with a
-/// coalescing term, the jobs at which the factor is `f`, found by bisection).
-fn write_batch_below_calibrated(cn: &CephNetwork, x: f64, util: &[f64]) -> Option<f64> {
+/// The write batch per OSD at a solution: writes one OSD's `kv_sync_thread` commits
+/// together in the model (what `validate --osd-counters` measures as BlueStore
+/// transactions per WAL sync). From the OSD CPU's demand factor `f = U·c·m / (X·D)` and
+/// the batching's share `s`, `b = s / (f − 1 + s)` (the inverse of
+/// `Batching::demand_factor` inside its clamp; with a coalescing term, the jobs at which
+/// the factor is `f`, found by bisection). `osd_cpu_utilization` is the per-server
+/// utilisation of one node's OSD CPU; None without write batching.
+pub fn write_batch_per_osd(cn: &CephNetwork, x: f64, osd_cpu_utilization: f64) -> Option<f64> {
     let i = cn.network.station_index("osd_cpu")?;
     let st = &cn.network.stations[i];
     let bt = st.batching?;
@@ -441,15 +448,20 @@ fn write_batch_below_calibrated(cn: &CephNetwork, x: f64, util: &[f64]) -> Optio
     if x <= 0.0 || d <= 0.0 {
         return None;
     }
-    let f = util[i] * st.server_count() * f64::from(st.multiplicity) / (x * d);
-    let b = if f >= 1.0 {
+    let f = osd_cpu_utilization * st.server_count() * f64::from(st.multiplicity) / (x * d);
+    Some(if f >= 1.0 {
         1.0
     } else if bt.coalesce_share > 0.0 {
         bt.batch_size_at_factor(f.max(bt.min_demand_factor()))?
     } else {
         bt.share / (f - 1.0 + bt.share).max(f64::MIN_POSITIVE)
-    };
-    (b < CALIBRATED_MIN_WRITE_BATCH * (1.0 - 1e-3)).then_some(b)
+    })
+}
+
+/// [`write_batch_per_osd`] when it is below [`CALIBRATED_MIN_WRITE_BATCH`].
+fn write_batch_below_calibrated(cn: &CephNetwork, x: f64, util: &[f64]) -> Option<f64> {
+    let i = cn.network.station_index("osd_cpu")?;
+    write_batch_per_osd(cn, x, util[i]).filter(|b| *b < CALIBRATED_MIN_WRITE_BATCH * (1.0 - 1e-3))
 }
 
 /// Figures, solver information and warnings from one solution.
@@ -726,6 +738,10 @@ pub fn predict(
         (None, None)
     };
     let latency_parts = latency_parts(&cn, &f);
+    let write_batch_per_osd = f
+        .utilization
+        .get("osd_cpu")
+        .and_then(|&u| write_batch_per_osd(&cn, f.iops, u));
     Ok(PredictionReport {
         schema_version: REPORT_SCHEMA_VERSION,
         scenario: s.name.clone(),
@@ -740,6 +756,7 @@ pub fn predict(
         bottleneck: f.bottleneck,
         utilization: f.utilization,
         latency_parts,
+        write_batch_per_osd,
         bounds: bounds(&cn, n),
         in_flight: n,
         interval,

@@ -189,6 +189,9 @@ pub struct PredictedPoint {
     /// Where the predicted mean latency goes (`predict`'s latency parts).
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub latency_parts: std::collections::BTreeMap<String, crate::predict::LatencyPart>,
+    /// Writes per OSD batch in the prediction (`predict`'s `write_batch_per_osd`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_batch_per_osd: Option<f64>,
 }
 
 /// Where predictions come from (the model, or nothing).
@@ -269,6 +272,10 @@ pub struct PointResult {
     /// Where the predicted mean latency goes ([`PredictedPoint::latency_parts`]).
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub predicted_latency_parts: std::collections::BTreeMap<String, crate::predict::LatencyPart>,
+    /// Writes per OSD batch in the prediction ([`PredictedPoint::write_batch_per_osd`]),
+    /// beside the counters' measured transactions per WAL sync.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub predicted_write_batch_per_osd: Option<f64>,
 }
 
 /// The whole validation run (rewritten after each point).
@@ -662,6 +669,7 @@ fn run_points(
             osd_counters,
             osd_counters_error,
             predicted_latency_parts: p.map(|p| p.latency_parts.clone()).unwrap_or_default(),
+            predicted_write_batch_per_osd: p.and_then(|p| p.write_batch_per_osd),
         };
         report.points.push(result);
         output::save(spec, &report, &scenario_copy)?;
@@ -731,6 +739,7 @@ impl Predictor for ModelPredictor {
             latency_p99_secs: r.latency_p99_secs,
             notes: light_load_notes(&scenario),
             latency_parts: r.latency_parts,
+            write_batch_per_osd: r.write_batch_per_osd,
         }))
     }
 }
@@ -790,10 +799,21 @@ fn predicted_parts_text(p: &PointResult) -> String {
             .take(PREDICTED_PARTS_SHOWN)
             .map(|(name, part)| format!("{name} {}", ms(part.share * mean)))
             .collect();
+    let batch = match (
+        p.predicted_write_batch_per_osd,
+        p.osd_counters.and_then(|c| c.transactions_per_sync()),
+    ) {
+        (Some(b), Some(_)) => format!("; {b:.1} writes per OSD batch"),
+        _ => String::new(),
+    };
     if parts.is_empty() {
-        format!("; predicted {}", ms(mean))
+        format!("; predicted {}{batch}", ms(mean))
     } else {
-        format!("; predicted {}, of which {}", ms(mean), parts.join(", "))
+        format!(
+            "; predicted {}, of which {}{batch}",
+            ms(mean),
+            parts.join(", ")
+        )
     }
 }
 
@@ -884,6 +904,7 @@ mod tests {
             osd_counters: None,
             osd_counters_error: None,
             predicted_latency_parts: Default::default(),
+            predicted_write_batch_per_osd: None,
         }
     }
 

@@ -563,7 +563,7 @@ fn write_batching_raises_saturated_iops_and_keeps_a_lone_write_as_it_was() {
     assert!((one.latency_mean_secs - path).abs() < 1e-12);
     // The bound takes the OSD CPU at its largest batch, so it stays below.
     assert!(one.bounds.min_latency_secs < path);
-    // A batch of one is below the calibrated range: the report says so.
+    // A batch of one is below the calibrated range: the report says so, and states it.
     assert!(
         one.warnings
             .iter()
@@ -571,6 +571,7 @@ fn write_batching_raises_saturated_iops_and_keeps_a_lone_write_as_it_was() {
         "{:?}",
         one.warnings
     );
+    assert_eq!(one.write_batch_per_osd, Some(1.0));
     let deep = tiny(|t| t.replace("iodepth = 1", "iodepth = 256"));
     let r = crate::predict::predict(&deep, &p, &Default::default()).unwrap();
     assert!(r.iops > 6_667.0 * 1.5 && r.iops <= 17_778.0, "{}", r.iops);
@@ -586,6 +587,12 @@ fn write_batching_raises_saturated_iops_and_keeps_a_lone_write_as_it_was() {
         "{:?}",
         r.warnings
     );
+    let b = r.write_batch_per_osd.expect("writes batch");
+    assert!((b - 16.0).abs() < 1e-6, "{b}");
+    // Reads have no write batch to state.
+    let reads = tiny(|t| t.replace("randwrite", "randread"));
+    let rr = crate::predict::predict(&reads, &p, &Default::default()).unwrap();
+    assert_eq!(rr.write_batch_per_osd, None);
 }
 
 #[test]
