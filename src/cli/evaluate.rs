@@ -127,6 +127,12 @@ pub fn run(args: EvaluateArgs) -> anyhow::Result<ExitCode> {
         }
     }
     if report.cancelled {
+        if let Some(path) = &args.against {
+            eprintln!(
+                "the comparison with {} is left out: a cancelled evaluation covers only some systems",
+                path.display()
+            );
+        }
         eprintln!("cancelled: the figures cover the splits finished before Ctrl-C");
         return Ok(ExitCode::from(130));
     }

@@ -297,6 +297,10 @@ pub enum CompareError {
         "the earlier evaluation holds no leave-one-system-out figures (cancelled, or run without --data runs): run `cephplan evaluate --data ... --format json` to completion and save its output"
     )]
     NoFigures,
+    #[error(
+        "the earlier evaluation was cancelled, so its figures cover only the systems finished before it stopped: run `cephplan evaluate --data ... --format json` to completion and save its output"
+    )]
+    Cancelled,
 }
 
 /// The leave-one-system-out figures keyed by (run, metric), with their system.
@@ -315,6 +319,9 @@ pub fn compare(
     before: &EvaluationReport,
     after: &EvaluationReport,
 ) -> Result<TransferComparison, CompareError> {
+    if before.cancelled {
+        return Err(CompareError::Cancelled);
+    }
     let (b, a) = (loso_keys(before), loso_keys(after));
     if b.is_empty() {
         return Err(CompareError::NoFigures);
@@ -559,5 +566,10 @@ mod tests {
             compare(&report(Vec::new()), &before).unwrap_err(),
             CompareError::NoFigures
         );
+        let mut cancelled = report(figures(&errs));
+        cancelled.cancelled = true;
+        let e = compare(&cancelled, &before).unwrap_err();
+        assert_eq!(e, CompareError::Cancelled);
+        assert!(e.to_string().contains("to completion"), "{e}");
     }
 }
