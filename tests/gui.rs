@@ -2146,6 +2146,76 @@ fn calibration_page_evaluates_the_transfer_error_as_cephplan_evaluate_does() {
     h.get_by_label("iodepth 1");
 }
 
+/// The evaluation saved as `evaluate --format json` writes it, then compared with itself
+/// as `evaluate --against` does: the same rows on screen; a file that is not a report, and
+/// a file the user wrote, are refused with the fix.
+#[test]
+fn a_transfer_evaluation_is_saved_and_compared_as_the_cli_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = synthetic_systems_csv(dir.path());
+    let mut h = harness(transfer_state(&csv));
+    h.run();
+    h.get_by_label("Evaluate transfer").click();
+    run_until_within(&mut h, "evaluation finished", 300, |a| {
+        !a.state.calibration.is_busy()
+    });
+    let shown = h.state().state.calibration.evaluation().unwrap().clone();
+    // A file the user wrote is not replaced.
+    let foreign = dir.path().join("notes.json");
+    std::fs::write(&foreign, "{\"mine\": true}\n").unwrap();
+    retype(&mut h, "save evaluation as", &foreign.display().to_string());
+    h.get_by_label("Save evaluation").click();
+    h.run();
+    h.get_by_label_contains("refusing to overwrite");
+    assert_eq!(
+        std::fs::read_to_string(&foreign).unwrap(),
+        "{\"mine\": true}\n"
+    );
+    let saved = dir.path().join("before.json");
+    retype(&mut h, "save evaluation as", &saved.display().to_string());
+    h.get_by_label("Save evaluation").click();
+    h.run();
+    h.get_by_label(&format!("saved {}", saved.display()));
+    let read = cephplan::evaluate::spread::read_report(&saved).unwrap();
+    assert_eq!(read.loso, shown.loso);
+    assert_eq!(read.figures.len(), shown.figures.len());
+    // Saving again replaces cephplan's own file.
+    h.get_by_label("Save evaluation").click();
+    h.run();
+    h.get_by_label(&format!("saved {}", saved.display()));
+    // Compared with itself: no change, the same rows the CLI prints.
+    retype(
+        &mut h,
+        "compare with an earlier evaluation",
+        &saved.display().to_string(),
+    );
+    h.get_by_label("Compare evaluations").click();
+    h.run();
+    let c = cephplan::evaluate::spread::compare(&read, &shown).unwrap();
+    assert_eq!(c.iops_mape.change, Some(0.0));
+    h.get_by_label(&cephplan::evaluate::spread::comparison_heading(&c));
+    for row in cephplan::evaluate::spread::comparison_rows(&c)
+        .iter()
+        .chain(&cephplan::evaluate::spread::system_change_rows(&c))
+    {
+        for cell in row {
+            assert!(
+                h.query_all_by_label(cell).next().is_some(),
+                "{cell} not on screen"
+            );
+        }
+    }
+    // Not a report: named with the fix.
+    retype(
+        &mut h,
+        "compare with an earlier evaluation",
+        &foreign.display().to_string(),
+    );
+    h.get_by_label("Compare evaluations").click();
+    h.run();
+    h.get_by_label_contains("is not a `cephplan evaluate` JSON report");
+}
+
 #[test]
 fn a_transfer_evaluation_of_a_missing_dataset_names_the_path_and_the_fix() {
     let missing = std::path::Path::new("/nonexistent/cephplan-runs.csv");

@@ -9,7 +9,10 @@ use clap::{Args, ValueEnum};
 use super::calibrate::{load_inputs, DataArgs, FitInputArgs, FitInputs};
 use super::output::table;
 use super::progress::BarProgress;
-use cephplan::evaluate::spread::{compare, range_text, FigureChange, TransferComparison};
+use cephplan::evaluate::spread::{
+    compare, comparison_heading, comparison_rows, range_text, read_report, system_change_rows,
+    TransferComparison, CHANGE_HEADER, SYSTEM_CHANGE_HEADER,
+};
 use cephplan::evaluate::{
     evaluate, EvaluateOptions, EvaluationReport, SplitKind, SystemEvaluation,
 };
@@ -48,30 +51,6 @@ pub enum EvaluateFormat {
     Csv,
     /// Markdown tables: per system with the overall rows, then by kind of run.
     Md,
-}
-
-/// Reads an earlier `evaluate --format json` report.
-fn read_report(path: &std::path::Path) -> anyhow::Result<EvaluationReport> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| anyhow::anyhow!("cannot read {}: {e}; check the path", path.display()))?;
-    let report: EvaluationReport = serde_json::from_str(&text).map_err(|e| {
-        anyhow::anyhow!(
-            "{} (line {}, column {}) is not a `cephplan evaluate` JSON report: {e}; write one with `cephplan evaluate --data ... --format json > {}`",
-            path.display(),
-            e.line(),
-            e.column(),
-            path.display()
-        )
-    })?;
-    if report.schema_version != cephplan::evaluate::REPORT_SCHEMA_VERSION {
-        anyhow::bail!(
-            "{}: schema_version {} is not the {} this cephplan reads; evaluate the earlier model again with this cephplan",
-            path.display(),
-            report.schema_version,
-            cephplan::evaluate::REPORT_SCHEMA_VERSION
-        );
-    }
-    Ok(report)
 }
 
 pub fn run(args: EvaluateArgs) -> anyhow::Result<ExitCode> {
@@ -371,75 +350,9 @@ pub fn markdown(r: &EvaluationReport) -> String {
     out
 }
 
-fn range(r: Option<(f64, f64)>) -> String {
-    r.map_or("-".into(), |(lo, hi)| format!("{lo:+.2} .. {hi:+.2}"))
-}
-
-fn change_cells(name: &str, c: &FigureChange) -> Vec<String> {
-    let two = |v: Option<f64>| v.map_or("-".into(), |v| format!("{v:.2}"));
-    vec![
-        name.to_string(),
-        two(c.before),
-        two(c.after),
-        c.change.map_or("-".into(), |v| format!("{v:+.2}")),
-        range(c.range95),
-        p(c.lower_share),
-        c.verdict.label().to_string(),
-    ]
-}
-
-const CHANGE_HEADER: [&str; 7] = [
-    "figure (%)",
-    "before",
-    "after",
-    "change",
-    "95 % range of the change",
-    "lower in % of draws",
-    "verdict",
-];
-
-fn comparison_rows(c: &TransferComparison) -> Vec<Vec<String>> {
-    vec![
-        change_cells("IOPS/bandwidth MAPE", &c.iops_mape),
-        change_cells("IOPS/bandwidth median", &c.iops_median),
-        change_cells("mean latency MAPE", &c.latency_mape),
-    ]
-}
-
-fn system_change_rows(c: &TransferComparison) -> Vec<Vec<String>> {
-    let diff = |a: Option<f64>, b: Option<f64>| signed(a.zip(b).map(|(a, b)| b - a));
-    c.systems
-        .iter()
-        .map(|s| {
-            vec![
-                s.system_id.clone(),
-                p(s.before_iops_mape),
-                p(s.after_iops_mape),
-                diff(s.before_iops_mape, s.after_iops_mape),
-                p(s.before_latency_mape),
-                p(s.after_latency_mape),
-                diff(s.before_latency_mape, s.after_latency_mape),
-            ]
-        })
-        .collect()
-}
-
-const SYSTEM_CHANGE_HEADER: [&str; 7] = [
-    "system",
-    "IOPS MAPE before",
-    "after",
-    "change",
-    "latency MAPE before",
-    "after",
-    "change",
-];
-
 /// The comparison with an earlier evaluation as text tables.
 pub fn render_comparison(c: &TransferComparison) -> String {
-    let mut out = format!(
-        "Against the earlier evaluation ({} held-out figures, the same in both; the range of each change over {} draws of the systems with replacement, the same draws for both, seed {}):\n",
-        c.figures, c.resamples, c.seed
-    );
+    let mut out = format!("{}\n", comparison_heading(c));
     out += &table(&CHANGE_HEADER, &comparison_rows(c));
     out += "\n";
     out += &table(&SYSTEM_CHANGE_HEADER, &system_change_rows(c));

@@ -375,6 +375,11 @@ pub struct ClassEvaluation {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct EvaluationReport {
     pub schema_version: u32,
+    /// cephplan's marker ([`crate::io::GENERATED_MARKER`]), so that a saved report may be
+    /// replaced by the next save and no file a user wrote is (reports written before it
+    /// existed have none).
+    #[serde(default)]
+    pub generator: String,
     pub systems: Vec<SystemEvaluation>,
     /// The leave-one-system-out errors by kind of run (EC, co-located, QD1, lone I/O, large
     /// blocks).
@@ -983,6 +988,7 @@ pub fn evaluate(
     progress.finish();
     EvaluationReport {
         schema_version: REPORT_SCHEMA_VERSION,
+        generator: format!("{} (cephplan evaluate)", crate::io::GENERATED_MARKER),
         systems,
         classes,
         loso: summary(loso_figs(), prepared),

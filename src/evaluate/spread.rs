@@ -27,6 +27,7 @@
 //! `gui`).
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
 
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -398,6 +399,146 @@ pub fn compare(
     })
 }
 
+/// Why an earlier evaluation report cannot be read or a report saved.
+#[derive(Debug, thiserror::Error)]
+pub enum ReportFileError {
+    #[error("cannot read {path}: {cause}; check the path")]
+    Read { path: PathBuf, cause: String },
+    #[error(
+        "{path} (line {line}, column {column}) is not a `cephplan evaluate` JSON report: {cause}; write one with `cephplan evaluate --data ... --format json > {path}` or the app's \"Save evaluation\""
+    )]
+    NotAReport {
+        path: PathBuf,
+        line: usize,
+        column: usize,
+        cause: String,
+    },
+    #[error(
+        "{path}: schema_version {found} is not the {expected} this cephplan reads; evaluate the earlier model again with this cephplan"
+    )]
+    Version {
+        path: PathBuf,
+        found: u32,
+        expected: u32,
+    },
+    #[error("type a file name to save the evaluation to")]
+    NoPath,
+    #[error(transparent)]
+    Write(#[from] crate::io::WriteError),
+}
+
+/// Reads an earlier `evaluate --format json` report (the key `against` an evaluation with
+/// `--against` adds is ignored).
+pub fn read_report(path: &Path) -> Result<EvaluationReport, ReportFileError> {
+    let text = std::fs::read_to_string(path).map_err(|e| ReportFileError::Read {
+        path: path.to_path_buf(),
+        cause: e.to_string(),
+    })?;
+    let report: EvaluationReport =
+        serde_json::from_str(&text).map_err(|e| ReportFileError::NotAReport {
+            path: path.to_path_buf(),
+            line: e.line(),
+            column: e.column(),
+            cause: e.to_string(),
+        })?;
+    if report.schema_version != super::REPORT_SCHEMA_VERSION {
+        return Err(ReportFileError::Version {
+            path: path.to_path_buf(),
+            found: report.schema_version,
+            expected: super::REPORT_SCHEMA_VERSION,
+        });
+    }
+    Ok(report)
+}
+
+/// Writes `report` as `evaluate --format json` prints it, atomically, refusing to replace a
+/// file cephplan did not write.
+pub fn save_report(report: &EvaluationReport, path: &Path) -> Result<(), ReportFileError> {
+    if path.as_os_str().is_empty() {
+        return Err(ReportFileError::NoPath);
+    }
+    let mut text = serde_json::to_string_pretty(report).expect("a report serialises");
+    text.push('\n');
+    crate::io::write_atomic_owned(path, text.as_bytes())?;
+    Ok(())
+}
+
+/// Column names of [`comparison_rows`].
+pub const CHANGE_HEADER: [&str; 7] = [
+    "figure (%)",
+    "before",
+    "after",
+    "change",
+    "95 % range of the change",
+    "lower in % of draws",
+    "verdict",
+];
+
+/// Column names of [`system_change_rows`].
+pub const SYSTEM_CHANGE_HEADER: [&str; 7] = [
+    "system",
+    "IOPS MAPE before",
+    "after",
+    "change",
+    "latency MAPE before",
+    "after",
+    "change",
+];
+
+fn cell(v: Option<f64>, f: impl Fn(f64) -> String) -> String {
+    v.map_or("-".into(), f)
+}
+
+/// The three figures' changes as text cells (the CLI's table and the app's grid).
+pub fn comparison_rows(c: &TransferComparison) -> Vec<Vec<String>> {
+    let row = |name: &str, f: &FigureChange| {
+        vec![
+            name.to_string(),
+            cell(f.before, |v| format!("{v:.2}")),
+            cell(f.after, |v| format!("{v:.2}")),
+            cell(f.change, |v| format!("{v:+.2}")),
+            f.range95
+                .map_or("-".into(), |(lo, hi)| format!("{lo:+.2} .. {hi:+.2}")),
+            cell(f.lower_share, |v| format!("{v:.1}")),
+            f.verdict.label().to_string(),
+        ]
+    };
+    vec![
+        row("IOPS/bandwidth MAPE", &c.iops_mape),
+        row("IOPS/bandwidth median", &c.iops_median),
+        row("mean latency MAPE", &c.latency_mape),
+    ]
+}
+
+/// Each system's errors before and after as text cells.
+pub fn system_change_rows(c: &TransferComparison) -> Vec<Vec<String>> {
+    let p = |v: Option<f64>| cell(v, |v| format!("{v:.1}"));
+    let diff =
+        |a: Option<f64>, b: Option<f64>| cell(a.zip(b).map(|(a, b)| b - a), |v| format!("{v:+.1}"));
+    c.systems
+        .iter()
+        .map(|s| {
+            vec![
+                s.system_id.clone(),
+                p(s.before_iops_mape),
+                p(s.after_iops_mape),
+                diff(s.before_iops_mape, s.after_iops_mape),
+                p(s.before_latency_mape),
+                p(s.after_latency_mape),
+                diff(s.before_latency_mape, s.after_latency_mape),
+            ]
+        })
+        .collect()
+}
+
+/// The sentence above the comparison's tables.
+pub fn comparison_heading(c: &TransferComparison) -> String {
+    format!(
+        "Against the earlier evaluation ({} held-out figures, the same in both; the range of each change over {} draws of the systems with replacement, the same draws for both, seed {}):",
+        c.figures, c.resamples, c.seed
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -442,6 +583,7 @@ mod tests {
     fn report(figures: Vec<HeldOut>) -> EvaluationReport {
         EvaluationReport {
             schema_version: super::super::REPORT_SCHEMA_VERSION,
+            generator: String::new(),
             systems: Vec::new(),
             classes: Vec::new(),
             loso: Default::default(),
@@ -535,6 +677,43 @@ mod tests {
         assert_eq!(c.iops_mape.verdict, Verdict::Indistinguishable);
         let share = c.iops_mape.lower_share.unwrap();
         assert!((20.0..80.0).contains(&share), "{share}");
+    }
+
+    /// Saved and read back bit for bit (serde_json's `float_roundtrip`: its default parser
+    /// can miss the last bit of a float, and a comparison with a saved report would then
+    /// show changes where there are none); a file a user wrote is not replaced, and one
+    /// that is not a report is named with the fix.
+    #[test]
+    fn a_saved_report_reads_back_exactly_and_a_foreign_file_is_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut r = report(figures(&[
+            1.0 / 3.0,
+            2.0 / 7.0,
+            104.919_702_054_689_37,
+            5.0,
+            6.0,
+        ]));
+        r.generator = format!("{} (cephplan evaluate)", crate::io::GENERATED_MARKER);
+        let path = dir.path().join("e.json");
+        save_report(&r, &path).unwrap();
+        assert_eq!(read_report(&path).unwrap(), r);
+        save_report(&r, &path).unwrap();
+        let mine = dir.path().join("mine.json");
+        std::fs::write(&mine, "{}").unwrap();
+        assert!(matches!(
+            save_report(&r, &mine),
+            Err(ReportFileError::Write(_))
+        ));
+        assert_eq!(std::fs::read_to_string(&mine).unwrap(), "{}");
+        let e = read_report(&mine).unwrap_err().to_string();
+        assert!(
+            e.contains("is not a `cephplan evaluate` JSON report") && e.contains("(line 1"),
+            "{e}"
+        );
+        assert!(matches!(
+            save_report(&r, Path::new("")),
+            Err(ReportFileError::NoPath)
+        ));
     }
 
     #[test]

@@ -25,6 +25,10 @@ use crate::calibrate::ceph::{
 };
 use crate::calibrate::profile::{profile, ProfileReport, MISS_THRESHOLD_PCT};
 use crate::data::load_runs;
+use crate::evaluate::spread::{
+    compare, comparison_heading, comparison_rows, read_report, save_report, system_change_rows,
+    TransferComparison, CHANGE_HEADER, SYSTEM_CHANGE_HEADER,
+};
 use crate::evaluate::{evaluate, EvaluateOptions, EvaluationReport};
 use crate::gui::app::{Command, ModelChoice};
 use crate::gui::job::{Job, JobOutcome};
@@ -196,6 +200,10 @@ struct Runtime {
     eval_job: Option<Job<EvaluateResult>>,
     evaluation: Option<EvaluationReport>,
     eval_error: Option<String>,
+    /// "Save evaluation": the path written, or why not.
+    eval_saved: Option<Result<PathBuf, String>>,
+    /// "Compare": the change against an earlier evaluation, or why there is none.
+    comparison: Option<Result<TransferComparison, String>>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -217,6 +225,10 @@ pub struct CalibrationPage {
     pub profile_values: String,
     /// Whether "Evaluate transfer" also runs the scale-series splits.
     pub eval_scale: bool,
+    /// Where "Save evaluation" writes the report (`evaluate --format json`'s JSON).
+    pub eval_save_path: String,
+    /// An earlier evaluation report "Compare" reads.
+    pub eval_against_path: String,
     #[serde(skip)]
     rt: Runtime,
 }
@@ -233,6 +245,8 @@ impl Default for CalibrationPage {
             profile_param: "osd_write_batch_scale".into(),
             profile_values: "0.03, 0.1, 0.3, 0.5, 1".into(),
             eval_scale: true,
+            eval_save_path: "evaluation.json".into(),
+            eval_against_path: String::new(),
             rt: Runtime::default(),
         }
     }
@@ -297,6 +311,8 @@ impl CalibrationPage {
             return;
         }
         self.rt.eval_error = None;
+        self.rt.eval_saved = None;
+        self.rt.comparison = None;
         let req = self.request();
         let scale = self.eval_scale;
         self.rt.eval_job = Some(Job::spawn("evaluating", ctx, move |p| {
@@ -448,6 +464,73 @@ impl CalibrationPage {
             self.rt.evaluation.as_ref(),
             evaluation_ui,
         );
+        if self.rt.eval_job.is_none() {
+            self.evaluation_files_ui(ui);
+        }
+    }
+
+    /// Save the evaluation (as `evaluate --format json` writes it) and compare it with an
+    /// earlier one (`evaluate --against`): the same library calls, the same rows.
+    fn evaluation_files_ui(&mut self, ui: &mut egui::Ui) {
+        let Some(report) = self.rt.evaluation.as_ref().filter(|r| !r.cancelled) else {
+            return;
+        };
+        ui.horizontal(|ui| {
+            let l = ui.label("save evaluation as");
+            ui.add(egui::TextEdit::singleline(&mut self.eval_save_path).desired_width(300.0))
+                .labelled_by(l.id);
+            if ui
+                .button("Save evaluation")
+                .on_hover_text("the JSON `cephplan evaluate --format json` prints: compare a later evaluation with it")
+                .clicked()
+            {
+                let path = PathBuf::from(self.eval_save_path.trim());
+                self.rt.eval_saved =
+                    Some(save_report(report, &path).map(|()| path).map_err(|e| e.to_string()));
+            }
+            match &self.rt.eval_saved {
+                Some(Ok(p)) => {
+                    ui.label(format!("saved {}", p.display()));
+                }
+                Some(Err(e)) => {
+                    ui.colored_label(ui.visuals().error_fg_color, e);
+                }
+                None => {}
+            }
+        });
+        ui.horizontal(|ui| {
+            let l = ui.label("compare with an earlier evaluation");
+            ui.add(
+                egui::TextEdit::singleline(&mut self.eval_against_path)
+                    .desired_width(300.0)
+                    .hint_text("earlier evaluation.json"),
+            )
+            .labelled_by(l.id);
+            if ui
+                .button("Compare evaluations")
+                .on_hover_text(
+                    "cephplan evaluate --against: each figure's change against an earlier \
+                     evaluation of the same runs, with its 95 % range when the systems are \
+                     drawn again",
+                )
+                .clicked()
+            {
+                let path = PathBuf::from(self.eval_against_path.trim());
+                self.rt.comparison = Some(read_report(&path).map_err(|e| e.to_string()).and_then(
+                    |before| {
+                        compare(&before, report)
+                            .map_err(|e| format!("cannot compare with {}: {e}", path.display()))
+                    },
+                ));
+            }
+        });
+        match &self.rt.comparison {
+            Some(Ok(c)) => comparison_ui(ui, c),
+            Some(Err(e)) => {
+                ui.colored_label(ui.visuals().error_fg_color, e);
+            }
+            None => {}
+        }
     }
 
     fn inputs_ui(&mut self, ui: &mut egui::Ui) {
@@ -547,6 +630,34 @@ fn pct(v: Option<f64>) -> String {
 
 fn signed_pct(v: Option<f64>) -> String {
     opt(v, |v| format!("{v:+.1}"))
+}
+
+/// A grid of text rows under a header (the CLI prints the same rows as a table).
+fn text_grid_ui(ui: &mut egui::Ui, id: &str, header: &[&str], rows: &[Vec<String>]) {
+    egui::Grid::new(id).striped(true).show(ui, |ui| {
+        for h in header {
+            ui.strong(*h);
+        }
+        ui.end_row();
+        for r in rows {
+            for c in r {
+                ui.label(c);
+            }
+            ui.end_row();
+        }
+    });
+}
+
+/// The change against an earlier evaluation: the rows `evaluate --against` prints.
+fn comparison_ui(ui: &mut egui::Ui, c: &TransferComparison) {
+    ui.label(comparison_heading(c));
+    text_grid_ui(ui, "comparison", &CHANGE_HEADER, &comparison_rows(c));
+    text_grid_ui(
+        ui,
+        "comparison_systems",
+        &SYSTEM_CHANGE_HEADER,
+        &system_change_rows(c),
+    );
 }
 
 /// The transfer evaluation: the headline figures, per system, per kind of run.
