@@ -2084,6 +2084,19 @@ fn synthetic_systems_csv(dir: &std::path::Path) -> std::path::PathBuf {
     path
 }
 
+/// The Calibration page after "Evaluate transfer" on [`synthetic_systems_csv`] in `dir`
+/// has finished, and that dataset's path.
+fn evaluated_transfer(dir: &std::path::Path) -> (Harness<'static, App>, std::path::PathBuf) {
+    let csv = synthetic_systems_csv(dir);
+    let mut h = harness(transfer_state(&csv));
+    h.run();
+    h.get_by_label("Evaluate transfer").click();
+    run_until_within(&mut h, "evaluation finished", 300, |a| {
+        !a.state.calibration.is_busy()
+    });
+    (h, csv)
+}
+
 /// The Calibration page with `csv` as its one dataset and the shipped prior.
 fn transfer_state(csv: &std::path::Path) -> State {
     let mut state = calibration_state("", false);
@@ -2094,13 +2107,7 @@ fn transfer_state(csv: &std::path::Path) -> State {
 #[test]
 fn calibration_page_evaluates_the_transfer_error_as_cephplan_evaluate_does() {
     let dir = tempfile::tempdir().unwrap();
-    let csv = synthetic_systems_csv(dir.path());
-    let mut h = harness(transfer_state(&csv));
-    h.run();
-    h.get_by_label("Evaluate transfer").click();
-    run_until_within(&mut h, "evaluation finished", 300, |a| {
-        !a.state.calibration.is_busy()
-    });
+    let (h, csv) = evaluated_transfer(dir.path());
     let cal = &h.state().state.calibration;
     assert_eq!(cal.evaluation_error(), None);
     let shown = cal.evaluation().unwrap().clone();
@@ -2152,13 +2159,7 @@ fn calibration_page_evaluates_the_transfer_error_as_cephplan_evaluate_does() {
 #[test]
 fn a_transfer_evaluation_is_saved_and_compared_as_the_cli_does() {
     let dir = tempfile::tempdir().unwrap();
-    let csv = synthetic_systems_csv(dir.path());
-    let mut h = harness(transfer_state(&csv));
-    h.run();
-    h.get_by_label("Evaluate transfer").click();
-    run_until_within(&mut h, "evaluation finished", 300, |a| {
-        !a.state.calibration.is_busy()
-    });
+    let (mut h, _) = evaluated_transfer(dir.path());
     let shown = h.state().state.calibration.evaluation().unwrap().clone();
     // A file the user wrote is not replaced.
     let foreign = dir.path().join("notes.json");

@@ -445,29 +445,17 @@ fn system_mean(figs: &[&HeldOut], f: impl Fn(&HeldOut) -> f64) -> Option<f64> {
     mean(&per.values().filter_map(|v| mean(v)).collect::<Vec<_>>())
 }
 
-/// Median of `|error|` with each figure weighted 1/(its system's figure count).
+/// Median of `|error|` with each figure weighted 1/(its system's figure count): every
+/// system drawn once in [`spread`]'s weighted median.
 fn system_median(figs: &[&HeldOut]) -> Option<f64> {
-    let mut count: BTreeMap<&str, f64> = BTreeMap::new();
+    let mut per: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
     for h in figs {
-        *count.entry(h.system_id.as_str()).or_default() += 1.0;
+        per.entry(h.system_id.as_str())
+            .or_default()
+            .push(h.error_pct.abs());
     }
-    let mut v: Vec<(f64, f64)> = figs
-        .iter()
-        .map(|h| (h.error_pct.abs(), 1.0 / count[h.system_id.as_str()]))
-        .collect();
-    if v.is_empty() {
-        return None;
-    }
-    v.sort_by(|a, b| a.0.total_cmp(&b.0));
-    let half = v.iter().map(|x| x.1).sum::<f64>() / 2.0;
-    let mut acc = 0.0;
-    for (e, w) in &v {
-        acc += w;
-        if acc >= half - 1e-12 {
-            return Some(*e);
-        }
-    }
-    v.last().map(|x| x.0)
+    let errors: Vec<&[f64]> = per.values().map(Vec::as_slice).collect();
+    spread::weighted_median(&errors, &vec![1; errors.len()])
 }
 
 fn summary<'a>(

@@ -100,7 +100,7 @@ fn weighted_mean(values: &[Option<f64>], times: &[u32]) -> Option<f64> {
 
 /// Median of the errors with each figure weighted `times / (its system's figure count)`:
 /// [`super::ErrorSummary::iops_median`]'s rule, a system drawn twice weighing twice.
-fn weighted_median(errors: &[&[f64]], times: &[u32]) -> Option<f64> {
+pub(super) fn weighted_median(errors: &[&[f64]], times: &[u32]) -> Option<f64> {
     let mut v: Vec<(f64, f64)> = errors
         .iter()
         .zip(times)

@@ -361,15 +361,8 @@ mod tests {
             "osd4-randwrite-r2",
         ] {
             let (text, points) = batch_campaign(dir);
-            // fio ran beside the OSDs on the same two cores: co-located, no CPU of its own
-            // (the lab writes the client as a copy of the host's cores).
-            let start = text.find("[clients]").unwrap();
-            let end = text.find("[workload]").unwrap();
-            let text = format!(
-                "{}[clients]\nnodes = 1\ncolocated = true\n\n{}",
-                &text[..start],
-                &text[end..]
-            );
+            // fio ran beside the OSDs on the same two cores.
+            let text = crate::qn::ceph::tests::lab_clients_colocated(&text);
             assert!(text.contains("images = 1\n") && text.contains("iodepth = 16\n"));
             for (p, (_, measured)) in points.iter().zip(measured_batches(&points)) {
                 let t = text

@@ -1344,6 +1344,19 @@ fn more_osd_memory_or_more_osds_never_lower_iops_on_a_data_set_that_misses() {
     assert!(iops("4G", 6) >= iops("4G", 4) && iops("4G", 4) >= iops("4G", 3));
 }
 
+/// A scenario `lab up` wrote, its client described as it ran: the lab writes the client as
+/// a separate copy of the host's cores, while fio in fact shares them with the OSDs
+/// (co-located, no CPU of its own).
+pub(crate) fn lab_clients_colocated(text: &str) -> String {
+    let start = text.find("[clients]").unwrap();
+    let end = text.find("[workload]").unwrap();
+    format!(
+        "{}[clients]\nnodes = 1\ncolocated = true\n\n{}",
+        &text[..start],
+        &text[end..]
+    )
+}
+
 /// Mean measured IOPS of the lab campaign's `osd{osds}-randwrite-img4-r*` runs at 4 images
 /// × iodepth `depth` (`calibration-data/lab/osd-count-2vcpu/`, `cephplan validate`'s dataset
 /// CSVs, two repetitions).
@@ -1385,17 +1398,8 @@ fn more_osds_on_the_labs_two_cores_lower_write_iops_as_measured() {
         .map(|e| e.unwrap().path())
         .find(|p| p.extension().is_some_and(|x| x == "toml"))
         .unwrap();
-    let text = std::fs::read_to_string(&file).unwrap();
-    // The lab wrote the client as a separate copy of the host's two cores; fio in fact
-    // shares them with the OSDs (co-located, no CPU of its own).
-    let start = text.find("[clients]").unwrap();
-    let end = text.find("[workload]").unwrap();
-    let text = format!(
-        "{}[clients]\nnodes = 1\ncolocated = true\n\n{}",
-        &text[..start],
-        &text[end..]
-    )
-    .replace("images = 1\n", "images = 4\n");
+    let text = lab_clients_colocated(&std::fs::read_to_string(&file).unwrap())
+        .replace("images = 1\n", "images = 4\n");
     // Every OSD's file sits on the lab directory's one backing store, which `lab up`
     // measured once: N OSDs on one device of that speed, as `lab up` describes them since
     // session 32 (the recorded scenario files predate that and list N devices).
