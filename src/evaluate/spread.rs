@@ -546,20 +546,10 @@ mod tests {
 
     fn fig(system: &str, run: &str, metric: Metric, error_pct: f64) -> HeldOut {
         HeldOut {
-            kind: SplitKind::LeaveOneSystemOut,
             run_id: run.into(),
-            system_id: system.into(),
             metric,
-            measured: 100.0,
-            predicted: 100.0 + error_pct,
             error_pct,
-            param_ln_sigma: 0.0,
-            transfer_ln_sigma: None,
-            interval_80: None,
-            interval_95: None,
-            core_rule: None,
-            disk_rule: None,
-            classes: Vec::new(),
+            ..super::super::tests::figure(system, 100.0, 100.0 + error_pct, 0.0)
         }
     }
 

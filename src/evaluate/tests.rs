@@ -130,7 +130,8 @@ fn a_held_out_systems_own_measurements_never_move_its_predictions() {
     assert_ne!(pred_b(&honest), pred_b(&corrupted));
 }
 
-fn figure(system: &str, measured: f64, predicted: f64, param: f64) -> HeldOut {
+/// A held-out IOPS figure of `system` (no run id, no interval yet).
+pub(super) fn figure(system: &str, measured: f64, predicted: f64, param: f64) -> HeldOut {
     HeldOut {
         kind: SplitKind::LeaveOneSystemOut,
         run_id: String::new(),
