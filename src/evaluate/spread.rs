@@ -23,8 +23,10 @@
 //! resampled gives a range narrower than the truth (the percentile interval's known
 //! small-sample undercoverage).
 //!
-//! Not here: the held-out predictions themselves ([`super::evaluate`]), printing (`cli`,
-//! `gui`).
+//! It also reads and saves evaluation reports (`evaluate --against`, the app's "Save
+//! evaluation") and gives the comparison's rows as text, so that the CLI's tables and the
+//! app's grids show the same cells. Not here: the held-out predictions themselves
+//! ([`super::evaluate`]), the tables' layout and printing (`cli`, `gui`).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};

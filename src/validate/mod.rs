@@ -1154,12 +1154,28 @@ mod tests {
             ("client_cpu".to_string(), part(0.1)),
         ]);
         predicted.osd_counters = Some(c);
-        let line = &osd_counter_lines(&[predicted])[0];
+        let line = &osd_counter_lines(std::slice::from_ref(&predicted))[0];
         assert!(
             line.contains("; predicted 0.500 ms, of which osd_cpu 0.350 ms, data_device 0.100 ms): OSD counters"),
             "{line}"
         );
         assert!(!line.contains("client_cpu"), "{line}");
+        // With the commits counted, the line sets the prediction's writes per OSD batch
+        // beside the measured transactions per WAL sync (4,000 over 2,000 syncs).
+        let mut batched = predicted.clone();
+        batched.predicted_write_batch_per_osd = Some(2.5);
+        batched.osd_counters = Some(counters::OsdCounters {
+            bluestore_commit_secs: Some(0.4e-3),
+            transactions: 4000.0,
+            kv_syncs: 2000.0,
+            ..c
+        });
+        let line = &osd_counter_lines(&[batched])[0];
+        assert!(
+            line.contains("data_device 0.100 ms; 2.5 writes per OSD batch): OSD counters")
+                && line.contains("BlueStore commit 0.400 ms; 2.0 transactions per WAL sync)"),
+            "{line}"
+        );
         // Not asked for: no line, no field in the JSON.
         spec.osd_counters = false;
         let plain = report_of(&spec, vec![fixture_point(1, spec.base.clone(), Vec::new())]);
