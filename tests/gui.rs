@@ -1298,6 +1298,8 @@ fn opened_results_show_the_osd_counters_of_their_points() {
         bluestore_read_secs: None,
         transactions: 21588.0,
         kv_syncs: 21356.0,
+        // The OSD ran on this machine: 10.631 s of CPU over the 21,262 writes.
+        cpu_secs: Some(10.631),
     });
     report.points[1].osd_counters_error = Some("ceph tell osd.0 perf dump timed out".into());
     let h = open_saved_results(&path, &report);
@@ -1307,6 +1309,7 @@ fn opened_results_show_the_osd_counters_of_their_points() {
     }
     h.get_by_label_contains("write op 0.682 ms (op-thread wait 0.036 ms, BlueStore commit 0.582 ms, of which the WAL sync 0.483 ms; 1.0 transactions per WAL sync)");
     h.get_by_label_contains("no OSD counters (ceph tell osd.0 perf dump timed out)");
+    h.get_by_label_contains("; OSD CPU 500.0 µs per op");
 }
 
 /// Widgets (buttons, labels, fields) that reach past `width`: cut off at the window edge.

@@ -222,6 +222,11 @@ fn lab_end_to_end() {
         assert!(op > 0.0 && op < p.measured.latency_mean_secs, "{c:?}");
         let store = c.bluestore_read_secs.expect("a BlueStore read latency");
         assert!(store > 0.0 && store < op, "{c:?}");
+        // The lab's OSDs run on this machine: their CPU time over the point is read from
+        // /proc, a positive share of the machine's cores over the run (tens to hundreds
+        // of microseconds per read on this machine, `calibration-data/lab/README.md`).
+        let per_op = c.cpu_secs_per_op().expect("local OSDs' CPU time");
+        assert!(per_op > 1e-6 && per_op < 10e-3, "{c:?}");
     }
     // The refit: both points with a prediction before and after, the fit's outcome, and
     // the refitted model in the output directory.

@@ -805,7 +805,7 @@ fn make_mon(
 /// equal to it, or `--conf=CONF`. Whole arguments are compared byte for byte, so the lab
 /// at `/tmp/lab` does not match the daemons of `/tmp/lab2` (nor a process that merely
 /// mentions the path).
-fn cmdline_uses_conf(cmdline: &[u8], conf: &Path) -> bool {
+pub(crate) fn cmdline_uses_conf(cmdline: &[u8], conf: &Path) -> bool {
     use std::os::unix::ffi::OsStrExt;
     let conf = conf.as_os_str().as_bytes();
     let args: Vec<&[u8]> = cmdline

@@ -238,6 +238,11 @@ pub struct PredictionReport {
     /// ([`write_batch_per_osd`]); absent without writes or write batching.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub write_batch_per_osd: Option<f64>,
+    /// A client op's OSD CPU time in the model's solution over a lone op's
+    /// ([`osd_cpu_demand_factor`]): below 1 where write batches and messenger coalescing
+    /// share costs. Absent without OSD CPU work.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub osd_cpu_demand_factor: Option<f64>,
     pub bounds: Bounds,
     /// I/Os in flight: images × jobs × iodepth.
     pub in_flight: u32,
@@ -439,16 +444,11 @@ pub const CALIBRATED_MIN_WRITE_BATCH: f64 = 4.0;
 /// utilisation of one node's OSD CPU; None without write batching.
 pub fn write_batch_per_osd(cn: &CephNetwork, x: f64, osd_cpu_utilization: f64) -> Option<f64> {
     let i = cn.network.station_index("osd_cpu")?;
-    let st = &cn.network.stations[i];
-    let bt = st.batching?;
+    let bt = cn.network.stations[i].batching?;
     if bt.share <= 0.0 {
         return None;
     }
-    let d = st.demands[0].secs;
-    if x <= 0.0 || d <= 0.0 {
-        return None;
-    }
-    let f = osd_cpu_utilization * st.server_count() * f64::from(st.multiplicity) / (x * d);
+    let f = osd_cpu_demand_factor(cn, x, osd_cpu_utilization)?;
     Some(if f >= 1.0 {
         1.0
     } else if bt.coalesce_share > 0.0 {
@@ -456,6 +456,21 @@ pub fn write_batch_per_osd(cn: &CephNetwork, x: f64, osd_cpu_utilization: f64) -
     } else {
         bt.share / (f - 1.0 + bt.share).max(f64::MIN_POSITIVE)
     })
+}
+
+/// The OSD CPU's demand factor at a solution: the OSD CPU time a client op takes over a
+/// lone op's (the demand at batch size 1), `f = U·c·m / (X·D)` from one node's OSD CPU
+/// utilisation `U` (per server), its `c` servers and `m` copies, the throughput `X` and
+/// the demand `D`. 1 without batching; below 1 where write batches and messenger
+/// coalescing share costs. What `validate --osd-counters` measures as the OSDs' CPU time
+/// per op, set against the same cluster's at one I/O in flight. None without an OSD CPU
+/// station, demand or throughput.
+pub fn osd_cpu_demand_factor(cn: &CephNetwork, x: f64, osd_cpu_utilization: f64) -> Option<f64> {
+    let i = cn.network.station_index("osd_cpu")?;
+    let st = &cn.network.stations[i];
+    let d = st.demands[0].secs;
+    (x > 0.0 && d > 0.0)
+        .then(|| osd_cpu_utilization * st.server_count() * f64::from(st.multiplicity) / (x * d))
 }
 
 /// [`write_batch_per_osd`] when it is below [`CALIBRATED_MIN_WRITE_BATCH`].
@@ -742,6 +757,10 @@ pub fn predict(
         .utilization
         .get("osd_cpu")
         .and_then(|&u| write_batch_per_osd(&cn, f.iops, u));
+    let osd_cpu_demand_factor = f
+        .utilization
+        .get("osd_cpu")
+        .and_then(|&u| osd_cpu_demand_factor(&cn, f.iops, u));
     Ok(PredictionReport {
         schema_version: REPORT_SCHEMA_VERSION,
         scenario: s.name.clone(),
@@ -757,6 +776,7 @@ pub fn predict(
         utilization: f.utilization,
         latency_parts,
         write_batch_per_osd,
+        osd_cpu_demand_factor,
         bounds: bounds(&cn, n),
         in_flight: n,
         interval,

@@ -54,6 +54,10 @@ pub struct OsdCounters {
     pub transactions: f64,
     #[serde(default)]
     pub kv_syncs: f64,
+    /// CPU time (user + system) the cluster's OSD processes on this machine used during the
+    /// point, summed over them ([`super::osd_cpu`]); `None` when none runs here.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_secs: Option<f64>,
 }
 
 impl OsdCounters {
@@ -62,6 +66,14 @@ impl OsdCounters {
     /// cephplan's write batching models per OSD). None without a sync.
     pub fn transactions_per_sync(&self) -> Option<f64> {
         (self.kv_syncs > 0.0).then(|| self.transactions / self.kv_syncs)
+    }
+
+    /// The OSDs' CPU seconds per client op they completed over the point (reads and
+    /// writes alike; a replica's or shard's work counts with the client op it serves).
+    /// None without a CPU reading or an op.
+    pub fn cpu_secs_per_op(&self) -> Option<f64> {
+        let ops = self.read_ops + self.write_ops;
+        self.cpu_secs.filter(|_| ops > 0.0).map(|s| s / ops)
     }
 }
 
@@ -139,6 +151,7 @@ pub fn counter_means(
         bluestore_read_secs: mean(READ),
         transactions: times(COMMIT),
         kv_syncs: times(KV_SYNC),
+        cpu_secs: None,
     }
 }
 
@@ -185,8 +198,12 @@ pub fn counters_line(c: &OsdCounters) -> String {
     if parts.is_empty() {
         return format!("no client op completed on the {} OSD(s) read", c.osds);
     }
+    let cpu = c
+        .cpu_secs_per_op()
+        .map(|s| format!("; OSD CPU {:.1} µs per op", s * 1e6))
+        .unwrap_or_default();
     format!(
-        "OSD counters over {} OSD(s), mean per op: {}",
+        "OSD counters over {} OSD(s), mean per op: {}{cpu}",
         c.osds,
         parts.join("; ")
     )
@@ -278,12 +295,12 @@ mod tests {
         assert!(counters_line(&c).starts_with("OSD counters over 2 OSD(s)"));
     }
 
-    /// One directory of the write-batch campaign (`calibration-data/lab/write-batch-2vcpu/`,
-    /// `cephplan validate --osd-counters` as it wrote it): the scenario `lab up` wrote and
-    /// the points.
-    fn batch_campaign(dir: &str) -> (String, Vec<crate::validate::PointResult>) {
+    /// One directory of a lab campaign (`calibration-data/lab/CAMPAIGN/DIR`, `cephplan
+    /// validate --osd-counters` as it wrote it): the scenario `lab up` wrote and the points.
+    fn campaign_dir(campaign: &str, dir: &str) -> (String, Vec<crate::validate::PointResult>) {
         let d = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("calibration-data/lab/write-batch-2vcpu")
+            .join("calibration-data/lab")
+            .join(campaign)
             .join(dir);
         let file = |prefix: &str, ext: &str| {
             std::fs::read_dir(&d)
@@ -300,6 +317,36 @@ mod tests {
                 .unwrap();
         let scenario = std::fs::read_to_string(file("scenario-", "toml")).unwrap();
         (scenario, report.points)
+    }
+
+    /// One directory of the write-batch campaign (`calibration-data/lab/write-batch-2vcpu/`).
+    fn batch_campaign(dir: &str) -> (String, Vec<crate::validate::PointResult>) {
+        campaign_dir("write-batch-2vcpu", dir)
+    }
+
+    /// The lab scenario of a campaign point with fio beside the OSDs on the same two cores
+    /// and the point's images and depth, predicted with the shipped model.
+    fn predict_lab_point(
+        text: &str,
+        pattern: &str,
+        images: u32,
+        iodepth: u32,
+    ) -> crate::predict::PredictionReport {
+        let text = crate::qn::ceph::tests::lab_clients_colocated(text);
+        let (img, depth, rw) = (
+            "images = 1\n",
+            "iodepth = 16\n",
+            "pattern = \"randwrite\"\n",
+        );
+        assert!(text.contains(img) && text.contains(depth) && text.contains(rw));
+        let t = text
+            .replace(img, &format!("images = {images}\n"))
+            .replace(depth, &format!("iodepth = {iodepth}\n"))
+            .replace(rw, &format!("pattern = \"{pattern}\"\n"));
+        let s = crate::spec::parse_scenario(&t, "lab", &crate::spec::Catalogue::builtin()).unwrap();
+        assert_eq!((s.images, s.iodepth), (images, iodepth));
+        let shipped = crate::model::ModelParams::shipped_default();
+        crate::predict::predict(&s, &shipped, &Default::default()).unwrap()
     }
 
     /// `(I/Os in flight, measured BlueStore transactions per WAL sync)` of each point.
@@ -352,7 +399,6 @@ mod tests {
                 );
             }
         }
-        let shipped = crate::model::ModelParams::shipped_default();
         let mut ratios = Vec::new();
         for dir in [
             "osd1-randwrite-r1",
@@ -361,20 +407,9 @@ mod tests {
             "osd4-randwrite-r2",
         ] {
             let (text, points) = batch_campaign(dir);
-            // fio ran beside the OSDs on the same two cores.
-            let text = crate::qn::ceph::tests::lab_clients_colocated(&text);
-            assert!(text.contains("images = 1\n") && text.contains("iodepth = 16\n"));
             for (p, (_, measured)) in points.iter().zip(measured_batches(&points)) {
-                let t = text
-                    .replace("images = 1\n", &format!("images = {}\n", p.setting.images))
-                    .replace(
-                        "iodepth = 16\n",
-                        &format!("iodepth = {}\n", p.setting.iodepth),
-                    );
-                let s = crate::spec::parse_scenario(&t, dir, &crate::spec::Catalogue::builtin())
-                    .unwrap();
-                assert_eq!((s.images, s.iodepth), (p.setting.images, p.setting.iodepth));
-                let r = crate::predict::predict(&s, &shipped, &Default::default()).unwrap();
+                // fio ran beside the OSDs on the same two cores.
+                let r = predict_lab_point(&text, "randwrite", p.setting.images, p.setting.iodepth);
                 let predicted = r.write_batch_per_osd.expect("writes batch");
                 ratios.push((dir, p.setting.iodepth, predicted / measured));
             }

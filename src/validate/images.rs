@@ -40,6 +40,10 @@ pub trait Cluster {
     /// Every OSD's `perf dump`, by OSD id (`ceph osd ls`, then `ceph tell osd.N perf dump`
     /// for each); refused beyond [`super::counters::MAX_COUNTER_OSDS`] OSDs.
     fn osd_perf_dumps(&self) -> Result<BTreeMap<u32, serde_json::Value>, LabError>;
+    /// The CPU seconds each of the cluster's OSD processes on this machine has used since
+    /// it started, by OSD id ([`super::osd_cpu::local_osd_cpu_secs`]); empty when none
+    /// runs here.
+    fn osd_cpu_secs(&self) -> Result<BTreeMap<u32, f64>, String>;
 }
 
 /// [`Cluster`] through the `ceph` and `rbd` command-line tools.
@@ -150,6 +154,10 @@ impl Cluster for CephCluster<'_> {
             dumps.insert(id, v);
         }
         Ok(dumps)
+    }
+
+    fn osd_cpu_secs(&self) -> Result<BTreeMap<u32, f64>, String> {
+        super::osd_cpu::local_osd_cpu_secs(self.0.conf)
     }
 }
 
@@ -406,6 +414,8 @@ pub(super) mod tests {
         pub stuck: Vec<String>,
         /// Perf dumps returned one set per call, in order (an error once they run out).
         pub perf_dumps: RefCell<Vec<BTreeMap<u32, serde_json::Value>>>,
+        /// OSD CPU readings returned one per call, in order (none local once they run out).
+        pub cpu_secs: RefCell<Vec<BTreeMap<u32, f64>>>,
     }
 
     fn step(detail: &str) -> LabError {
@@ -451,6 +461,14 @@ pub(super) mod tests {
                 return Err(step("ceph tell osd.0 perf dump timed out"));
             }
             Ok(dumps.remove(0))
+        }
+        fn osd_cpu_secs(&self) -> Result<BTreeMap<u32, f64>, String> {
+            let mut cpu = self.cpu_secs.borrow_mut();
+            Ok(if cpu.is_empty() {
+                BTreeMap::new()
+            } else {
+                cpu.remove(0)
+            })
         }
     }
 

@@ -13,13 +13,15 @@
 //! [`refit`] fits the model to such a dataset and compares each point before and after
 //! (`validate --refit`). With `--osd-counters` every OSD's latency counters are read just
 //! before and just after each point's fio run, and their change over it kept with the
-//! point ([`counters`]): where the measured time went inside the OSDs.
+//! point ([`counters`]): where the measured time went inside the OSDs; with them, the CPU
+//! time the cluster's OSD processes on this machine used over the point ([`osd_cpu`]).
 //!
 //! Not here: fio itself (`fio`), the prediction (`predict`, reached through [`Predictor`]),
 //! printing (the CLI).
 
 pub mod counters;
 pub mod images;
+pub mod osd_cpu;
 mod output;
 pub mod refit;
 
@@ -192,6 +194,10 @@ pub struct PredictedPoint {
     /// Writes per OSD batch in the prediction (`predict`'s `write_batch_per_osd`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub write_batch_per_osd: Option<f64>,
+    /// A client op's OSD CPU time over a lone op's in the prediction (`predict`'s
+    /// `osd_cpu_demand_factor`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub osd_cpu_demand_factor: Option<f64>,
 }
 
 /// Where predictions come from (the model, or nothing).
@@ -276,6 +282,11 @@ pub struct PointResult {
     /// beside the counters' measured transactions per WAL sync.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub predicted_write_batch_per_osd: Option<f64>,
+    /// A client op's OSD CPU time over a lone op's in the prediction
+    /// ([`PredictedPoint::osd_cpu_demand_factor`]), beside the counters' measured OSD CPU
+    /// time per op.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub predicted_osd_cpu_demand_factor: Option<f64>,
 }
 
 /// The whole validation run (rewritten after each point).
@@ -619,11 +630,19 @@ fn run_points(
             },
         };
         let before = spec.osd_counters.then(|| cluster.osd_perf_dumps());
+        let cpu_before = spec.osd_counters.then(|| cluster.osd_cpu_secs());
         let out = executor.run(&job, progress).map_err(|e| fail(e, &report))?;
+        let cpu_after = spec.osd_counters.then(|| cluster.osd_cpu_secs());
         let (osd_counters, osd_counters_error) = match before {
             None => (None, None),
             Some(before) => match before.and_then(|b| Ok((b, cluster.osd_perf_dumps()?))) {
-                Ok((b, a)) => (Some(counters::counter_means(&b, &a)), None),
+                Ok((b, a)) => {
+                    let mut c = counters::counter_means(&b, &a);
+                    if let (Some(Ok(b)), Some(Ok(a))) = (&cpu_before, &cpu_after) {
+                        c.cpu_secs = osd_cpu::cpu_secs_between(b, a);
+                    }
+                    (Some(c), None)
+                }
                 Err(e) => (None, Some(e.to_string())),
             },
         };
@@ -670,6 +689,7 @@ fn run_points(
             osd_counters_error,
             predicted_latency_parts: p.map(|p| p.latency_parts.clone()).unwrap_or_default(),
             predicted_write_batch_per_osd: p.and_then(|p| p.write_batch_per_osd),
+            predicted_osd_cpu_demand_factor: p.and_then(|p| p.osd_cpu_demand_factor),
         };
         report.points.push(result);
         output::save(spec, &report, &scenario_copy)?;
@@ -740,6 +760,7 @@ impl Predictor for ModelPredictor {
             notes: light_load_notes(&scenario),
             latency_parts: r.latency_parts,
             write_batch_per_osd: r.write_batch_per_osd,
+            osd_cpu_demand_factor: r.osd_cpu_demand_factor,
         }))
     }
 }
@@ -806,11 +827,18 @@ fn predicted_parts_text(p: &PointResult) -> String {
         (Some(b), Some(_)) => format!("; {b:.1} writes per OSD batch"),
         _ => String::new(),
     };
+    let cpu = match (
+        p.predicted_osd_cpu_demand_factor,
+        p.osd_counters.and_then(|c| c.cpu_secs_per_op()),
+    ) {
+        (Some(f), Some(_)) => format!("; OSD CPU per op {f:.2}× a lone op's"),
+        _ => String::new(),
+    };
     if parts.is_empty() {
-        format!("; predicted {}{batch}", ms(mean))
+        format!("; predicted {}{batch}{cpu}", ms(mean))
     } else {
         format!(
-            "; predicted {}, of which {}{batch}",
+            "; predicted {}, of which {}{batch}{cpu}",
             ms(mean),
             parts.join(", ")
         )
@@ -905,6 +933,7 @@ mod tests {
             osd_counters_error: None,
             predicted_latency_parts: Default::default(),
             predicted_write_batch_per_osd: None,
+            predicted_osd_cpu_demand_factor: None,
         }
     }
 
@@ -1110,6 +1139,11 @@ mod tests {
                 BTreeMap::from([dump(0, 10.0, 0.5), dump(1, 20.0, 0.5)]),
                 BTreeMap::from([dump(0, 1010.0, 2.0), dump(1, 3020.0, 3.0)]),
             ]),
+            // Both OSDs run on this machine: 0.6 s and 0.2 s of CPU during the point.
+            cpu_secs: std::cell::RefCell::new(vec![
+                BTreeMap::from([(0, 100.0), (1, 50.0)]),
+                BTreeMap::from([(0, 100.6), (1, 50.2)]),
+            ]),
             ..Default::default()
         };
         let exec = crate::fio::ReplayExecutor::new(vec![fixture.clone()]);
@@ -1124,6 +1158,13 @@ mod tests {
         assert_eq!(lines.len(), 1);
         assert!(lines[0].starts_with("point 1 (fio mean "), "{}", lines[0]);
         assert!(lines[0].contains("write op 1.000 ms"), "{}", lines[0]);
+        // 0.8 s of OSD CPU over 4,000 ops.
+        assert!((c.cpu_secs.unwrap() - 0.8).abs() < 1e-12, "{c:?}");
+        assert!(
+            lines[0].ends_with("; OSD CPU 200.0 µs per op"),
+            "{}",
+            lines[0]
+        );
         // Saved in the report JSON and read back.
         let text = std::fs::read_to_string(d.path().join(&report.report_json)).unwrap();
         let back: ValidationReport = serde_json::from_str(&text).unwrap();
@@ -1137,6 +1178,7 @@ mod tests {
         let report = run_quiet(&spec2, &exec, &images::tests::FakeCluster::default()).unwrap();
         let p = &report.points[0];
         assert!(p.osd_counters.is_none() && p.measured.total_iops > 0.0);
+        assert!(!serde_json::to_string(p).unwrap().contains("cpu_secs"));
         let lines = osd_counter_lines(&report.points);
         assert!(lines[0].contains("no OSD counters") && lines[0].contains("timed out"));
         // With a prediction, the line names its mean and its two largest parts beside the
