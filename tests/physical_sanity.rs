@@ -15,9 +15,9 @@
 //! violation, not only the first 20.
 //!
 //! **Known violations (a ratchet, not the goal).** Some generated scenarios still break a
-//! property by more than the slack (122 of 10,000 with the shipped model since session
-//! 27, 85 of them beyond the measured effect until session 29 and 86 since session 30, all
-//! one more drive; 86 when the list below was written):
+//! property by more than the slack (121 of 10,000 with the shipped model since session
+//! 34, 83 of them beyond the measured effect; 122 and 86 from session 30, all one more
+//! drive; 86 when the list below was written):
 //! - one more drive per node (83 violations, median −3.0 %, up to 17 % fewer IOPS in a
 //!   node short of cores): more OSDs on the same cores. Write batching is per OSD, so the same
 //!   writes form more, smaller batches; messenger coalescing is per client connection, so
@@ -186,6 +186,15 @@
 //! random read on 3 nodes of 12 cores, 5 → 6 NVMe per node: −0.817 % against the −0.815 %
 //! that officinalis's −3.1 % per doubling of the OSDs allows for 6/5 of them (−0.8146 %
 //! before, just within).
+//!
+//! Session 34: a write's messenger coalescing at 0.54 of a read's share (the lab's
+//! measured ratio, `osd_msg_coalesce_write_factor`; it lowered the leave-one-system-out
+//! IOPS MAPE 25.89 → 24.84 %): 122 → 121 (86 → 83 beyond the measured effect). 120 are
+//! drive drops (median −3.1 %, worst −16.6 %; 38 within the measured effect); one is new:
+//! four more cores lower a 4k random read on 7 nodes of 11 cores (10 SATA-SSD OSDs each,
+//! 1,408 I/Os in flight) by 0.26 %, where the cores' turns let more of the node's OSDs run
+//! at once and their coalescing groups thin (`qn::ceph`, "Time-shared cores"); the refit
+//! moved it past the slack (the refitted core contention 0.0099 → 0.0110 adds to it).
 //!
 //! Coalescing (it lowered the leave-one-system-out IOPS MAPE 48.7 → 43.6 %) raised the
 //! count from 60 to 101 scenarios. The rounding of effective cores to whole servers (four
@@ -392,12 +401,12 @@ const SLACK: f64 = 1e-3;
 
 /// Scenarios (of the first 10,000 of seed 14) that break a property today; see the
 /// module doc. Lower it when a fix lowers the count.
-const KNOWN_VIOLATIONS_PER_10K: usize = 122;
+const KNOWN_VIOLATIONS_PER_10K: usize = 121;
 
 /// Of those, the scenarios that break a property by more than what is measured: every
 /// violation except one more drive per node lowering the IOPS of a node bound by its OSD
 /// CPU by no more than [`measured_drive_drop`]. Lower it when a fix lowers the count.
-const KNOWN_BEYOND_MEASURED_PER_10K: usize = 86;
+const KNOWN_BEYOND_MEASURED_PER_10K: usize = 83;
 
 /// The measured cost of more OSDs on the same cores, per doubling of the OSDs:
 ///

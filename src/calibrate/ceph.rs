@@ -554,9 +554,14 @@ pub fn default_fit_names(base: &ModelParams, runs: &[PreparedRun]) -> Vec<String
     // 46.9 % (43.6 % at the then prior 0.7, session 12); the prior, 0.85 since session 25,
     // is the value of a leave-one-system-out scan (`models/prior.toml`). So is the lone-op
     // path share `osd_cpu_path_share` (0.75, session 25). One system's own runs fit both,
-    // as they fit the other priors above.
+    // as they fit the other priors above; the coalescing share only where they read: it is
+    // a read's share, a write's being `osd_msg_coalesce_write_factor` (0.54, measured on
+    // the lab) of it, so write-only runs would set it through that ratio alone (two lab
+    // write points took it to its bound).
+    let reads = runs.iter().any(|r| r.scenario.read_fraction > 0.0);
     for name in [names::MSG_COALESCE_SHARE, names::OSD_CPU_PATH_SHARE] {
-        if own_system && base.param.contains_key(name) {
+        let informed = name != names::MSG_COALESCE_SHARE || reads;
+        if own_system && informed && base.param.contains_key(name) {
             n.insert(name.to_string());
         }
     }

@@ -88,6 +88,9 @@ pub mod names {
     pub const MSG_COALESCE_SHARE: &str = "osd_msg_coalesce_share";
     /// Most messages one connection read takes (optional, with the share; 1 when absent).
     pub const MSG_COALESCE_MAX: &str = "osd_msg_coalesce_max";
+    /// A write's coalescing share as a fraction of a read's (optional, 1 when absent: the
+    /// same share for both).
+    pub const MSG_COALESCE_WRITE_FACTOR: &str = "osd_msg_coalesce_write_factor";
     /// Share of an OSD op's CPU demand on that op's own response-time path (optional, 1
     /// when absent): the rest loads the OSD cores but runs off the op's path (`qn::ceph`,
     /// "Lone-op path share").

@@ -229,7 +229,13 @@
 //! single OSD 2.6× the cluster's per-OSD IOPS (2.7× measured) and the IOPS MAPE fell
 //! 33.34 → 32.38 % (median 30.00 → 29.43 %, mean latency 39.52 → 38.26 %; 0.9: 32.55 %).
 //! o05's one OSD reads 108k at one op per connection, which no
-//! per-connection grouping explains (held out, 32k predicted). It is the second term of
+//! per-connection grouping explains (held out, 32k predicted). A write's share is
+//! `osd_msg_coalesce_write_factor` = 0.54 of a read's (session 34): on the lab's one OSD
+//! (`calibration-data/lab/README.md`, "coalescing-2vcpu"; the OSD process's CPU time per op
+//! from `/proc`), 32 I/Os in flight from one client rather than 32 save 27.4 % of a read's
+//! OSD CPU and 14.7 % of a write's, whose per-op cost holds BlueStore's transaction and
+//! key-value work besides the messenger's (leave-one-system-out IOPS MAPE 25.89 → 24.84 %;
+//! a model without the factor gives writes a read's share). It is the second term of
 //! the station's [`crate::qn::Batching`] (`coalesce_share` = `μ` × the client op's per-op
 //! part's share of the station's demand, `coalesce_jobs_per_member` = OSDs per node ×
 //! connections).
@@ -768,6 +774,8 @@ struct Plan<'a> {
     /// read, and the most messages one read takes (see the module doc).
     msg_share: f64,
     msg_max: f64,
+    /// A write's coalescing share as a fraction of a read's.
+    msg_write_factor: f64,
     /// OSDs per node whose connections' queues form the coalescing groups: every OSD, or
     /// as many as the node's cores run at once (see the module doc, "Time-shared cores").
     coalesce_osds: f64,
@@ -892,6 +900,7 @@ impl<'a> Plan<'a> {
         let batch_scale = p.get(names::WRITE_BATCH_SCALE).unwrap_or(1.0);
         let msg_share = p.get(names::MSG_COALESCE_SHARE).unwrap_or(0.0);
         let msg_max = p.get(names::MSG_COALESCE_MAX).unwrap_or(1.0);
+        let msg_write_factor = p.get(names::MSG_COALESCE_WRITE_FACTOR).unwrap_or(1.0);
         let hdd_reorder = if s.data.drive.kind == crate::spec::DriveKind::Hdd
             && s.data.drive.iops_queue_depth == Some(1)
         {
@@ -1128,6 +1137,7 @@ impl<'a> Plan<'a> {
             batch_scale,
             msg_share,
             msg_max,
+            msg_write_factor,
             coalesce_osds,
             hdd_reorder,
             hdd_alloc_order,
@@ -1216,8 +1226,9 @@ impl<'a> Plan<'a> {
             // connection to every OSD it reaches; a node's queue is spread over its OSDs'
             // connections.
             let connections = f64::from(self.s.images) * f64::from(self.s.jobs_per_image);
-            b.coalesce_share =
-                self.msg_share * (pr * d.read_msg_secs + (1.0 - pr) * d.write_msg_secs) / total;
+            b.coalesce_share = self.msg_share
+                * (pr * d.read_msg_secs + (1.0 - pr) * d.write_msg_secs * self.msg_write_factor)
+                / total;
             b.coalesce_jobs_per_member = self.coalesce_osds * connections.max(1.0);
             b.coalesce_max = self.msg_max;
         }

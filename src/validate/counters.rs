@@ -433,4 +433,93 @@ mod tests {
             26
         );
     }
+
+    /// Every repetition of one split of the coalescing campaign
+    /// (`calibration-data/lab/coalescing-2vcpu/osd1-PATTERN-{images}img-qd{iodepth}-r*`):
+    /// the scenario `lab up` wrote and the measured OSD CPU seconds per op of each.
+    fn coalescing_split(pattern: &str, images: u32, iodepth: u32) -> (String, Vec<f64>) {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("calibration-data/lab/coalescing-2vcpu");
+        let prefix = format!("osd1-{pattern}-{images}img-qd{iodepth}-r");
+        let mut dirs: Vec<String> = std::fs::read_dir(&root)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with(&prefix))
+            .collect();
+        dirs.sort();
+        let mut scenario = String::new();
+        let mut per_op = Vec::new();
+        for dir in &dirs {
+            let (text, points) = campaign_dir("coalescing-2vcpu", dir);
+            let [p] = &points[..] else {
+                panic!("{dir}: one point per directory")
+            };
+            assert_eq!((p.setting.images, p.setting.iodepth), (images, iodepth));
+            let c = p.osd_counters.expect("the campaign read the counters");
+            per_op.push(
+                c.cpu_secs_per_op()
+                    .expect("the lab's OSD ran on this machine"),
+            );
+            scenario = text;
+        }
+        (scenario, per_op)
+    }
+
+    fn mean(v: &[f64]) -> f64 {
+        v.iter().sum::<f64>() / v.len() as f64
+    }
+
+    /// The lab's measured messenger coalescing (2026-12-06, session 34; `lab/README.md`):
+    /// one OSD on the VM's two cores with fio beside it, 32 4k I/Os in flight from one
+    /// client at iodepth 32 or from 32 clients at iodepth 1, five repetitions each, the
+    /// OSD process's CPU time per op read from /proc. One client's queue saves 27.4 % of a
+    /// read's OSD CPU and 14.7 % of a write's: a write's saving is 0.54 of a read's, the
+    /// shipped `osd_msg_coalesce_write_factor` (it lowered the leave-one-system-out IOPS
+    /// MAPE 25.89 → 24.84 %). Both sit below a lone op's cost (one client at iodepth 1):
+    /// the OSD's queue and a write's batch save part of it whatever the split. The shipped
+    /// model, told the same, saves less for writes than for reads too, and saves more than
+    /// the two cores measure (the known gap: the lab's threads rarely sleep, the corpus's
+    /// larger hosts' do; README, status).
+    #[test]
+    fn a_write_coalesces_about_half_as_much_as_a_read_as_the_lab_measures() {
+        let mut saved = Vec::new();
+        let mut model_saved = Vec::new();
+        for pattern in ["randread", "randwrite"] {
+            let (text, one) = coalescing_split(pattern, 1, 32);
+            let (_, many) = coalescing_split(pattern, 32, 1);
+            let (_, lone) = coalescing_split(pattern, 1, 1);
+            assert_eq!((one.len(), many.len(), lone.len()), (5, 5, 2), "{pattern}");
+            let (one, many, lone) = (mean(&one), mean(&many), mean(&lone));
+            assert!(one < many && many < lone, "{pattern}: {one} {many} {lone}");
+            saved.push(1.0 - one / many);
+            let f = |images, depth| {
+                predict_lab_point(&text, pattern, images, depth)
+                    .osd_cpu_demand_factor
+                    .expect("OSD CPU work")
+            };
+            let (f_one, f_many) = (f(1, 32), f(32, 1));
+            assert!(
+                f_one < f_many && f_many <= 1.0,
+                "{pattern}: {f_one} {f_many}"
+            );
+            model_saved.push(1.0 - f_one / f_many);
+        }
+        eprintln!("measured saved {saved:?}, model saved {model_saved:?}");
+        assert!(
+            (saved[0] - 0.274).abs() < 0.0005 && (saved[1] - 0.147).abs() < 0.0005,
+            "{saved:?}"
+        );
+        let factor = crate::model::ModelParams::shipped_default()
+            .get(crate::model::names::MSG_COALESCE_WRITE_FACTOR)
+            .expect("the shipped model sets the write factor");
+        assert!(
+            (saved[1] / saved[0] - factor).abs() < 0.005,
+            "{saved:?} against {factor}"
+        );
+        // The model: writes save less than reads, and both more than on the two cores.
+        assert!(model_saved[1] < model_saved[0], "{model_saved:?}");
+        for (m, s) in model_saved.iter().zip(&saved) {
+            assert!(m > s, "{model_saved:?} against measured {saved:?}");
+        }
+    }
 }

@@ -966,11 +966,14 @@ fn colocated_clients_share_the_osd_nodes_cores_and_nic() {
     );
 }
 
-/// `params()` with messenger coalescing: share 0.5 of the per-op cost, groups up to 16.
+/// `params()` with messenger coalescing: share 0.5 of the per-op cost, groups up to 16, a
+/// write's share half a read's.
 fn coalescing_params(mut p: ModelParams) -> ModelParams {
     with_prior(&mut p, names::MSG_COALESCE_SHARE);
     p.set(names::MSG_COALESCE_SHARE, 0.5).unwrap();
     p.set(names::MSG_COALESCE_MAX, 16.0).unwrap();
+    with_prior(&mut p, names::MSG_COALESCE_WRITE_FACTOR);
+    p.set(names::MSG_COALESCE_WRITE_FACTOR, 0.5).unwrap();
     p
 }
 
@@ -1002,15 +1005,25 @@ fn messenger_coalescing_shares_the_client_ops_per_op_cost_per_client_connection(
     // TINY randwrite with write batching (8e-4 Gcycles per batch): a lone op costs
     // 4e-4 + 8e-4, three ops 1,800 µs. Only the primary's op is started by the client's
     // message, so only its per-op part, 200 µs, is coalesced (the two replica sub-ops
-    // pay theirs in full): share 0.5 × 200/1800 = 1/18 beside the batch share
-    // 3 × 800/1800 = 2/3. With 20 jobs: batches of 20/2 = 10 writes per OSD and 20/8 =
-    // 2.5 messages per read, so 1 − 2/3 − 1/18 + (2/3)/10 + (1/18)/2.5 = 66/180 = 11/30.
+    // pay theirs in full), at half a read's share: 0.5 × 0.5 × 200/1800 = 1/36 beside the
+    // batch share 3 × 800/1800 = 2/3. With 20 jobs: batches of 20/2 = 10 writes per OSD
+    // and 20/8 = 2.5 messages per read, so 1 − 2/3 − 1/36 + (2/3)/10 + (1/36)/2.5 =
+    // 69/180 = 23/60. At a write factor of 1 (a write's share a read's, before session
+    // 34): 1/18 and 66/180 = 11/30.
     let pb = coalescing_params(batched_params());
     let writes = build(&tiny(|t| t), &pb).unwrap();
     let b = writes.network.stations[writes.network.station_index("osd_cpu").unwrap()]
         .batching
         .unwrap();
     assert_relative_eq!(b.share, 2.0 / 3.0, epsilon = 1e-12);
+    assert_relative_eq!(b.coalesce_share, 1.0 / 36.0, epsilon = 1e-12);
+    assert_relative_eq!(b.demand_factor(20.0), 23.0 / 60.0, epsilon = 1e-12);
+    let mut same = pb.clone();
+    same.set(names::MSG_COALESCE_WRITE_FACTOR, 1.0).unwrap();
+    let writes = build(&tiny(|t| t), &same).unwrap();
+    let b = writes.network.stations[writes.network.station_index("osd_cpu").unwrap()]
+        .batching
+        .unwrap();
     assert_relative_eq!(b.coalesce_share, 1.0 / 18.0, epsilon = 1e-12);
     assert_relative_eq!(b.demand_factor(20.0), 11.0 / 30.0, epsilon = 1e-12);
     // An EC 2+1 read on Squid reads both data chunks of its stripe: the primary's op and
