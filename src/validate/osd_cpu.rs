@@ -6,7 +6,10 @@
 //! An OSD process is found by its `/proc/PID/cmdline`: a program named `ceph-osd` started
 //! with exactly the validated cluster's ceph.conf as `-c`/`--conf` (as `lab up` starts its
 //! daemons: [`crate::lab`]'s whole-argument match, so another cluster's OSDs on the same
-//! machine never count) and an OSD id (`-i N`, `--id N` or `--id=N`). Its CPU time is
+//! machine never count), or with no configuration path at all when the validated one is
+//! Ceph's default `/etc/ceph/ceph.conf` (a packaged or containerised OSD reads that one),
+//! and an OSD id (`-i N`, `--id N`, `--id=N`, or the name `-n osd.N`, `--name osd.N`,
+//! `--name=osd.N` as cephadm's containers pass it). Its CPU time is
 //! `utime + stime` of `/proc/PID/stat` (fields 14 and 15: every thread's, the exited ones
 //! included) in clock ticks of `getconf CLK_TCK`.
 //!
@@ -16,27 +19,48 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-/// The OSD id a `ceph-osd` command line (NUL-separated argv) was started with: `-i N`,
-/// `--id N` or `--id=N`. `None` for another program or without an id.
-pub fn osd_id(cmdline: &[u8]) -> Option<u32> {
-    let args: Vec<&[u8]> = cmdline
+/// Ceph's default configuration path, which a daemon started without `-c` reads.
+pub const DEFAULT_CONF: &str = "/etc/ceph/ceph.conf";
+
+fn args(cmdline: &[u8]) -> Vec<&[u8]> {
+    cmdline
         .strip_suffix(b"\0")
         .unwrap_or(cmdline)
         .split(|b| *b == 0)
-        .collect();
+        .collect()
+}
+
+/// The OSD id a `ceph-osd` command line (NUL-separated argv) was started with: `-i N`,
+/// `--id N`, `--id=N`, or the daemon name `-n osd.N`, `--name osd.N`, `--name=osd.N`.
+/// `None` for another program or without an id.
+pub fn osd_id(cmdline: &[u8]) -> Option<u32> {
+    let args = args(cmdline);
     let program = args.first()?;
     let name = program.rsplit(|b| *b == b'/').next()?;
     if name != b"ceph-osd" {
         return None;
     }
     let number = |a: &[u8]| std::str::from_utf8(a).ok()?.parse::<u32>().ok();
+    let daemon = |a: &[u8]| a.strip_prefix(b"osd.").and_then(number);
     args.iter().enumerate().find_map(|(i, a)| {
-        if *a == b"-i" || *a == b"--id" {
-            args.get(i + 1).and_then(|n| number(n))
-        } else {
-            a.strip_prefix(b"--id=").and_then(number)
+        let next = || args.get(i + 1).copied();
+        match *a {
+            b"-i" | b"--id" => next().and_then(number),
+            b"-n" | b"--name" => next().and_then(daemon),
+            _ => a
+                .strip_prefix(b"--id=")
+                .and_then(number)
+                .or_else(|| a.strip_prefix(b"--name=").and_then(daemon)),
         }
     })
+}
+
+/// True if a daemon's command line names no configuration path (`-c`, `--conf`,
+/// `--conf=`): it reads [`DEFAULT_CONF`].
+fn reads_default_conf(cmdline: &[u8]) -> bool {
+    !args(cmdline)
+        .iter()
+        .any(|a| *a == b"-c" || *a == b"--conf" || a.starts_with(b"--conf="))
 }
 
 /// `utime + stime` (clock ticks) of one `/proc/PID/stat` line. The command name (field 2)
@@ -69,6 +93,7 @@ fn clock_ticks_per_sec() -> Result<f64, String> {
 pub fn local_osd_cpu_secs(conf: &Path) -> Result<BTreeMap<u32, f64>, String> {
     let canonical = std::fs::canonicalize(conf).ok();
     let confs: Vec<&Path> = std::iter::once(conf).chain(canonical.as_deref()).collect();
+    let default = confs.iter().any(|c| *c == Path::new(DEFAULT_CONF));
     let procs = std::fs::read_dir("/proc").map_err(|e| format!("/proc unreadable: {e}"))?;
     let mut ticks: BTreeMap<u32, u64> = BTreeMap::new();
     for entry in procs.flatten() {
@@ -86,10 +111,11 @@ pub fn local_osd_cpu_secs(conf: &Path) -> Result<BTreeMap<u32, f64>, String> {
         let Some(id) = osd_id(&cmdline) else {
             continue;
         };
-        if !confs
+        let ours = confs
             .iter()
             .any(|c| crate::lab::cmdline_uses_conf(&cmdline, c))
-        {
+            || (default && reads_default_conf(&cmdline));
+        if !ours {
             continue;
         }
         let Some(t) = std::fs::read_to_string(format!("/proc/{pid}/stat"))
@@ -148,6 +174,21 @@ mod tests {
             ),
             (&["/usr/bin/ceph-osd", "--id", "12"][..], Some(12)),
             (&["ceph-osd", "--id=7", "--setuser", "ceph"][..], Some(7)),
+            // cephadm's containers name the daemon instead.
+            (
+                &[
+                    "/usr/bin/ceph-osd",
+                    "-n",
+                    "osd.4",
+                    "-f",
+                    "--setuser",
+                    "ceph",
+                ][..],
+                Some(4),
+            ),
+            (&["ceph-osd", "--name", "osd.9"][..], Some(9)),
+            (&["ceph-osd", "--name=osd.11"][..], Some(11)),
+            (&["ceph-osd", "-n", "client.admin"][..], None),
             // Not an OSD, or an OSD without a usable id.
             (&["ceph-mon", "-i", "a"][..], None),
             (&["ceph-osd", "-i"][..], None),
@@ -180,6 +221,21 @@ mod tests {
         let after = BTreeMap::from([(0, 12.5), (1, 1.5), (3, 9.0)]);
         assert_eq!(cpu_secs_between(&before, &after), Some(4.0));
         assert_eq!(cpu_secs_between(&BTreeMap::new(), &after), None);
+    }
+
+    /// Only a daemon that names no configuration reads the default one.
+    #[test]
+    fn a_daemon_without_a_conf_path_reads_the_default_one() {
+        assert!(reads_default_conf(&argv(&[
+            "ceph-osd", "-n", "osd.0", "-f"
+        ])));
+        for named in [
+            &["ceph-osd", "-c", "/tmp/lab/ceph.conf", "-i", "0"][..],
+            &["ceph-osd", "--conf", "/etc/ceph/other.conf", "-i", "0"][..],
+            &["ceph-osd", "--conf=/etc/ceph/ceph.conf", "-i", "0"][..],
+        ] {
+            assert!(!reads_default_conf(&argv(named)), "{named:?}");
+        }
     }
 
     /// This test process is no ceph-osd: a cluster whose OSDs run elsewhere gives nothing,
