@@ -416,6 +416,8 @@ pub(super) mod tests {
         pub perf_dumps: RefCell<Vec<BTreeMap<u32, serde_json::Value>>>,
         /// OSD CPU readings returned one per call, in order (none local once they run out).
         pub cpu_secs: RefCell<Vec<BTreeMap<u32, f64>>>,
+        /// When set, every OSD CPU reading fails with it.
+        pub cpu_error: Option<String>,
     }
 
     fn step(detail: &str) -> LabError {
@@ -463,6 +465,9 @@ pub(super) mod tests {
             Ok(dumps.remove(0))
         }
         fn osd_cpu_secs(&self) -> Result<BTreeMap<u32, f64>, String> {
+            if let Some(e) = &self.cpu_error {
+                return Err(e.clone());
+            }
             let mut cpu = self.cpu_secs.borrow_mut();
             Ok(if cpu.is_empty() {
                 BTreeMap::new()

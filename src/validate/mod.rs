@@ -275,6 +275,10 @@ pub struct PointResult {
     /// point's fio figures stand).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub osd_counters_error: Option<String>,
+    /// Why the cluster's OSD processes' CPU time could not be read on this machine, when
+    /// the counters were asked for (their `cpu_secs` is then absent; the rest stands).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub osd_cpu_error: Option<String>,
     /// Where the predicted mean latency goes ([`PredictedPoint::latency_parts`]).
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub predicted_latency_parts: std::collections::BTreeMap<String, crate::predict::LatencyPart>,
@@ -633,6 +637,10 @@ fn run_points(
         let cpu_before = spec.osd_counters.then(|| cluster.osd_cpu_secs());
         let out = executor.run(&job, progress).map_err(|e| fail(e, &report))?;
         let cpu_after = spec.osd_counters.then(|| cluster.osd_cpu_secs());
+        let osd_cpu_error = [cpu_before.as_ref(), cpu_after.as_ref()]
+            .into_iter()
+            .flatten()
+            .find_map(|r| r.as_ref().err().cloned());
         let (osd_counters, osd_counters_error) = match before {
             None => (None, None),
             Some(before) => match before.and_then(|b| Ok((b, cluster.osd_perf_dumps()?))) {
@@ -687,6 +695,7 @@ fn run_points(
             prediction_notes: p.map(|p| p.notes.clone()).unwrap_or_default(),
             osd_counters,
             osd_counters_error,
+            osd_cpu_error,
             predicted_latency_parts: p.map(|p| p.latency_parts.clone()).unwrap_or_default(),
             predicted_write_batch_per_osd: p.and_then(|p| p.write_batch_per_osd),
             predicted_osd_cpu_demand_factor: p.and_then(|p| p.osd_cpu_demand_factor),
@@ -856,11 +865,15 @@ pub fn osd_counter_lines(points: &[PointResult]) -> Vec<String> {
         .iter()
         .filter_map(|p| match (&p.osd_counters, &p.osd_counters_error) {
             (Some(c), _) => Some(format!(
-                "point {} (fio mean {}{}): {}",
+                "point {} (fio mean {}{}): {}{}",
                 p.index,
                 crate::predict::format::ms(p.measured.latency_mean_secs),
                 predicted_parts_text(p),
-                counters::counters_line(c)
+                counters::counters_line(c),
+                p.osd_cpu_error
+                    .as_ref()
+                    .map(|e| format!("; no OSD CPU time ({e})"))
+                    .unwrap_or_default()
             )),
             (None, Some(e)) => Some(format!(
                 "point {}: no OSD counters ({e}); the point's fio figures stand",
@@ -931,6 +944,7 @@ mod tests {
             prediction_notes: notes,
             osd_counters: None,
             osd_counters_error: None,
+            osd_cpu_error: None,
             predicted_latency_parts: Default::default(),
             predicted_write_batch_per_osd: None,
             predicted_osd_cpu_demand_factor: None,
@@ -1174,11 +1188,33 @@ mod tests {
             run_id: "r2".into(),
             ..spec.clone()
         };
-        let exec = crate::fio::ReplayExecutor::new(vec![fixture]);
+        let exec = crate::fio::ReplayExecutor::new(vec![fixture.clone()]);
         let report = run_quiet(&spec2, &exec, &images::tests::FakeCluster::default()).unwrap();
         let p = &report.points[0];
         assert!(p.osd_counters.is_none() && p.measured.total_iops > 0.0);
         assert!(!serde_json::to_string(p).unwrap().contains("cpu_secs"));
+        // Counters read, but the OSDs' CPU time not: the line says why.
+        let spec3 = ValidateSpec {
+            run_id: "r3".into(),
+            ..spec.clone()
+        };
+        let cluster = images::tests::FakeCluster {
+            perf_dumps: std::cell::RefCell::new(vec![
+                BTreeMap::from([dump(0, 10.0, 0.5)]),
+                BTreeMap::from([dump(0, 1010.0, 2.0)]),
+            ]),
+            cpu_error: Some("/proc unreadable: permission denied".into()),
+            ..Default::default()
+        };
+        let exec = crate::fio::ReplayExecutor::new(vec![fixture.clone()]);
+        let report3 = run_quiet(&spec3, &exec, &cluster).unwrap();
+        let c3 = report3.points[0].osd_counters.unwrap();
+        assert_eq!(c3.cpu_secs, None);
+        let line = &osd_counter_lines(&report3.points)[0];
+        assert!(
+            line.ends_with("; no OSD CPU time (/proc unreadable: permission denied)"),
+            "{line}"
+        );
         let lines = osd_counter_lines(&report.points);
         assert!(lines[0].contains("no OSD counters") && lines[0].contains("timed out"));
         // With a prediction, the line names its mean and its two largest parts beside the
