@@ -421,6 +421,30 @@ fn the_osd_counters_box_asks_the_run_for_them() {
     assert!(asked(&h));
 }
 
+#[test]
+fn a_typed_data_pool_puts_the_images_data_there() {
+    // An erasure-coded data pool (`validate --data-pool`), typed as a user does: the run's
+    // request carries it; cleared again, the images keep their data in the pool.
+    let dir = tempfile::tempdir().unwrap();
+    let mut h = harness(validation_state_without_a_cluster(&dir));
+    h.run();
+    let model = cephplan::gui::app::ActiveModel::default();
+    let asked = |h: &Harness<'static, App>| {
+        h.state()
+            .state
+            .validation
+            .request(&model)
+            .unwrap()
+            .spec
+            .data_pool
+    };
+    assert_eq!(asked(&h), None, "no data pool until one is typed");
+    retype(&mut h, "data pool", "rbd-ec");
+    assert_eq!(asked(&h).as_deref(), Some("rbd-ec"));
+    retype(&mut h, "data pool", "  ");
+    assert_eq!(asked(&h), None, "blank is none");
+}
+
 fn example_path() -> String {
     format!(
         "{}/models/examples/seed-000-ampere-altra-max.toml",
@@ -1298,6 +1322,7 @@ fn opened_results_show_the_osd_counters_of_their_points() {
         bluestore_read_secs: None,
         transactions: 21588.0,
         kv_syncs: 21356.0,
+        bluestore_reads: 0.0,
         // The OSD ran on this machine: 10.631 s of CPU over the 21,262 writes.
         cpu_secs: Some(10.631),
     });

@@ -41,6 +41,7 @@ fn spec(scenario: &Path, conf: &Path, out: &Path, vary: &str, pattern: RwPattern
         scenario: scenario.to_path_buf(),
         ceph_conf: conf.to_path_buf(),
         pool: lab::LAB_POOL.into(),
+        data_pool: None,
         clientname: "admin".into(),
         clients: vec![],
         base: PointSetting {
@@ -155,6 +156,7 @@ fn lab_end_to_end() {
         &LabSpec {
             osds: 3,
             osd_size_bytes: 4 << 30,
+            erasure: Some(lab::LabErasure { k: 2, m: 1 }),
             ..LabSpec::new(&dir, port)
         },
         &NoProgress,
@@ -301,6 +303,79 @@ fn lab_end_to_end() {
     s3.pool = "nosuchpool".into();
     let e = validate::run(&s3, &exec, &validate::NoPredictor, &NoProgress).unwrap_err();
     assert!(matches!(e, ValidateError::PoolMissing { .. }), "{e}");
+    s3.pool = lab::LAB_POOL.into();
+    s3.data_pool = Some("nosuchpool".into());
+    let e = validate::run(&s3, &exec, &validate::NoPredictor, &NoProgress).unwrap_err();
+    assert!(matches!(e, ValidateError::DataPoolMissing { .. }), "{e}");
+    assert!(e.to_string().contains("allow_ec_overwrites"), "{e}");
+
+    // 3b. The 2+1 erasure-coded data pool (`lab up --ec 2+1`): an image created with a
+    // data pool has its data there (`rbd info`), and a sweep through the CLI with
+    // --data-pool and the EC scenario measures and predicts every point and removes its
+    // images.
+    let data_pool = report.data_pool.clone().expect("--ec names a data pool");
+    assert_eq!(data_pool, lab::LAB_EC_POOL);
+    let ec_scenario = report
+        .scenario_ec
+        .clone()
+        .expect("--ec writes scenario-ec.toml");
+    let ec_text = std::fs::read_to_string(&ec_scenario).unwrap();
+    assert!(
+        ec_text.contains("erasure = { k = 2, m = 1, stripe_unit = \"4k\" }"),
+        "{ec_text}"
+    );
+    let cluster = validate::CephCluster::new(&conf, root.path().to_path_buf(), &NoProgress);
+    let probe_image = format!("{}ec-probe", validate::IMAGE_PREFIX);
+    validate::Cluster::create_image(&cluster, lab::LAB_POOL, Some(&data_pool), &probe_image, 16)
+        .expect("rbd create --data-pool");
+    let info = Command::new("rbd")
+        .env("CEPH_CONF", &conf)
+        .args([
+            "info",
+            "--format",
+            "json",
+            &format!("{}/{probe_image}", lab::LAB_POOL),
+        ])
+        .output()
+        .unwrap();
+    let info: serde_json::Value = serde_json::from_slice(&info.stdout).expect("rbd info JSON");
+    assert_eq!(info["data_pool"], data_pool.as_str(), "{info}");
+    validate::Cluster::remove_image(&cluster, lab::LAB_POOL, &probe_image).unwrap();
+    let out_ec = root.path().join("ec");
+    let stdout = assert_cmd::Command::cargo_bin("cephplan")
+        .unwrap()
+        .args(["validate", "--scenario"])
+        .arg(&ec_scenario)
+        .arg("--ceph-conf")
+        .arg(&conf)
+        .args(["--pool", lab::LAB_POOL, "--data-pool", &data_pool])
+        .args([
+            "--vary",
+            "iodepth=1,4",
+            "--pattern",
+            "randwrite",
+            "--runtime",
+            "3s",
+        ])
+        .args(["--image-size", "64M", "--format", "json", "--out"])
+        .arg(&out_ec)
+        .timeout(Duration::from_secs(600))
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    // Without --refit the JSON document is the validation report itself.
+    let ec: validate::ValidationReport =
+        serde_json::from_slice(&stdout).expect("a validation report");
+    assert_eq!(ec.points.len(), 2);
+    for p in &ec.points {
+        assert!(p.measured.total_iops > 0.0, "measured IOPS > 0");
+        assert!(p.iops.predicted.is_some(), "{:?}", p.prediction_error);
+    }
+    assert!(!rbd_ls(&conf)
+        .iter()
+        .any(|i| i.starts_with(validate::IMAGE_PREFIX)));
 
     // 4. fio killed during the second point: the first point stays saved, images removed.
     let out4 = root.path().join("killed");

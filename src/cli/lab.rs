@@ -30,6 +30,11 @@ pub enum LabAction {
         /// Monitor port; daemons use PORT+1..=PORT+199.
         #[arg(long, default_value_t = 6789)]
         port: u16,
+        /// Also an erasure-coded data pool "rbd-ec" of K data and M coding chunks, one per
+        /// OSD (e.g. 2+1; stripe unit 4K, allow_ec_overwrites), with its own scenario
+        /// (scenario-ec.toml): validate it with --data-pool rbd-ec.
+        #[arg(long, value_name = "K+M")]
+        ec: Option<lab::LabErasure>,
     },
     /// Stop the daemons recorded in DIR/lab.json and remove DIR.
     Down {
@@ -45,10 +50,12 @@ pub fn run(args: LabArgs) -> anyhow::Result<ExitCode> {
             osds,
             replicas,
             port,
+            ec,
         } => {
             let mut spec = lab::LabSpec::new(&dir, port);
             spec.osds = osds;
             spec.replicas = replicas;
+            spec.erasure = ec;
             let progress = crate::cli::progress::BarProgress::new();
             let rep = lab::up(&spec, &progress)?;
             println!(
@@ -75,6 +82,14 @@ pub fn run(args: LabArgs) -> anyhow::Result<ExitCode> {
                 rep.ceph_conf.display(),
                 rep.pool
             );
+            if let (Some(ec_scenario), Some(data)) = (&rep.scenario_ec, &rep.data_pool) {
+                println!(
+                    "  cephplan validate --scenario {} --ceph-conf {} --pool {} --data-pool {data}",
+                    ec_scenario.display(),
+                    rep.ceph_conf.display(),
+                    rep.pool
+                );
+            }
             println!(
                 "stop it with: cephplan lab down --dir {}",
                 rep.dir.display()

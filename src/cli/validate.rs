@@ -29,6 +29,11 @@ pub struct ValidateArgs {
     ceph_conf: Option<PathBuf>,
     #[arg(long, required_unless_present_any = ["refit_only", "cleanup"])]
     pool: Option<String>,
+    /// Put the data of the images cephplan creates in this pool (`rbd create --data-pool`,
+    /// an erasure-coded pool with allow_ec_overwrites; --pool keeps their metadata). The
+    /// scenario's [pool] should then describe this pool's erasure coding.
+    #[arg(long, value_name = "POOL", conflicts_with_all = ["image", "emit_cbt"])]
+    data_pool: Option<String>,
     /// Model parameter file for the predictions, and the starting point and prior of
     /// --refit (default: the shipped models/default.toml).
     #[arg(long)]
@@ -93,7 +98,7 @@ pub struct ValidateArgs {
     /// running fio or touching a cluster.
     #[arg(long, conflicts_with_all = [
         "scenario", "ceph_conf", "pool", "no_predict", "clients", "vary", "image",
-        "i_own_this_image", "system_id", "refit", "osd_counters",
+        "i_own_this_image", "system_id", "refit", "osd_counters", "data_pool",
     ])]
     refit_only: bool,
     /// Remove the images that runs recorded in --out (images-*.json) and did not remove,
@@ -101,7 +106,7 @@ pub struct ValidateArgs {
     /// cephplan's prefix for that run. Touches nothing else.
     #[arg(long, conflicts_with_all = [
         "scenario", "pool", "no_predict", "clients", "vary", "image",
-        "i_own_this_image", "system_id", "refit", "refit_only", "osd_counters",
+        "i_own_this_image", "system_id", "refit", "refit_only", "osd_counters", "data_pool",
     ])]
     cleanup: bool,
     /// Write the CBT (Ceph Benchmarking Tool) librbdfio configuration of this sweep to
@@ -270,6 +275,7 @@ pub fn run(a: ValidateArgs) -> anyhow::Result<ExitCode> {
         scenario,
         ceph_conf: ceph_conf.clone(),
         pool,
+        data_pool: a.data_pool.clone(),
         clientname: a.clientname.clone(),
         clients: a.clients.clone(),
         base: PointSetting {

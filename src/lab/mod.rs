@@ -31,6 +31,11 @@ pub use scenario::HostProbe;
 pub const LAB_SCHEMA_VERSION: u32 = 1;
 /// The pool `up` creates.
 pub const LAB_POOL: &str = "rbd";
+/// The erasure-coded data pool `up --ec` creates beside [`LAB_POOL`].
+pub const LAB_EC_POOL: &str = "rbd-ec";
+/// The stripe unit of the lab's erasure-code profile: Ceph's default
+/// (`osd_pool_erasure_code_stripe_unit`), stated so that the scenario can say it.
+const LAB_EC_STRIPE_UNIT: &str = "4K";
 const PG_COUNT: u32 = 32;
 /// The most OSDs `up` starts: the scenario it writes puts them all on one device (their
 /// files share one backing store), and a scenario's device holds at most this many.
@@ -50,7 +55,7 @@ pub enum LabError {
     #[error("--{option} {value}: {detail}")]
     BadArgument {
         option: &'static str,
-        value: u32,
+        value: String,
         detail: String,
     },
     #[error("`{step}` failed: {detail}\nLogs are in {log_dir}")]
@@ -107,6 +112,31 @@ pub struct LabSpec {
     pub port: u16,
     /// Sparse backing file per OSD.
     pub osd_size_bytes: u64,
+    /// Also an erasure-coded data pool [`LAB_EC_POOL`] of `k` data and `m` coding chunks
+    /// over the OSDs (failure domain OSD, `allow_ec_overwrites` on, for RBD images whose
+    /// metadata stay in [`LAB_POOL`]: `validate --data-pool`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub erasure: Option<LabErasure>,
+}
+
+/// The erasure coding of the lab's data pool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LabErasure {
+    pub k: u32,
+    pub m: u32,
+}
+
+impl std::str::FromStr for LabErasure {
+    type Err = String;
+    /// `K+M`, e.g. `2+1`.
+    fn from_str(s: &str) -> Result<Self, String> {
+        let bad =
+            || format!("\"{s}\" is not K+M; write the data and coding chunks as e.g. 2+1 or 4+2");
+        let (k, m) = s.trim().split_once('+').ok_or_else(bad)?;
+        let k: u32 = k.trim().parse().map_err(|_| bad())?;
+        let m: u32 = m.trim().parse().map_err(|_| bad())?;
+        Ok(LabErasure { k, m })
+    }
 }
 
 impl LabSpec {
@@ -117,6 +147,7 @@ impl LabSpec {
             replicas: 1,
             port,
             osd_size_bytes: 10 << 30,
+            erasure: None,
         }
     }
 }
@@ -141,6 +172,11 @@ pub struct LabState {
     pub replicas: u32,
     pub osd_size_bytes: u64,
     pub pool: String,
+    /// The erasure-coded data pool and its coding, when `up --ec` made one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data_pool: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub erasure: Option<LabErasure>,
     /// In start order (mon first); `down` stops them in reverse (mon last).
     pub daemons: Vec<Daemon>,
 }
@@ -151,7 +187,13 @@ pub struct LabReport {
     pub dir: PathBuf,
     pub ceph_conf: PathBuf,
     pub scenario: PathBuf,
+    /// With `up --ec`: the scenario of the erasure-coded data pool (`scenario-ec.toml`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scenario_ec: Option<PathBuf>,
     pub pool: String,
+    /// The erasure-coded data pool (`up --ec`): pass it to `validate --data-pool`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data_pool: Option<String>,
     pub ceph_version: String,
     pub daemons: Vec<Daemon>,
     pub probe: HostProbe,
@@ -425,14 +467,14 @@ fn check_spec(spec: &LabSpec) -> Result<(), LabError> {
     if spec.replicas != 1 && spec.replicas != 3 {
         return Err(LabError::BadArgument {
             option: "replicas",
-            value: spec.replicas,
+            value: spec.replicas.to_string(),
             detail: "a lab pool has 1 or 3 replicas; use --replicas 1 or --replicas 3".into(),
         });
     }
     if spec.osds == 0 || spec.osds < spec.replicas {
         return Err(LabError::BadArgument {
             option: "osds",
-            value: spec.osds,
+            value: spec.osds.to_string(),
             detail: format!(
                 "{} OSDs cannot hold {} replicas; use --osds {} or more",
                 spec.osds,
@@ -441,10 +483,33 @@ fn check_spec(spec: &LabSpec) -> Result<(), LabError> {
             ),
         });
     }
+    if let Some(LabErasure { k, m }) = spec.erasure {
+        if k < 2 || m < 1 {
+            return Err(LabError::BadArgument {
+                option: "ec",
+                value: format!("{k}+{m}"),
+                detail: "an erasure-coded pool needs at least 2 data chunks and 1 coding \
+                         chunk; use e.g. --ec 2+1"
+                    .into(),
+            });
+        }
+        if spec.osds < k + m {
+            return Err(LabError::BadArgument {
+                option: "osds",
+                value: spec.osds.to_string(),
+                detail: format!(
+                    "{} OSDs cannot hold the {k}+{m} chunks of --ec {k}+{m} (one per OSD); use \
+                     --osds {} or more",
+                    spec.osds,
+                    k + m
+                ),
+            });
+        }
+    }
     if spec.osds > MAX_OSDS {
         return Err(LabError::BadArgument {
             option: "osds",
-            value: spec.osds,
+            value: spec.osds.to_string(),
             detail: format!(
                 "the lab's OSDs are files on one backing store, which its scenario describes \
                  as one device holding every OSD, and a device holds at most {MAX_OSDS}; use \
@@ -486,6 +551,8 @@ pub fn up(spec: &LabSpec, progress: &dyn Progress) -> Result<LabReport, LabError
         replicas: spec.replicas,
         osd_size_bytes: spec.osd_size_bytes,
         pool: LAB_POOL.to_string(),
+        data_pool: spec.erasure.map(|_| LAB_EC_POOL.to_string()),
+        erasure: spec.erasure,
         daemons: Vec::new(),
     };
     save_state(&state)?;
@@ -493,12 +560,23 @@ pub fn up(spec: &LabSpec, progress: &dyn Progress) -> Result<LabReport, LabError
     match result {
         Ok((probe, ceph_version)) => {
             let scenario = dir.join("scenario.toml");
-            let text = scenario::scenario_toml(&state, &probe, &ceph_version);
+            let text = scenario::scenario_toml(&state, &probe, &ceph_version, None);
             crate::io::write_atomic_owned(&scenario, text.as_bytes())?;
+            let scenario_ec = match state.erasure {
+                Some(ec) => {
+                    let path = dir.join("scenario-ec.toml");
+                    let text = scenario::scenario_toml(&state, &probe, &ceph_version, Some(ec));
+                    crate::io::write_atomic_owned(&path, text.as_bytes())?;
+                    Some(path)
+                }
+                None => None,
+            };
             Ok(LabReport {
                 ceph_conf: conf_path(&dir),
                 scenario,
+                scenario_ec,
                 pool: state.pool.clone(),
+                data_pool: state.data_pool.clone(),
                 ceph_version,
                 daemons: state.daemons.clone(),
                 probe,
@@ -638,6 +716,32 @@ fn bring_up(
     ])?;
     cli.ceph(&["osd", "pool", "set", &pool, "min_size", "1"])?;
     cli.run("rbd", &["pool", "init", &pool], quick)?;
+    if let (Some(LabErasure { k, m }), Some(data)) = (spec.erasure, state.data_pool.clone()) {
+        progress.message(&format!("creating the {k}+{m} erasure-coded data pool"));
+        let profile = format!("cephplan-k{k}m{m}");
+        cli.ceph(&[
+            "osd",
+            "erasure-code-profile",
+            "set",
+            &profile,
+            &format!("k={k}"),
+            &format!("m={m}"),
+            "crush-failure-domain=osd",
+            &format!("stripe_unit={LAB_EC_STRIPE_UNIT}"),
+        ])?;
+        cli.ceph(&[
+            "osd",
+            "pool",
+            "create",
+            &data,
+            &PG_COUNT.to_string(),
+            &PG_COUNT.to_string(),
+            "erasure",
+            &profile,
+        ])?;
+        cli.ceph(&["osd", "pool", "set", &data, "allow_ec_overwrites", "true"])?;
+        cli.ceph(&["osd", "pool", "application", "enable", &data, "rbd"])?;
+    }
     wait_for(
         "every PG active+clean",
         Duration::from_secs(180),
@@ -983,6 +1087,35 @@ mod tests {
     }
 
     #[test]
+    fn an_erasure_coded_lab_needs_k_plus_m_osds_and_reads_k_plus_m() {
+        let ec = |t: &str| t.parse::<LabErasure>();
+        assert_eq!(ec("2+1"), Ok(LabErasure { k: 2, m: 1 }));
+        assert_eq!(ec(" 4 + 2 "), Ok(LabErasure { k: 4, m: 2 }));
+        for bad in ["2x1", "2+", "+1", "two+one", "2+1+1"] {
+            let e = ec(bad).unwrap_err();
+            assert!(e.contains("not K+M") && e.contains("2+1"), "{bad}: {e}");
+        }
+        let dir = std::env::temp_dir().join("cephplan-lab-check-ec");
+        let mut spec = LabSpec::new(&dir, 6789);
+        spec.erasure = Some(LabErasure { k: 2, m: 1 });
+        assert!(check_spec(&spec).is_ok(), "3 OSDs hold 2+1");
+        spec.osds = 2;
+        let e = check_spec(&spec).unwrap_err().to_string();
+        assert!(
+            e.contains("2 OSDs cannot hold the 2+1 chunks") && e.contains("--osds 3 or more"),
+            "{e}"
+        );
+        spec.osds = 8;
+        spec.erasure = Some(LabErasure { k: 1, m: 1 });
+        let e = check_spec(&spec).unwrap_err().to_string();
+        assert!(
+            e.contains("at least 2 data chunks and 1 coding chunk"),
+            "{e}"
+        );
+        assert!(!dir.exists(), "nothing written");
+    }
+
+    #[test]
     fn up_refuses_more_osds_than_one_device_of_its_scenario_holds() {
         let dir = std::env::temp_dir().join("cephplan-lab-check-spec");
         let mut spec = LabSpec::new(&dir, 6789);
@@ -1059,6 +1192,8 @@ mod tests {
             replicas: 1,
             osd_size_bytes: 0,
             pool: "rbd".into(),
+            data_pool: None,
+            erasure: None,
             daemons: vec![Daemon {
                 name: "mon.a".into(),
                 pid: std::process::id(),

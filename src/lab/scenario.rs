@@ -180,8 +180,16 @@ pub(super) fn probe_host(dir: &Path, progress: &dyn Progress) -> Result<HostProb
     })
 }
 
-/// The scenario file text for this lab (the shared scenario format, `schema_version = 1`).
-pub(super) fn scenario_toml(state: &LabState, p: &HostProbe, ceph_version: &str) -> String {
+/// The scenario file text for this lab (the shared scenario format, `schema_version = 1`):
+/// its replicated pool [`super::LAB_POOL`], or with `erasure` its erasure-coded data pool
+/// ([`super::LAB_EC_POOL`], `up --ec`; the images' metadata stay in the replicated pool and
+/// weigh nothing here).
+pub(super) fn scenario_toml(
+    state: &LabState,
+    p: &HostProbe,
+    ceph_version: &str,
+    erasure: Option<super::LabErasure>,
+) -> String {
     let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
         .map(|s| s.trim().to_string())
         .unwrap_or_else(|_| "this host".into());
@@ -190,10 +198,24 @@ pub(super) fn scenario_toml(state: &LabState, p: &HostProbe, ceph_version: &str)
         "{{ arch = \"{}\", cores = {}, threads_per_core = 1, ghz = {:.2} }}",
         p.arch, p.logical_cpus, p.cpu_ghz
     );
-    let pool = if state.replicas == 1 {
-        "replicated = 1".to_string()
-    } else {
-        format!("replicated = {}", state.replicas)
+    let (pool, pool_desc) = match erasure {
+        Some(super::LabErasure { k, m }) => (
+            format!(
+                "erasure = {{ k = {k}, m = {m}, stripe_unit = \"{}\" }}   # the data pool {}, allow_ec_overwrites",
+                super::LAB_EC_STRIPE_UNIT.to_lowercase(),
+                state.data_pool.as_deref().unwrap_or(super::LAB_EC_POOL)
+            ),
+            format!(
+                "erasure-coded data pool {} ({k}+{m}, stripe unit {}; image metadata in pool {})",
+                state.data_pool.as_deref().unwrap_or(super::LAB_EC_POOL),
+                super::LAB_EC_STRIPE_UNIT,
+                state.pool
+            ),
+        ),
+        None => (
+            format!("replicated = {}", state.replicas),
+            format!("pool {} size {}", state.pool, state.replicas),
+        ),
     };
     format!(
         "# {GENERATED_MARKER} lab up — the throwaway local cluster in {dir}
@@ -208,7 +230,7 @@ pub(super) fn scenario_toml(state: &LabState, p: &HostProbe, ceph_version: &str)
 # the client share the same {cpus} CPUs.
 schema_version = 1
 name = \"cephplan lab on {host}\"
-description = \"{osds} BlueStore OSDs on files, 1 mon, 1 mgr, pool {pool_name} size {size}, all on 127.0.0.1; client fio on the same host\"
+description = \"{osds} BlueStore OSDs on files, 1 mon, 1 mgr, {pool_desc}, all on 127.0.0.1; client fio on the same host\"
 
 [cluster]
 nodes = 1
@@ -249,8 +271,6 @@ image_size = \"1G\"
         dir = state.dir.display(),
         cpus = p.logical_cpus,
         osds = state.osds,
-        pool_name = state.pool,
-        size = state.replicas,
         mem = p.memory_gib,
         cap = state.osd_size_bytes * u64::from(state.osds),
         rr = p.disk_read_4k_iops,
@@ -295,9 +315,11 @@ mod tests {
             replicas: 3,
             osd_size_bytes: 10 << 30,
             pool: "rbd".into(),
+            data_pool: None,
+            erasure: None,
             daemons: vec![],
         };
-        let text = scenario_toml(&state, &probe, "16.2.15");
+        let text = scenario_toml(&state, &probe, "16.2.15", None);
         let sc = parse_scenario(&text, "lab scenario.toml", &Catalogue::builtin());
         assert!(sc.is_ok(), "{}\n{text}", sc.as_ref().unwrap_err());
         // The three OSDs' files share the one backing store the probe measured: one device
@@ -306,6 +328,32 @@ mod tests {
         assert_eq!((sc.data.count_per_node, sc.osds_per_device), (1, 3));
         assert_eq!(sc.osds_per_node(), 3);
         assert_eq!(sc.data.drive.capacity.0, 3 * (10u64 << 30));
+        assert_eq!(sc.data.drive.write_4k_iops, 10803.0);
+        assert_eq!(
+            sc.protection,
+            crate::spec::Protection::Replicated { size: 3 }
+        );
+
+        // `up --ec 2+1`: the second scenario describes the erasure-coded data pool with the
+        // stripe unit the lab's profile sets (Ceph's default, 4 KiB), on the same hardware.
+        let ec = scenario_toml(
+            &LabState {
+                data_pool: Some(super::super::LAB_EC_POOL.into()),
+                erasure: Some(super::super::LabErasure { k: 2, m: 1 }),
+                ..state
+            },
+            &probe,
+            "16.2.15",
+            Some(super::super::LabErasure { k: 2, m: 1 }),
+        );
+        let sc = parse_scenario(&ec, "lab scenario-ec.toml", &Catalogue::builtin())
+            .unwrap_or_else(|e| panic!("{e}\n{ec}"));
+        assert_eq!(
+            sc.protection,
+            crate::spec::Protection::Erasure { k: 2, m: 1 }
+        );
+        assert_eq!(sc.ec_stripe_unit_bytes, 4096);
+        assert!(ec.contains("erasure-coded data pool rbd-ec (2+1"), "{ec}");
         assert_eq!(sc.data.drive.write_4k_iops, 10803.0);
     }
 }

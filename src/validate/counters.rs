@@ -54,6 +54,11 @@ pub struct OsdCounters {
     pub transactions: f64,
     #[serde(default)]
     pub kv_syncs: f64,
+    /// BlueStore reads during the point (`bluestore.read_lat`'s count), summed over the
+    /// OSDs: beside the client's reads, the shard reads of erasure coding (a partial-stripe
+    /// write's read-modify-write, an EC read's gather) and onode loads.
+    #[serde(default)]
+    pub bluestore_reads: f64,
     /// CPU time (user + system) the cluster's OSD processes on this machine used during the
     /// point, summed over them ([`super::osd_cpu`]); `None` when none runs here.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -66,6 +71,14 @@ impl OsdCounters {
     /// cephplan's write batching models per OSD). None without a sync.
     pub fn transactions_per_sync(&self) -> Option<f64> {
         (self.kv_syncs > 0.0).then(|| self.transactions / self.kv_syncs)
+    }
+
+    /// BlueStore reads per client op the OSDs completed over the point (1 for a replicated
+    /// read; more where erasure coding reads shards, e.g. a partial-stripe write's
+    /// read-modify-write). None without an op.
+    pub fn bluestore_reads_per_op(&self) -> Option<f64> {
+        let ops = self.read_ops + self.write_ops;
+        (ops > 0.0).then(|| self.bluestore_reads / ops)
     }
 
     /// The OSDs' CPU seconds per client op they completed over the point (reads and
@@ -151,6 +164,7 @@ pub fn counter_means(
         bluestore_read_secs: mean(READ),
         transactions: times(COMMIT),
         kv_syncs: times(KV_SYNC),
+        bluestore_reads: times(READ),
         cpu_secs: None,
     }
 }
@@ -198,12 +212,17 @@ pub fn counters_line(c: &OsdCounters) -> String {
     if parts.is_empty() {
         return format!("no client op completed on the {} OSD(s) read", c.osds);
     }
+    let reads = c
+        .bluestore_reads_per_op()
+        .filter(|r| *r >= MIN_OP_SHARE)
+        .map(|r| format!("; {r:.2} BlueStore reads per client op"))
+        .unwrap_or_default();
     let cpu = c
         .cpu_secs_per_op()
         .map(|s| format!("; OSD CPU {:.1} µs per op", s * 1e6))
         .unwrap_or_default();
     format!(
-        "OSD counters over {} OSD(s), mean per op: {}{cpu}",
+        "OSD counters over {} OSD(s), mean per op: {}{reads}{cpu}",
         c.osds,
         parts.join("; ")
     )
@@ -267,6 +286,38 @@ mod tests {
         );
         assert!(near(c.op_read_secs, 0.160e-3), "{c:?}");
         assert!(near(c.bluestore_read_secs, 0.106e-3), "{c:?}");
+        // 53,232 BlueStore reads for 52,284 client reads and 515 writes: one device read
+        // per client read on a replicated pool (1.01 per op with the image's metadata).
+        assert_eq!(c.bluestore_reads, 53232.0);
+        let line = counters_line(&c);
+        assert!(
+            line.contains("; 1.01 BlueStore reads per client op"),
+            "{line}"
+        );
+    }
+
+    #[test]
+    fn bluestore_reads_per_op_show_a_writes_read_modify_write() {
+        // A partial-stripe write on an erasure-coded pool before Tentacle reads the stripe's
+        // k data chunks first: 2+1, 1,000 client writes, 2,000 BlueStore reads over the OSDs.
+        let dump = |writes: f64, reads: f64| {
+            serde_json::json!({
+                "osd": {"op_w": writes, "op_w_latency": {"avgcount": writes, "sum": writes * 1e-3}},
+                "bluestore": {"read_lat": {"avgcount": reads, "sum": reads * 1e-4}},
+            })
+        };
+        let c = counter_means(
+            &BTreeMap::from([(0, dump(0.0, 0.0))]),
+            &BTreeMap::from([(0, dump(1000.0, 2000.0))]),
+        );
+        assert_eq!(c.bluestore_reads_per_op(), Some(2.0));
+        assert!(counters_line(&c).contains("; 2.00 BlueStore reads per client op"));
+        // A write-only point without reads says nothing about them.
+        let c = counter_means(
+            &BTreeMap::from([(0, dump(0.0, 0.0))]),
+            &BTreeMap::from([(0, dump(1000.0, 0.0))]),
+        );
+        assert!(!counters_line(&c).contains("BlueStore reads"));
     }
 
     #[test]

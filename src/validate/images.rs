@@ -31,8 +31,16 @@ pub trait Cluster {
     fn pools(&self) -> Result<Vec<String>, LabError>;
     /// The images in `pool` (`rbd ls`).
     fn images(&self, pool: &str) -> Result<Vec<String>, LabError>;
-    /// `rbd create`: fails when the name exists, so nothing foreign is ever reused.
-    fn create_image(&self, pool: &str, name: &str, size_mib: u64) -> Result<(), LabError>;
+    /// `rbd create` in `pool`, its data objects in `data_pool` when given (`rbd create
+    /// --data-pool`: an erasure-coded pool holds the data, `pool` the image's metadata);
+    /// fails when the name exists, so nothing foreign is ever reused.
+    fn create_image(
+        &self,
+        pool: &str,
+        data_pool: Option<&str>,
+        name: &str,
+        size_mib: u64,
+    ) -> Result<(), LabError>;
     /// `rbd rm`; not cancellable (it runs during cleanup after a Ctrl-C).
     fn remove_image(&self, pool: &str, name: &str) -> Result<(), LabError>;
     /// The OSDs reported down, `None` if the cluster does not answer.
@@ -80,15 +88,22 @@ impl Cluster for CephCluster<'_> {
         Ok(serde_json::from_str(&s).unwrap_or_default())
     }
 
-    fn create_image(&self, pool: &str, name: &str, size_mib: u64) -> Result<(), LabError> {
+    fn create_image(
+        &self,
+        pool: &str,
+        data_pool: Option<&str>,
+        name: &str,
+        size_mib: u64,
+    ) -> Result<(), LabError> {
         let size = format!("{size_mib}M");
         let path = format!("{pool}/{name}");
+        let mut args = vec!["create", "--size", &size];
+        if let Some(d) = data_pool {
+            args.extend(["--data-pool", d]);
+        }
+        args.push(&path);
         self.0
-            .run(
-                "rbd",
-                &["create", "--size", &size, &path],
-                Duration::from_secs(60),
-            )
+            .run("rbd", &args, Duration::from_secs(60))
             .map(|_| ())
     }
 
@@ -168,6 +183,9 @@ pub struct ImageRecord {
     pub schema_version: u32,
     pub run_id: String,
     pub pool: String,
+    /// The pool holding the images' data (`rbd create --data-pool`), when not `pool`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data_pool: Option<String>,
     /// The cluster's ceph.conf (absolute when it could be resolved).
     pub ceph_conf: PathBuf,
     /// Images that may exist: recorded before `rbd create`, dropped after `rbd rm`.
@@ -219,6 +237,7 @@ impl<'a> Images<'a> {
         out_dir: &Path,
         run_id: &str,
         pool: &str,
+        data_pool: Option<&str>,
         ceph_conf: &Path,
     ) -> Self {
         Images {
@@ -229,6 +248,7 @@ impl<'a> Images<'a> {
                 schema_version: IMAGES_SCHEMA_VERSION,
                 run_id: run_id.to_string(),
                 pool: pool.to_string(),
+                data_pool: data_pool.map(str::to_string),
                 ceph_conf: std::fs::canonicalize(ceph_conf)
                     .unwrap_or_else(|_| ceph_conf.to_path_buf()),
                 images: Vec::new(),
@@ -246,7 +266,11 @@ impl<'a> Images<'a> {
     pub(super) fn create(&mut self, name: &str, size_mib: u64) -> Result<(), ValidateError> {
         self.record.images.push(name.to_string());
         save_record(&self.path, &self.record)?;
-        if let Err(e) = self.cluster.create_image(&self.record.pool, name, size_mib) {
+        let data_pool = self.record.data_pool.as_deref();
+        if let Err(e) = self
+            .cluster
+            .create_image(&self.record.pool, data_pool, name, size_mib)
+        {
             self.record.images.pop();
             let _ = save_record(&self.path, &self.record);
             return Err(ValidateError::Ceph {
@@ -418,6 +442,8 @@ pub(super) mod tests {
         pub cpu_secs: RefCell<Vec<BTreeMap<u32, f64>>>,
         /// When set, every OSD CPU reading fails with it.
         pub cpu_error: Option<String>,
+        /// Pools besides "rbd" (an erasure-coded data pool).
+        pub more_pools: Vec<String>,
     }
 
     fn step(detail: &str) -> LabError {
@@ -430,15 +456,26 @@ pub(super) mod tests {
 
     impl Cluster for FakeCluster {
         fn pools(&self) -> Result<Vec<String>, LabError> {
-            Ok(vec!["rbd".into()])
+            let mut pools = vec!["rbd".to_string()];
+            pools.extend(self.more_pools.iter().cloned());
+            Ok(pools)
         }
         fn images(&self, _pool: &str) -> Result<Vec<String>, LabError> {
             Ok(self.images.borrow().clone())
         }
-        fn create_image(&self, pool: &str, name: &str, _: u64) -> Result<(), LabError> {
+        fn create_image(
+            &self,
+            pool: &str,
+            data_pool: Option<&str>,
+            name: &str,
+            _: u64,
+        ) -> Result<(), LabError> {
+            let data = data_pool
+                .map(|d| format!(" --data-pool {d}"))
+                .unwrap_or_default();
             self.calls
                 .borrow_mut()
-                .push(format!("create {pool}/{name}"));
+                .push(format!("create {pool}/{name}{data}"));
             if self.images.borrow().iter().any(|i| i == name) {
                 return Err(step("image already exists"));
             }
@@ -486,7 +523,14 @@ pub(super) mod tests {
         let d = tempfile::tempdir().unwrap();
         let cluster = FakeCluster::default();
         let path = record_path(d.path(), "r1");
-        let mut images = Images::new(&cluster, d.path(), "r1", "rbd", Path::new("ceph.conf"));
+        let mut images = Images::new(
+            &cluster,
+            d.path(),
+            "r1",
+            "rbd",
+            None,
+            Path::new("ceph.conf"),
+        );
         images.create("cephplan-val-r1-0", 1024).unwrap();
         images.create("cephplan-val-r1-1", 1024).unwrap();
         assert_eq!(
@@ -511,7 +555,14 @@ pub(super) mod tests {
             stuck: vec!["cephplan-val-r1-1".into()],
             ..FakeCluster::default()
         };
-        let mut images = Images::new(&cluster, d.path(), "r1", "rbd", Path::new("ceph.conf"));
+        let mut images = Images::new(
+            &cluster,
+            d.path(),
+            "r1",
+            "rbd",
+            None,
+            Path::new("ceph.conf"),
+        );
         images.create("cephplan-val-r1-0", 64).unwrap();
         images.create("cephplan-val-r1-1", 64).unwrap();
         assert_eq!(images.remove_all(), ["cephplan-val-r1-1"]);
@@ -529,7 +580,14 @@ pub(super) mod tests {
     fn cleanup_removes_exactly_the_recorded_images_that_carry_the_runs_name() {
         let d = tempfile::tempdir().unwrap();
         let cluster = FakeCluster::default();
-        let mut images = Images::new(&cluster, d.path(), "r1", "rbd", Path::new("ceph.conf"));
+        let mut images = Images::new(
+            &cluster,
+            d.path(),
+            "r1",
+            "rbd",
+            None,
+            Path::new("ceph.conf"),
+        );
         images.create("cephplan-val-r1-0", 64).unwrap();
         images.create("cephplan-val-r1-1", 64).unwrap();
         std::mem::forget(images); // killed: no Drop, no removal
@@ -578,7 +636,7 @@ pub(super) mod tests {
     fn cleanup_with_an_osd_down_touches_nothing() {
         let d = tempfile::tempdir().unwrap();
         let up = FakeCluster::default();
-        let mut images = Images::new(&up, d.path(), "r1", "rbd", Path::new("ceph.conf"));
+        let mut images = Images::new(&up, d.path(), "r1", "rbd", None, Path::new("ceph.conf"));
         images.create("cephplan-val-r1-0", 64).unwrap();
         std::mem::forget(images);
         let down = FakeCluster {

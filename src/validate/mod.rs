@@ -54,6 +54,10 @@ pub enum ValidateError {
     Unreachable { conf: PathBuf, detail: String },
     #[error("pool \"{pool}\" does not exist; existing pools: {existing}. Pass one of them with --pool or create it (`ceph osd pool create {pool} 32 && rbd pool init {pool}`)")]
     PoolMissing { pool: String, existing: String },
+    #[error("data pool \"{pool}\" does not exist; existing pools: {existing}. Pass one of them with --data-pool, or create an erasure-coded one (`ceph osd pool create {pool} 32 erasure && ceph osd pool set {pool} allow_ec_overwrites true && ceph osd pool application enable {pool} rbd`)")]
+    DataPoolMissing { pool: String, existing: String },
+    #[error("--data-pool applies to the images cephplan creates; an existing --image keeps the data pool it was created with: drop one of the two")]
+    DataPoolWithImage,
     #[error("refusing to write to existing image \"{image}\": cephplan did not create it. If you own it and its data may be destroyed, pass --i-own-this-image {image} as well")]
     ForeignImage { image: String },
     #[error("image \"{pool}/{image}\" does not exist; drop --image to let cephplan create its own images")]
@@ -320,6 +324,11 @@ pub struct ValidateSpec {
     pub scenario: PathBuf,
     pub ceph_conf: PathBuf,
     pub pool: String,
+    /// The pool holding the created images' data (`rbd create --data-pool`, an
+    /// erasure-coded pool with `allow_ec_overwrites`); `pool` keeps their metadata. `None`:
+    /// data and metadata in `pool`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data_pool: Option<String>,
     /// Ceph user without `client.` (fio `clientname`).
     pub clientname: String,
     /// fio servers (`host:port`); empty = fio runs locally.
@@ -427,26 +436,44 @@ pub fn run_on(
     // Every value that reaches a fio job file, before anything touches the cluster.
     crate::fio::job::check_job_value("clientname", &spec.clientname)?;
     crate::fio::job::check_job_value("pool", &spec.pool)?;
+    if let Some(d) = &spec.data_pool {
+        crate::fio::job::check_job_value("data_pool", d)?;
+    }
     // Reachability (bounded by --connect-timeout) and the pool.
     let pools = cluster.pools().map_err(|e| ValidateError::Unreachable {
         conf: spec.ceph_conf.clone(),
         detail: e.to_string(),
     })?;
+    let existing = || {
+        if pools.is_empty() {
+            "(none)".into()
+        } else {
+            pools.join(", ")
+        }
+    };
     if !pools.contains(&spec.pool) {
         return Err(ValidateError::PoolMissing {
             pool: spec.pool.clone(),
-            existing: if pools.is_empty() {
-                "(none)".into()
-            } else {
-                pools.join(", ")
-            },
+            existing: existing(),
         });
+    }
+    if let Some(data) = &spec.data_pool {
+        if !pools.contains(data) {
+            return Err(ValidateError::DataPoolMissing {
+                pool: data.clone(),
+                existing: existing(),
+            });
+        }
+        if spec.existing_image.is_some() {
+            return Err(ValidateError::DataPoolWithImage);
+        }
     }
     let mut images = Images::new(
         cluster,
         &spec.out_dir,
         &spec.run_id,
         &spec.pool,
+        spec.data_pool.as_deref(),
         &spec.ceph_conf,
     );
     let result = run_points(
@@ -977,6 +1004,7 @@ mod tests {
             scenario: dir.join("s.toml"),
             ceph_conf: dir.join("ceph.conf"),
             pool: "rbd".into(),
+            data_pool: None,
             clientname: "admin".into(),
             clients: vec![],
             base: PointSetting {
@@ -1127,6 +1155,63 @@ mod tests {
         assert_eq!(*exec.seen.lock().unwrap(), vec![both]);
         assert!(cluster.images.borrow().is_empty());
         assert!(!images::record_path(d.path(), "r1").exists());
+    }
+
+    /// `--data-pool`: every image the run creates puts its data in the named pool (`rbd
+    /// create --data-pool`), and the record says so; a data pool the cluster lacks, or one
+    /// given with an existing image, is refused before anything is created.
+    #[test]
+    fn a_data_pool_holds_the_created_images_data_and_must_exist() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(d.path().join("s.toml"), "# scenario\n").unwrap();
+        let mut spec = spec_for(d.path());
+        spec.vary = None;
+        spec.base.iodepth = 8;
+        spec.data_pool = Some("rbd-ec".into());
+        let exec = RecordWatchingExecutor {
+            record: images::record_path(d.path(), "r1"),
+            replay: crate::fio::ReplayExecutor::new(vec![multi_randwrite_output()]),
+            seen: Default::default(),
+        };
+        let cluster = images::tests::FakeCluster {
+            more_pools: vec!["rbd-ec".into()],
+            ..Default::default()
+        };
+        let report = run_quiet(&spec, &exec, &cluster).unwrap();
+        assert_eq!(report.points.len(), 1);
+        let calls = cluster.calls.borrow().clone();
+        let creates: Vec<&String> = calls.iter().filter(|c| c.starts_with("create")).collect();
+        assert_eq!(
+            creates,
+            [
+                "create rbd/cephplan-val-r1-0 --data-pool rbd-ec",
+                "create rbd/cephplan-val-r1-1 --data-pool rbd-ec"
+            ]
+        );
+        // Removal goes through the image's own pool, which removes its data too.
+        assert!(
+            calls.contains(&"rm rbd/cephplan-val-r1-0".to_string()),
+            "{calls:?}"
+        );
+        assert!(cluster.images.borrow().is_empty());
+
+        // A data pool the cluster does not have: refused with the pools it has and how to
+        // make one; nothing created.
+        let none = images::tests::FakeCluster::default();
+        let e = run_quiet(&spec, &exec, &none).unwrap_err();
+        assert!(matches!(e, ValidateError::DataPoolMissing { .. }), "{e}");
+        let msg = e.to_string();
+        assert!(
+            msg.contains("\"rbd-ec\"") && msg.contains("existing pools: rbd"),
+            "{msg}"
+        );
+        assert!(msg.contains("allow_ec_overwrites true"), "{msg}");
+        assert!(none.calls.borrow().is_empty());
+
+        // An existing image keeps the data pool it was made with.
+        spec.existing_image = Some("mine".into());
+        let e = run_quiet(&spec, &exec, &cluster).unwrap_err();
+        assert!(matches!(e, ValidateError::DataPoolWithImage), "{e}");
     }
 
     /// `--osd-counters`: every point carries the change of the OSDs' counters over its fio

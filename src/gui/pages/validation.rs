@@ -168,6 +168,8 @@ struct Runtime {
 pub struct ValidationPage {
     pub ceph_conf: String,
     pub pool: String,
+    /// The images' data pool (`validate --data-pool`, an erasure-coded pool); empty: none.
+    pub data_pool: String,
     pub scenario: String,
     pub vary: String,
     pub pattern: String,
@@ -190,6 +192,7 @@ impl Default for ValidationPage {
         Self {
             ceph_conf: String::new(),
             pool: lab::LAB_POOL.into(),
+            data_pool: String::new(),
             scenario: String::new(),
             vary: "iodepth=1,4,16".into(),
             pattern: "randwrite".into(),
@@ -285,6 +288,9 @@ impl ValidationPage {
             scenario,
             ceph_conf: conf,
             pool: self.pool.trim().into(),
+            data_pool: Some(self.data_pool.trim())
+                .filter(|d| !d.is_empty())
+                .map(str::to_string),
             clientname: "admin".into(),
             clients: vec![],
             base: PointSetting {
@@ -491,6 +497,7 @@ impl ValidationPage {
                         self.ceph_conf = r.ceph_conf.display().to_string();
                         self.scenario = r.scenario.display().to_string();
                         self.pool = r.pool.clone();
+                        self.data_pool = r.data_pool.clone().unwrap_or_default();
                         self.rt.field_errors.clear();
                         self.rt.note = Some(format!(
                             "lab up in {:.0} s: Ceph {}, {} daemons; ceph.conf, pool and scenario filled in",
@@ -570,7 +577,17 @@ impl ValidationPage {
             360.0,
             "/etc/ceph/ceph.conf",
         );
-        Self::field_ui(ui, &errs, "pool", &mut self.pool, 160.0, "rbd");
+        ui.horizontal(|ui| {
+            Self::field_ui(ui, &errs, "pool", &mut self.pool, 160.0, "rbd");
+            Self::field_ui(
+                ui,
+                &errs,
+                "data pool",
+                &mut self.data_pool,
+                160.0,
+                "none (an EC pool, e.g. rbd-ec)",
+            );
+        });
         ui.horizontal(|ui| {
             Self::field_ui(
                 ui,
