@@ -518,3 +518,69 @@ fn light_loads_name_the_cpu_idle_states_and_loaded_ones_do_not() {
     assert!(per_node >= IDLE_STATES_IN_FLIGHT_PER_NODE, "{per_node}");
     assert!(note(&loaded).is_empty());
 }
+
+#[test]
+fn sequential_writes_carry_the_notes_on_padded_appends_and_librbd_merging() {
+    // The tiny cluster on 8 nodes with a 6+2 pool (stripe unit 4 KiB: 24 KiB stripes).
+    let ec = |release: &str, fast: bool, pattern: &str, bs: &str, depth: u32| {
+        tiny(|t| {
+            let t = t
+                .replace("nodes = 3", "nodes = 8")
+                .replace("replicated = 3", "erasure = { k = 6, m = 2 }")
+                .replace("\"19.2.0\"", &format!("\"{release}\""))
+                .replace("\"randwrite\"", &format!("\"{pattern}\""))
+                .replace("block_size = \"4k\"", &format!("block_size = \"{bs}\""))
+                .replace("iodepth = 1", &format!("iodepth = {depth}"));
+            if fast {
+                t.replace(
+                    "[cluster.node]",
+                    "[cluster.ceph_config]\nallow_ec_optimizations = true\n[cluster.node]",
+                )
+            } else {
+                t
+            }
+        })
+    };
+    let padded = |s: &Scenario| {
+        sequential_write_notes(s)
+            .into_iter()
+            .filter(|n| n.contains("padded"))
+            .collect::<Vec<_>>()
+    };
+    let merged = |s: &Scenario| {
+        sequential_write_notes(s)
+            .iter()
+            .any(|n| n.contains("rbd_io_scheduler"))
+    };
+    // Squid, 4 KiB appends: gcd(4, 24) = 4 KiB, so 1 − 4/24 = 83 % start inside a stripe.
+    let squid = ec("19.2.0", false, "write", "4k", 1);
+    let p = padded(&squid);
+    assert_eq!(p.len(), 1, "{p:?}");
+    assert!(
+        p[0].contains("stripes of 24 KiB, so 83 % of the appends")
+            && p[0].contains("its 6 data chunks"),
+        "{}",
+        p[0]
+    );
+    // And it reaches the report, beside the other notes.
+    let r = predict(&squid, &params(), &opts()).unwrap();
+    assert!(r.warnings.contains(&p[0]));
+    // 16 KiB: gcd(16, 24) = 8 KiB, 2/3 of them.
+    assert!(padded(&ec("19.2.0", false, "write", "16k", 1))[0].contains("67 % of the appends"));
+    // Whole stripes, FastEC on Tentacle, random writes and replication pad nothing.
+    assert!(padded(&ec("19.2.0", false, "write", "24k", 1)).is_empty());
+    assert!(padded(&ec("20.2.0", true, "write", "4k", 1)).is_empty());
+    assert!(!padded(&ec("20.2.0", false, "write", "4k", 1)).is_empty());
+    assert!(sequential_write_notes(&ec("19.2.0", false, "randwrite", "4k", 8)).is_empty());
+    assert!(padded(&with("\"randwrite\"", "\"write\"")).is_empty());
+    // librbd's merging: sequential writes with more than one in flight per job, Octopus on.
+    assert!(!merged(&squid), "one in flight merges nothing");
+    assert!(merged(&ec("19.2.0", false, "write", "4k", 4)));
+    assert!(
+        !merged(&ec("14.2.22", false, "write", "4k", 4)),
+        "before Octopus"
+    );
+    assert!(merged(&tiny(|t| t
+        .replace("\"randwrite\"", "\"write\"")
+        .replace("iodepth = 1", "iodepth = 16"))));
+}

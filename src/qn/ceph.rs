@@ -436,7 +436,9 @@
 //! Not modelled (stated so users can judge): message headers and acks on the wire, PG
 //! lock contention, RocksDB compaction, scrubbing, recovery, client-side caching, uneven
 //! CRUSH placement (load is assumed spread evenly over OSDs and nodes), and sequential
-//! patterns, which are modelled like random ones of the same size. Uneven placement was
+//! patterns, which are modelled like random ones of the same size (the report notes where
+//! that is measured to mislead: classic EC's padded appends, librbd's write merging;
+//! `predict::sequential_write_notes`). Uneven placement was
 //! modelled from session 11 to 21 (`pg_placement_imbalance`: the busiest OSD's binomial
 //! share of PGs and primaries multiplied the OSD CPU's and devices' demand, evened by the
 //! upmap balancer); on the 11-system corpus it no longer lowered the held-out error

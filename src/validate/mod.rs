@@ -189,7 +189,8 @@ pub struct PredictedPoint {
     pub latency_mean_interval_secs: Option<(f64, f64)>,
     pub latency_p99_secs: Option<f64>,
     /// What the comparison at this point should be read with (the light-load note on CPU
-    /// idle states, [`crate::predict::idle_states_note`]).
+    /// idle states, [`crate::predict::idle_states_note`]; the notes on sequential writes,
+    /// [`crate::predict::sequential_write_notes`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
     /// Where the predicted mean latency goes (`predict`'s latency parts).
@@ -793,7 +794,10 @@ impl Predictor for ModelPredictor {
                 .as_ref()
                 .map(|i| (i.latency_mean_low_secs, i.latency_mean_high_secs)),
             latency_p99_secs: r.latency_p99_secs,
-            notes: light_load_notes(&scenario),
+            notes: light_load_notes(&scenario)
+                .into_iter()
+                .chain(crate::predict::sequential_write_notes(&scenario))
+                .collect(),
             latency_parts: r.latency_parts,
             write_batch_per_osd: r.write_batch_per_osd,
             osd_cpu_demand_factor: r.osd_cpu_demand_factor,
