@@ -445,6 +445,25 @@ fn a_typed_data_pool_puts_the_images_data_there() {
     assert_eq!(asked(&h), None, "blank is none");
 }
 
+#[test]
+fn a_malformed_lab_ec_is_flagged_without_starting_a_lab() {
+    // The local lab's erasure-coded pool is typed as K+M; "2x1" is not, so "Start local
+    // lab" flags the field and starts nothing (no daemon, no directory).
+    let dir = tempfile::tempdir().unwrap();
+    let mut state = validation_state();
+    state.validation.lab_dir = dir.path().join("lab").display().to_string();
+    let mut h = harness(state);
+    h.run();
+    retype(&mut h, "lab EC", "2x1");
+    h.get_by_label("Start local lab").click();
+    h.run();
+    let v = &h.state().state.validation;
+    assert!(!v.is_busy(), "no lab job started");
+    assert!(v.field_errors()["lab EC"].contains("not K+M"));
+    h.get_by_label_contains("write the data and coding chunks as e.g. 2+1");
+    assert!(!dir.path().join("lab").exists());
+}
+
 fn example_path() -> String {
     format!(
         "{}/models/examples/seed-000-ampere-altra-max.toml",

@@ -2,7 +2,8 @@
 //! each measurement with the model's prediction as it arrives — a table and
 //! predicted-against-measured IOPS and mean-latency charts that fill in point by point.
 //! The cluster is given by its ceph.conf and pool, or started here as a throwaway local
-//! lab ("Start local lab" / "Stop lab"). The scenario is the designer's ("Use the
+//! lab ("Start local lab" / "Stop lab"; "lab EC" K+M adds an erasure-coded data pool, whose
+//! scenario and name then fill the scenario and "data pool" fields). The scenario is the designer's ("Use the
 //! designer's scenario"; an edited text is written next to the results), the model the
 //! app's. "Open results" shows an earlier sweep of the output directory again, "Refit"
 //! fits the model to its points (`cephplan validate --refit-only`) and "Use this refit"
@@ -183,6 +184,8 @@ pub struct ValidationPage {
     pub osd_counters: bool,
     /// Directory of the local lab.
     pub lab_dir: String,
+    /// The local lab's erasure-coded data pool, `K+M` (`lab up --ec`); empty: none.
+    pub lab_ec: String,
     #[serde(skip)]
     rt: Runtime,
 }
@@ -204,6 +207,7 @@ impl Default for ValidationPage {
             predict: true,
             osd_counters: false,
             lab_dir: "cephplan-lab".into(),
+            lab_ec: String::new(),
             rt: Runtime::default(),
         }
     }
@@ -351,10 +355,21 @@ impl ValidationPage {
         let dir = PathBuf::from(self.lab_dir.trim());
         self.rt.error = None;
         self.rt.note = None;
+        self.rt.field_errors.remove("lab EC");
+        let mut spec = LabSpec::new(&dir, LAB_PORT);
+        if up && !self.lab_ec.trim().is_empty() {
+            match self.lab_ec.parse::<lab::LabErasure>() {
+                Ok(ec) => spec.erasure = Some(ec),
+                Err(e) => {
+                    self.rt.field_errors.insert("lab EC", e);
+                    return;
+                }
+            }
+        }
         let name = if up { "starting lab" } else { "stopping lab" };
         self.rt.lab = Some(Job::spawn(name, ctx, move |p| {
             if up {
-                lab::up(&LabSpec::new(&dir, LAB_PORT), p)
+                lab::up(&spec, p)
                     .map(|r| LabOutcome::Up(Box::new(r)))
                     .map_err(|e| e.to_string())
             } else {
@@ -498,9 +513,19 @@ impl ValidationPage {
                         self.scenario = r.scenario.display().to_string();
                         self.pool = r.pool.clone();
                         self.data_pool = r.data_pool.clone().unwrap_or_default();
+                        // With an erasure-coded data pool, its scenario: the run is meant
+                        // for it (scenario.toml still describes the replicated pool).
+                        if let Some(ec) = &r.scenario_ec {
+                            self.scenario = ec.display().to_string();
+                        }
                         self.rt.field_errors.clear();
+                        let filled = if r.data_pool.is_some() {
+                            "ceph.conf, pool, data pool and the EC pool's scenario filled in"
+                        } else {
+                            "ceph.conf, pool and scenario filled in"
+                        };
                         self.rt.note = Some(format!(
-                            "lab up in {:.0} s: Ceph {}, {} daemons; ceph.conf, pool and scenario filled in",
+                            "lab up in {:.0} s: Ceph {}, {} daemons; {filled}",
                             r.elapsed_secs,
                             r.ceph_version,
                             r.daemons.len()
@@ -556,6 +581,20 @@ impl ValidationPage {
             let l = ui.label("lab dir");
             ui.add(egui::TextEdit::singleline(&mut self.lab_dir).desired_width(200.0))
                 .labelled_by(l.id);
+            let l = ui.label("lab EC");
+            ui.add(
+                egui::TextEdit::singleline(&mut self.lab_ec)
+                    .desired_width(50.0)
+                    .hint_text("K+M"),
+            )
+            .labelled_by(l.id)
+            .on_hover_text(
+                "also an erasure-coded data pool rbd-ec of K data and M coding chunks, one per \
+                 OSD (e.g. 2+1; lab up --ec)",
+            );
+            if let Some(e) = errs.get("lab EC") {
+                ui.colored_label(ui.visuals().error_fg_color, e);
+            }
             if ui
                 .add_enabled(!busy, egui::Button::new("Start local lab"))
                 .clicked()
