@@ -400,21 +400,22 @@ fn validation_run_against_a_conf_without_a_cluster_reports_the_error() {
     assert!(v.field_errors().is_empty());
 }
 
+/// The validation run the page's fields ask for now (what "Run" would start).
+fn requested(h: &Harness<'static, App>) -> cephplan::validate::ValidateSpec {
+    h.state()
+        .state
+        .validation
+        .request(&cephplan::gui::app::ActiveModel::default())
+        .unwrap()
+        .spec
+}
+
 #[test]
 fn the_osd_counters_box_asks_the_run_for_them() {
     let dir = tempfile::tempdir().unwrap();
     let mut h = harness(validation_state_without_a_cluster(&dir));
     h.run();
-    let model = cephplan::gui::app::ActiveModel::default();
-    let asked = |h: &Harness<'static, App>| {
-        h.state()
-            .state
-            .validation
-            .request(&model)
-            .unwrap()
-            .spec
-            .osd_counters
-    };
+    let asked = |h: &Harness<'static, App>| requested(h).osd_counters;
     assert!(!asked(&h), "off until asked for");
     h.get_by_label("OSD counters").click();
     h.run();
@@ -428,16 +429,7 @@ fn a_typed_data_pool_puts_the_images_data_there() {
     let dir = tempfile::tempdir().unwrap();
     let mut h = harness(validation_state_without_a_cluster(&dir));
     h.run();
-    let model = cephplan::gui::app::ActiveModel::default();
-    let asked = |h: &Harness<'static, App>| {
-        h.state()
-            .state
-            .validation
-            .request(&model)
-            .unwrap()
-            .spec
-            .data_pool
-    };
+    let asked = |h: &Harness<'static, App>| requested(h).data_pool;
     assert_eq!(asked(&h), None, "no data pool until one is typed");
     retype(&mut h, "data pool", "rbd-ec");
     assert_eq!(asked(&h).as_deref(), Some("rbd-ec"));

@@ -27,12 +27,37 @@ impl Drop for LabGuard {
     }
 }
 
-fn rbd_ls(conf: &Path) -> Vec<String> {
-    let out = Command::new("rbd")
+/// `rbd ARGS` against the lab's cluster.
+fn rbd(conf: &Path, args: &[&str]) -> std::process::Output {
+    Command::new("rbd")
         .env("CEPH_CONF", conf)
-        .args(["ls", "-p", lab::LAB_POOL, "--format", "json"])
+        .args(args)
         .output()
-        .unwrap();
+        .unwrap()
+}
+
+/// `cephplan validate --scenario SCENARIO --ceph-conf CONF ARGS --format json --out OUT`,
+/// which must succeed; its standard output.
+fn validate_cli(scenario: &Path, conf: &Path, out: &Path, args: &[&str]) -> Vec<u8> {
+    assert_cmd::Command::cargo_bin("cephplan")
+        .unwrap()
+        .args(["validate", "--scenario"])
+        .arg(scenario)
+        .arg("--ceph-conf")
+        .arg(conf)
+        .args(args)
+        .args(["--format", "json", "--out"])
+        .arg(out)
+        .timeout(Duration::from_secs(600))
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone()
+}
+
+fn rbd_ls(conf: &Path) -> Vec<String> {
+    let out = rbd(conf, &["ls", "-p", lab::LAB_POOL, "--format", "json"]);
     serde_json::from_slice(&out.stdout).unwrap_or_default()
 }
 
@@ -173,20 +198,16 @@ fn lab_end_to_end() {
     // 1. A short randread sweep (pre-fill, two points) through the CLI with --refit:
     // completes, cleans up, and refits the model to the two points it just measured.
     let out = root.path().join("sweep");
-    let stdout = assert_cmd::Command::cargo_bin("cephplan")
-        .unwrap()
-        .args(["validate", "--scenario"])
-        .arg(&scenario)
-        .arg("--ceph-conf")
-        .arg(&conf)
-        .args([
+    let stdout = validate_cli(
+        &scenario,
+        &conf,
+        &out,
+        &[
             "--pool",
             lab::LAB_POOL,
             "--vary",
             "iodepth=1,8",
             "--pattern",
-        ])
-        .args([
             "randread",
             "--iodepth",
             "4",
@@ -194,16 +215,12 @@ fn lab_end_to_end() {
             "3s",
             "--image-size",
             "64M",
-        ])
-        .args(["--system-id", "lab", "--refit", "--osd-counters"])
-        .args(["--format", "json", "--out"])
-        .arg(&out)
-        .timeout(Duration::from_secs(600))
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
+            "--system-id",
+            "lab",
+            "--refit",
+            "--osd-counters",
+        ],
+    );
     let doc: serde_json::Value = serde_json::from_slice(&stdout).expect("one JSON document");
     let rep: validate::ValidationReport =
         serde_json::from_value(doc["validation"].clone()).unwrap();
@@ -265,17 +282,9 @@ fn lab_end_to_end() {
 
     // 2. Writing to an image cephplan did not create is refused, and it survives.
     let foreign = "someone-elses-image";
-    let st = Command::new("rbd")
-        .env("CEPH_CONF", &conf)
-        .args([
-            "create",
-            "--size",
-            "16M",
-            &format!("{}/{foreign}", lab::LAB_POOL),
-        ])
-        .status()
-        .unwrap();
-    assert!(st.success());
+    let spec_foreign = format!("{}/{foreign}", lab::LAB_POOL);
+    let st = rbd(&conf, &["create", "--size", "16M", &spec_foreign]);
+    assert!(st.status.success());
     let mut s2 = spec(
         &scenario,
         &conf,
@@ -328,43 +337,31 @@ fn lab_end_to_end() {
     let probe_image = format!("{}ec-probe", validate::IMAGE_PREFIX);
     validate::Cluster::create_image(&cluster, lab::LAB_POOL, Some(&data_pool), &probe_image, 16)
         .expect("rbd create --data-pool");
-    let info = Command::new("rbd")
-        .env("CEPH_CONF", &conf)
-        .args([
-            "info",
-            "--format",
-            "json",
-            &format!("{}/{probe_image}", lab::LAB_POOL),
-        ])
-        .output()
-        .unwrap();
+    let probe_spec = format!("{}/{probe_image}", lab::LAB_POOL);
+    let info = rbd(&conf, &["info", "--format", "json", &probe_spec]);
     let info: serde_json::Value = serde_json::from_slice(&info.stdout).expect("rbd info JSON");
     assert_eq!(info["data_pool"], data_pool.as_str(), "{info}");
     validate::Cluster::remove_image(&cluster, lab::LAB_POOL, &probe_image).unwrap();
     let out_ec = root.path().join("ec");
-    let stdout = assert_cmd::Command::cargo_bin("cephplan")
-        .unwrap()
-        .args(["validate", "--scenario"])
-        .arg(&ec_scenario)
-        .arg("--ceph-conf")
-        .arg(&conf)
-        .args(["--pool", lab::LAB_POOL, "--data-pool", &data_pool])
-        .args([
+    let stdout = validate_cli(
+        &ec_scenario,
+        &conf,
+        &out_ec,
+        &[
+            "--pool",
+            lab::LAB_POOL,
+            "--data-pool",
+            &data_pool,
             "--vary",
             "iodepth=1,4",
             "--pattern",
             "randwrite",
             "--runtime",
             "3s",
-        ])
-        .args(["--image-size", "64M", "--format", "json", "--out"])
-        .arg(&out_ec)
-        .timeout(Duration::from_secs(600))
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
+            "--image-size",
+            "64M",
+        ],
+    );
     // Without --refit the JSON document is the validation report itself.
     let ec: validate::ValidationReport =
         serde_json::from_slice(&stdout).expect("a validation report");

@@ -446,6 +446,11 @@ pub(super) mod tests {
         pub more_pools: Vec<String>,
     }
 
+    /// The images of run "r1" in pool "rbd" (data there too), recorded in `dir`.
+    fn images_of<'a>(cluster: &'a FakeCluster, dir: &Path) -> Images<'a> {
+        Images::new(cluster, dir, "r1", "rbd", None, Path::new("ceph.conf"))
+    }
+
     fn step(detail: &str) -> LabError {
         LabError::Step {
             step: "rbd".into(),
@@ -523,14 +528,7 @@ pub(super) mod tests {
         let d = tempfile::tempdir().unwrap();
         let cluster = FakeCluster::default();
         let path = record_path(d.path(), "r1");
-        let mut images = Images::new(
-            &cluster,
-            d.path(),
-            "r1",
-            "rbd",
-            None,
-            Path::new("ceph.conf"),
-        );
+        let mut images = images_of(&cluster, d.path());
         images.create("cephplan-val-r1-0", 1024).unwrap();
         images.create("cephplan-val-r1-1", 1024).unwrap();
         assert_eq!(
@@ -555,14 +553,7 @@ pub(super) mod tests {
             stuck: vec!["cephplan-val-r1-1".into()],
             ..FakeCluster::default()
         };
-        let mut images = Images::new(
-            &cluster,
-            d.path(),
-            "r1",
-            "rbd",
-            None,
-            Path::new("ceph.conf"),
-        );
+        let mut images = images_of(&cluster, d.path());
         images.create("cephplan-val-r1-0", 64).unwrap();
         images.create("cephplan-val-r1-1", 64).unwrap();
         assert_eq!(images.remove_all(), ["cephplan-val-r1-1"]);
@@ -580,14 +571,7 @@ pub(super) mod tests {
     fn cleanup_removes_exactly_the_recorded_images_that_carry_the_runs_name() {
         let d = tempfile::tempdir().unwrap();
         let cluster = FakeCluster::default();
-        let mut images = Images::new(
-            &cluster,
-            d.path(),
-            "r1",
-            "rbd",
-            None,
-            Path::new("ceph.conf"),
-        );
+        let mut images = images_of(&cluster, d.path());
         images.create("cephplan-val-r1-0", 64).unwrap();
         images.create("cephplan-val-r1-1", 64).unwrap();
         std::mem::forget(images); // killed: no Drop, no removal
@@ -636,7 +620,7 @@ pub(super) mod tests {
     fn cleanup_with_an_osd_down_touches_nothing() {
         let d = tempfile::tempdir().unwrap();
         let up = FakeCluster::default();
-        let mut images = Images::new(&up, d.path(), "r1", "rbd", None, Path::new("ceph.conf"));
+        let mut images = images_of(&up, d.path());
         images.create("cephplan-val-r1-0", 64).unwrap();
         std::mem::forget(images);
         let down = FakeCluster {
