@@ -172,9 +172,7 @@ pub struct LabState {
     pub replicas: u32,
     pub osd_size_bytes: u64,
     pub pool: String,
-    /// The erasure-coded data pool and its coding, when `up --ec` made one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub data_pool: Option<String>,
+    /// The coding of the erasure-coded data pool [`LAB_EC_POOL`], when `up --ec` made one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub erasure: Option<LabErasure>,
     /// In start order (mon first); `down` stops them in reverse (mon last).
@@ -551,7 +549,6 @@ pub fn up(spec: &LabSpec, progress: &dyn Progress) -> Result<LabReport, LabError
         replicas: spec.replicas,
         osd_size_bytes: spec.osd_size_bytes,
         pool: LAB_POOL.to_string(),
-        data_pool: spec.erasure.map(|_| LAB_EC_POOL.to_string()),
         erasure: spec.erasure,
         daemons: Vec::new(),
     };
@@ -576,7 +573,7 @@ pub fn up(spec: &LabSpec, progress: &dyn Progress) -> Result<LabReport, LabError
                 scenario,
                 scenario_ec,
                 pool: state.pool.clone(),
-                data_pool: state.data_pool.clone(),
+                data_pool: state.erasure.map(|_| LAB_EC_POOL.to_string()),
                 ceph_version,
                 daemons: state.daemons.clone(),
                 probe,
@@ -716,7 +713,7 @@ fn bring_up(
     ])?;
     cli.ceph(&["osd", "pool", "set", &pool, "min_size", "1"])?;
     cli.run("rbd", &["pool", "init", &pool], quick)?;
-    if let (Some(LabErasure { k, m }), Some(data)) = (spec.erasure, state.data_pool.clone()) {
+    if let Some(LabErasure { k, m }) = spec.erasure {
         progress.message(&format!("creating the {k}+{m} erasure-coded data pool"));
         let profile = format!("cephplan-k{k}m{m}");
         cli.ceph(&[
@@ -733,14 +730,21 @@ fn bring_up(
             "osd",
             "pool",
             "create",
-            &data,
+            LAB_EC_POOL,
             &PG_COUNT.to_string(),
             &PG_COUNT.to_string(),
             "erasure",
             &profile,
         ])?;
-        cli.ceph(&["osd", "pool", "set", &data, "allow_ec_overwrites", "true"])?;
-        cli.ceph(&["osd", "pool", "application", "enable", &data, "rbd"])?;
+        cli.ceph(&[
+            "osd",
+            "pool",
+            "set",
+            LAB_EC_POOL,
+            "allow_ec_overwrites",
+            "true",
+        ])?;
+        cli.ceph(&["osd", "pool", "application", "enable", LAB_EC_POOL, "rbd"])?;
     }
     wait_for(
         "every PG active+clean",
@@ -1192,7 +1196,6 @@ mod tests {
             replicas: 1,
             osd_size_bytes: 0,
             pool: "rbd".into(),
-            data_pool: None,
             erasure: None,
             daemons: vec![Daemon {
                 name: "mon.a".into(),

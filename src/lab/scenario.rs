@@ -203,11 +203,11 @@ pub(super) fn scenario_toml(
             format!(
                 "erasure = {{ k = {k}, m = {m}, stripe_unit = \"{}\" }}   # the data pool {}, allow_ec_overwrites",
                 super::LAB_EC_STRIPE_UNIT.to_lowercase(),
-                state.data_pool.as_deref().unwrap_or(super::LAB_EC_POOL)
+                super::LAB_EC_POOL
             ),
             format!(
                 "erasure-coded data pool {} ({k}+{m}, stripe unit {}; image metadata in pool {})",
-                state.data_pool.as_deref().unwrap_or(super::LAB_EC_POOL),
+                super::LAB_EC_POOL,
                 super::LAB_EC_STRIPE_UNIT,
                 state.pool
             ),
@@ -315,7 +315,6 @@ mod tests {
             replicas: 3,
             osd_size_bytes: 10 << 30,
             pool: "rbd".into(),
-            data_pool: None,
             erasure: None,
             daemons: vec![],
         };
@@ -338,7 +337,6 @@ mod tests {
         // stripe unit the lab's profile sets (Ceph's default, 4 KiB), on the same hardware.
         let ec = scenario_toml(
             &LabState {
-                data_pool: Some(super::super::LAB_EC_POOL.into()),
                 erasure: Some(super::super::LabErasure { k: 2, m: 1 }),
                 ..state
             },

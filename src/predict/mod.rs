@@ -110,9 +110,9 @@ pub fn sequential_write_notes(s: &Scenario) -> Vec<String> {
                  the stripe the previous one padded and rewrite it, reading its {k} data chunks \
                  first (the lab's 2+1 pool reads 1.0 chunk per 4 KiB append, 0 per 8 KiB one); \
                  the model reads nothing for a sequential write, so expect fewer IOPS than \
-                 predicted (Sepia o01's Squid 6+2 4 KiB appends: 2.5× fewer than predicted at 16 \
-                 in flight, 1.35× at 128). Whole-stripe writes, or FastEC (allow_ec_optimizations, Tentacle), \
-                 avoid it",
+                 predicted (Sepia o01's Squid 6+2 4 KiB appends: 2.5× fewer than predicted at \
+                 16 in flight, 1.35× at 128). Whole-stripe writes, or FastEC \
+                 (allow_ec_optimizations, Tentacle), avoid it",
                 s.block_size_bytes / 1024,
                 width / 1024,
                 100.0 * share

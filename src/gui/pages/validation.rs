@@ -3,11 +3,11 @@
 //! predicted-against-measured IOPS and mean-latency charts that fill in point by point.
 //! The cluster is given by its ceph.conf and pool, or started here as a throwaway local
 //! lab ("Start local lab" / "Stop lab"; "lab EC" K+M adds an erasure-coded data pool, whose
-//! scenario and name then fill the scenario and "data pool" fields). The scenario is the designer's ("Use the
-//! designer's scenario"; an edited text is written next to the results), the model the
-//! app's. "Open results" shows an earlier sweep of the output directory again, "Refit"
-//! fits the model to its points (`cephplan validate --refit-only`) and "Use this refit"
-//! makes the refitted model the app's.
+//! scenario and name then fill the scenario and "data pool" fields). The scenario is the
+//! designer's ("Use the designer's scenario"; an edited text is written next to the
+//! results), the model the app's. "Open results" shows an earlier sweep of the output
+//! directory again, "Refit" fits the model to its points (`cephplan validate --refit-only`)
+//! and "Use this refit" makes the refitted model the app's.
 //!
 //! It makes the same library calls as `cephplan validate` and `cephplan lab up|down`
 //! (`validate::run_observed`, `lab::up`, `lab::down`) on worker threads; Cancel stops fio
