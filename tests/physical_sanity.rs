@@ -196,6 +196,13 @@
 //! at once and their coalescing groups thin (`qn::ceph`, "Time-shared cores"); the refit
 //! moved it past the slack (the refitted core contention 0.0099 → 0.0110 adds to it).
 //!
+//! Session 36: the lab measured the drive drop with the client off the OSDs' cores
+//! (`calibration-data/lab/osd-count-1core-pinned/`: 1, 2 and 4 OSDs pinned to one core,
+//! fio on the other): −9 to −32 % per doubling of the OSDs for reads and writes, the write
+//! batches halving with each doubling, and the model's write drops of the right size there
+//! (×0.48-0.88 at 4 OSDs against ×0.55-0.69 measured). No generated node has fewer than two
+//! cores, so [`measured_drive_drop`] keeps its classes and the counts stay 121 (83).
+//!
 //! Coalescing (it lowered the leave-one-system-out IOPS MAPE 48.7 → 43.6 %) raised the
 //! count from 60 to 101 scenarios. The rounding of effective cores to whole servers (four
 //! more cores lowering IOPS by up to 4 %, 112 scenarios) is fixed by fractional server

@@ -178,7 +178,14 @@
 //! per-batch cost's share of it and `jobs_per_member = OSDs per node / (k·w)`. Reads and
 //! per-byte costs are not batched. In a read/write mix every job at the station runs at
 //! the same speed, so reads gain a little too (the solvers' stretch factor is per
-//! station). A model without `osd_cpu_write_batch_gcycles` has no batching.
+//! station). A model without `osd_cpu_write_batch_gcycles` has no batching. Measured on
+//! the lab (session 36, `calibration-data/lab/osd-count-1core-pinned/` and
+//! `write-batch-2vcpu/`): a batch is the OSD's write rate times its WAL sync's duration
+//! (Little's law on the `kv_sync_thread`, within 0.95-1.35× wherever that product is 3 or
+//! more), it halves with each doubling of the OSDs at the same load, and one OSD's CPU per
+//! write falls from 349 µs at 2 writes per sync to 206 µs at 31. The model takes the batch
+//! from the CPU's queue instead: that law where the sync thread's turn behind the busy
+//! cores, not a slow WAL device, sets the sync's duration.
 //!
 //! **Group commit at the devices.** The same `kv_sync_thread` batch is one RocksDB write:
 //! BlueStore submits every transaction queued at the OSD in one `write` of the RocksDB WAL
@@ -284,6 +291,10 @@
 //! (`tests/physical_sanity.rs`). Where the node runs every OSD at once (≥ 8 threads per
 //! NVMe there), doubling the OSDs still thins the groups: the model loses 9-20 % of the
 //! reads where the post measures −4 to +36 %.
+//! On a node of one core the rule keeps the reads flat where the lab measures them falling
+//! (`calibration-data/lab/osd-count-1core-pinned/`, the client on a core of its own: ×0.75-
+//! 0.91 with 2 OSDs, ×0.46-0.56 with 4, the OSD CPU per read op 65-80 → 122-146 µs); the
+//! rule off raised the leave-one-system-out IOPS MAPE 24.84 → 26.31 % (session 36).
 //!
 //! **Lone-op path share** (`osd_cpu_path_share` = φ). The per-op OSD CPU costs above are
 //! what saturated runs consume per op (cores / IOPS): the op's own processing, the work it

@@ -485,6 +485,137 @@ mod tests {
         );
     }
 
+    /// Little's law on BlueStore's `kv_sync_thread`: the transactions one WAL sync commits
+    /// are those that reached the commit queue while the previous sync ran, so a batch
+    /// holds the OSD's write rate times the sync's duration (`L = λW`). Over every write
+    /// point of the two lab campaigns that read the counters (`write-batch-2vcpu`: 1 and 4
+    /// OSDs beside fio on two cores; `osd-count-1core-pinned`: 1, 2 and 4 OSDs on one core,
+    /// fio on the other; 64 points), the measured transactions per sync against the
+    /// per-OSD client write rate (fio's IOPS / OSDs, one replica) × the mean
+    /// `bluestore.kv_sync_lat`: within 0.95-1.35× wherever that product is 3 or more
+    /// (within 0.95-1.10× on the pinned campaign), and never below it by more than 5 %
+    /// anywhere; below 3 it lies between that product and one more (a sync commits at
+    /// least the transaction that woke it: 1.08 at a product of 0.41). What it says for the model (lab/README.md): its per-OSD
+    /// batch follows the CPU queue, not the sync time; on the lab's slow file-backed WAL
+    /// the sync time, not the cores, sets the batch.
+    #[test]
+    fn an_osd_write_batch_is_its_write_rate_times_the_wal_sync_time() {
+        let mut points = 0;
+        for (campaign, osds, reps) in [
+            ("write-batch-2vcpu", &[1u32, 4][..], &["r1", "r2"][..]),
+            ("osd-count-1core-pinned", &[1, 2, 4], &["r1", "r2", "r3"]),
+        ] {
+            for n in osds {
+                for rep in reps {
+                    let (_, pts) = campaign_dir(campaign, &format!("osd{n}-randwrite-{rep}"));
+                    for p in &pts {
+                        let c = p.osd_counters.expect("the campaign read the counters");
+                        let batch = c.transactions_per_sync().expect("writes were synced");
+                        let rate = p.iops.measured.expect("fio measured") / f64::from(*n);
+                        let little = rate * c.kv_sync_secs.expect("Pacific counts syncs");
+                        let ratio = batch / little;
+                        let at = format!("{campaign} osd{n} {rep} iodepth {}", p.setting.iodepth);
+                        assert!(batch >= 1.0 && ratio >= 0.95, "{at}: {batch} vs {little}");
+                        if little >= 3.0 {
+                            let most = if campaign.starts_with("osd-count") {
+                                1.10
+                            } else {
+                                1.35
+                            };
+                            assert!(ratio <= most, "{at}: {batch} vs {little}");
+                        }
+                        if little < 3.0 {
+                            assert!(batch <= 1.0 + little, "{at}: {batch} vs {little}");
+                        }
+                        points += 1;
+                    }
+                }
+            }
+        }
+        assert_eq!(points, 2 * 2 * 7 + 3 * 3 * 4);
+    }
+
+    /// The shipped model's IOPS for a point of the pinned campaign: its scenario (one core
+    /// for the OSD node, a separate one-core client) at the point's pattern, images and
+    /// depth.
+    fn predict_pinned_point(text: &str, pattern: &str, images: u32, iodepth: u32) -> f64 {
+        let (img, depth, rw) = (
+            "images = 1\n",
+            "iodepth = 16\n",
+            "pattern = \"randwrite\"\n",
+        );
+        assert!(text.contains(img) && text.contains(depth) && text.contains(rw));
+        let t = text
+            .replace(img, &format!("images = {images}\n"))
+            .replace(depth, &format!("iodepth = {iodepth}\n"))
+            .replace(rw, &format!("pattern = \"{pattern}\"\n"));
+        let s = crate::spec::parse_scenario(&t, "lab", &crate::spec::Catalogue::builtin()).unwrap();
+        assert_eq!((s.node_cpu.cores, s.client_cpu.cores), (1, 1));
+        let shipped = crate::model::ModelParams::shipped_default();
+        crate::predict::predict(&s, &shipped, &Default::default())
+            .unwrap()
+            .iops
+    }
+
+    /// More OSDs on one core, measured (`calibration-data/lab/osd-count-1core-pinned/`,
+    /// session 36): 1, 2 and 4 OSDs pinned to one CPU with the monitor and the manager, fio
+    /// on the other CPU (a separate client), 4 images at iodepth 1-64, three repetitions
+    /// (the third with the OSD counts in reverse order). IOPS against 1 OSD in the same
+    /// repetition, geometric mean of the three: reads 0.75-0.91 with 2 OSDs and 0.46-0.56
+    /// with 4, writes 0.72-0.86 and 0.55-0.77, at every load. The shipped model loses
+    /// write IOPS there too wherever 16 or more writes are in flight (its per-OSD batches,
+    /// which the counters confirm halve with each doubling of the OSDs), but keeps the
+    /// reads flat (0.96-1.06): on a node that runs fewer than one OSD at a time
+    /// (`osd_busy_threads`, "Time-shared cores") its messenger coalescing groups do not
+    /// thin as OSDs are added. That rule lowers the leave-one-system-out error (without it
+    /// 26.31 % against 24.84 %), so it stays; the reads on one core are the recorded gap.
+    #[test]
+    fn more_osds_on_one_core_cost_reads_and_writes_and_the_model_sees_the_writes() {
+        let reps = ["r1", "r2", "r3"];
+        let geo = |v: &[f64]| (v.iter().map(|x| x.ln()).sum::<f64>() / v.len() as f64).exp();
+        for pattern in ["randread", "randwrite"] {
+            let runs: std::collections::BTreeMap<
+                (u32, &str),
+                (String, Vec<crate::validate::PointResult>),
+            > = [1u32, 2, 4]
+                .iter()
+                .flat_map(|n| reps.iter().map(move |r| (*n, *r)))
+                .map(|(n, r)| {
+                    (
+                        (n, r),
+                        campaign_dir("osd-count-1core-pinned", &format!("osd{n}-{pattern}-{r}")),
+                    )
+                })
+                .collect();
+            for (i, depth) in [1u32, 4, 16, 64].into_iter().enumerate() {
+                let iops = |n: u32, r: &str| {
+                    let p = &runs[&(n, r)].1[i];
+                    assert_eq!((p.setting.images, p.setting.iodepth), (4, depth));
+                    p.iops.measured.unwrap()
+                };
+                let measured = |n: u32| geo(&reps.map(|r| iops(n, r) / iops(1, r)));
+                let (two, four) = (measured(2), measured(4));
+                let at = format!("{pattern}, 4 images × iodepth {depth}");
+                assert!(two < 0.92 && four < two, "{at}: ×{two:.3} / ×{four:.3}");
+                let text = &runs[&(1, "r1")].0;
+                let model = |n: u32| {
+                    let t = &runs[&(n, "r1")].0;
+                    predict_pinned_point(t, pattern, 4, depth)
+                        / predict_pinned_point(text, pattern, 4, depth)
+                };
+                let (m2, m4) = (model(2), model(4));
+                if pattern == "randwrite" && depth >= 4 {
+                    assert!(m2 < 1.0 && m4 < m2, "{at}: model ×{m2:.3} / ×{m4:.3}");
+                }
+                if pattern == "randread" {
+                    // The recorded gap: the model's reads stay within 5 % of flat, the
+                    // measured lose more than twice that.
+                    assert!(m2 > 0.95 && m4 > 0.95, "{at}: model ×{m2:.3} / ×{m4:.3}");
+                }
+            }
+        }
+    }
+
     /// Every repetition of one split of the coalescing campaign
     /// (`calibration-data/lab/coalescing-2vcpu/osd1-PATTERN-{images}img-qd{iodepth}-r*`):
     /// the scenario `lab up` wrote and the measured OSD CPU seconds per op of each.
