@@ -456,6 +456,55 @@ fn a_malformed_lab_ec_is_flagged_without_starting_a_lab() {
     assert!(!dir.path().join("lab").exists());
 }
 
+#[test]
+fn typed_fio_cpus_reach_the_run_and_a_missing_cpu_is_flagged() {
+    // `validate --fio-cpus`, typed as a user does: a CPU list reaches the run's request;
+    // a CPU this machine lacks, or a malformed list, is flagged at the field and asks
+    // nothing; blank is any CPU.
+    let dir = tempfile::tempdir().unwrap();
+    let mut h = harness(validation_state_without_a_cluster(&dir));
+    h.run();
+    let asked = |h: &Harness<'static, App>| requested(h).fio_cpus.map(|c| c.to_string());
+    assert_eq!(asked(&h), None, "any CPU until some are typed");
+    retype(&mut h, "fio CPUs", "0");
+    assert_eq!(asked(&h).as_deref(), Some("0"));
+    let missing = cephplan::validate::logical_cpus();
+    for (typed, says) in [
+        (missing.to_string(), "does not exist"),
+        ("1-".to_string(), "not a CPU list"),
+    ] {
+        retype(&mut h, "fio CPUs", &typed);
+        let errs = h
+            .state()
+            .state
+            .validation
+            .request(&cephplan::gui::app::ActiveModel::default())
+            .unwrap_err();
+        assert!(errs["fio CPUs"].contains(says), "{typed}: {errs:?}");
+    }
+    retype(&mut h, "fio CPUs", " ");
+    assert_eq!(asked(&h), None, "blank is any CPU");
+}
+
+#[test]
+fn a_malformed_lab_osd_cpu_list_is_flagged_without_starting_a_lab() {
+    // "lab OSD CPUs" pins the lab's daemons (`lab up --osd-cpus`); "0-" is no CPU list, so
+    // "Start local lab" flags the field and starts nothing.
+    let dir = tempfile::tempdir().unwrap();
+    let mut state = validation_state();
+    state.validation.lab_dir = dir.path().join("lab").display().to_string();
+    let mut h = harness(state);
+    h.run();
+    retype(&mut h, "lab OSD CPUs", "0-");
+    h.get_by_label("Start local lab").click();
+    h.run();
+    let v = &h.state().state.validation;
+    assert!(!v.is_busy(), "no lab job started");
+    assert!(v.field_errors()["lab OSD CPUs"].contains("not a CPU list"));
+    h.get_by_label_contains("e.g. 0, 1-3 or 0,2-3");
+    assert!(!dir.path().join("lab").exists());
+}
+
 fn example_path() -> String {
     format!(
         "{}/models/examples/seed-000-ampere-altra-max.toml",

@@ -86,6 +86,7 @@ fn spec(scenario: &Path, conf: &Path, out: &Path, vary: &str, pattern: RwPattern
         run_id: validate::new_run_id() + "-" + &out.file_name().unwrap().to_string_lossy(),
         system_id: "lab".into(),
         osd_counters: false,
+        fio_cpus: None,
     }
 }
 
@@ -615,5 +616,96 @@ fn lab_end_to_end() {
         csv.lines().filter(|l| !l.starts_with('#')).count(),
         2,
         "header + 1 saved row"
+    );
+
+    // 9. A pinned lab through the CLI (`lab up --osd-cpus 0`, on a machine of two or more
+    // CPUs): every thread of every daemon runs on CPU 0 only, the scenario describes a
+    // one-core node and a separate client on the other CPUs, and `validate --fio-cpus`
+    // hands fio the CPUs `lab up` named for it (fio's own JSON echoes `cpus_allowed`).
+    let cpus = validate::logical_cpus();
+    if cpus < 2 {
+        eprintln!("\n!!!!! SKIPPING the pinned lab: {cpus} CPU\n");
+        return;
+    }
+    let pinned_dir = root.path().join("pinned");
+    let port2 = if port > 40000 {
+        port - 10000
+    } else {
+        port + 10000
+    };
+    let up = assert_cmd::Command::cargo_bin("cephplan")
+        .unwrap()
+        .args(["lab", "up", "--osds", "1", "--osd-cpus", "0", "--port"])
+        .arg(port2.to_string())
+        .arg("--dir")
+        .arg(&pinned_dir)
+        .timeout(Duration::from_secs(300))
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let _pinned_guard = LabGuard(pinned_dir.canonicalize().unwrap());
+    let fio_cpus = "0"
+        .parse::<cephplan::fio::CpuSet>()
+        .unwrap()
+        .complement(cpus)
+        .unwrap()
+        .to_string();
+    let up = String::from_utf8(up).unwrap();
+    assert!(up.contains(&format!("--fio-cpus {fio_cpus}")), "{up}");
+    let state = lab::read_state(&pinned_dir).unwrap();
+    assert_eq!(state.daemons.len(), 3, "mon, mgr, 1 OSD");
+    for d in &state.daemons {
+        let tasks = std::fs::read_dir(format!("/proc/{}/task", d.pid)).unwrap();
+        for task in tasks {
+            let status = std::fs::read_to_string(task.unwrap().path().join("status")).unwrap();
+            let allowed = status
+                .lines()
+                .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+                .unwrap()
+                .trim()
+                .to_string();
+            assert_eq!(allowed, "0", "{} thread not pinned", d.name);
+        }
+    }
+    let pinned_scenario = pinned_dir.join("scenario.toml");
+    let text = std::fs::read_to_string(&pinned_scenario).unwrap();
+    let sc = cephplan::spec::parse_scenario(&text, "pinned", &cephplan::spec::Catalogue::builtin())
+        .unwrap();
+    assert_eq!((sc.node_cpu.cores, sc.client_cpu.cores), (1, cpus - 1));
+    let out9 = root.path().join("pinned-sweep");
+    let stdout = validate_cli(
+        &pinned_scenario,
+        &pinned_dir.join("ceph.conf"),
+        &out9,
+        &[
+            "--pool",
+            lab::LAB_POOL,
+            "--pattern",
+            "randwrite",
+            "--iodepth",
+            "4",
+            "--runtime",
+            "2s",
+            "--image-size",
+            "64M",
+            "--fio-cpus",
+            &fio_cpus,
+        ],
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&stdout).unwrap();
+    let rep: validate::ValidationReport =
+        serde_json::from_value(doc["validation"].clone()).unwrap();
+    assert_eq!(rep.points.len(), 1);
+    assert!(rep.points[0].measured.total_iops > 0.0);
+    let raw: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(out9.join(&rep.points[0].raw_fio_json)).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        raw["global options"]["cpus_allowed"],
+        fio_cpus.as_str(),
+        "{raw}"
     );
 }

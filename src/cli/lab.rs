@@ -35,6 +35,11 @@ pub enum LabAction {
         /// (scenario-ec.toml): validate it with --data-pool rbd-ec.
         #[arg(long, value_name = "K+M")]
         ec: Option<lab::LabErasure>,
+        /// Run the monitor, the manager and the OSDs on these CPUs only (a CPU list: 0,
+        /// 0-1, 0,2; through taskset) and leave the others to fio (validate --fio-cpus):
+        /// one machine as an OSD node and a separate client. The scenario says so.
+        #[arg(long, value_name = "CPUS")]
+        osd_cpus: Option<cephplan::fio::CpuSet>,
     },
     /// Stop the daemons recorded in DIR/lab.json and remove DIR.
     Down {
@@ -51,11 +56,13 @@ pub fn run(args: LabArgs) -> anyhow::Result<ExitCode> {
             replicas,
             port,
             ec,
+            osd_cpus,
         } => {
             let mut spec = lab::LabSpec::new(&dir, port);
             spec.osds = osds;
             spec.replicas = replicas;
             spec.erasure = ec;
+            spec.osd_cpus = osd_cpus;
             let progress = crate::cli::progress::BarProgress::new();
             let rep = lab::up(&spec, &progress)?;
             println!(
@@ -76,15 +83,29 @@ pub fn run(args: LabArgs) -> anyhow::Result<ExitCode> {
                 "point clients at it:\n  export CEPH_CONF={}",
                 rep.ceph_conf.display()
             );
+            let fio_cpus = rep
+                .fio_cpus
+                .as_ref()
+                .map(|c| format!(" --fio-cpus {c}"))
+                .unwrap_or_default();
+            if let Some(c) = &rep.fio_cpus {
+                println!(
+                    "the daemons run on CPU(s) {}; fio belongs on {c}",
+                    spec.osd_cpus
+                        .as_ref()
+                        .map(|o| o.to_string())
+                        .unwrap_or_default()
+                );
+            }
             println!(
-                "  cephplan validate --scenario {} --ceph-conf {} --pool {}",
+                "  cephplan validate --scenario {} --ceph-conf {} --pool {}{fio_cpus}",
                 rep.scenario.display(),
                 rep.ceph_conf.display(),
                 rep.pool
             );
             if let (Some(ec_scenario), Some(data)) = (&rep.scenario_ec, &rep.data_pool) {
                 println!(
-                    "  cephplan validate --scenario {} --ceph-conf {} --pool {} --data-pool {data}",
+                    "  cephplan validate --scenario {} --ceph-conf {} --pool {} --data-pool {data}{fio_cpus}",
                     ec_scenario.display(),
                     rep.ceph_conf.display(),
                     rep.pool

@@ -46,6 +46,10 @@ pub struct ValidateArgs {
     /// the OSDs, beside fio's figures and the prediction's latency parts.
     #[arg(long)]
     osd_counters: bool,
+    /// Run fio on these CPUs only (a CPU list: 0, 1-3, 0,2-3; fio's cpus_allowed), e.g.
+    /// the ones `lab up --osd-cpus` left to the client; on each fio server with --client.
+    #[arg(long, value_name = "CPUS")]
+    fio_cpus: Option<cephplan::fio::CpuSet>,
     /// fio server `host:port` (repeatable); each must run `fio --server=ip:HOST,PORT`
     /// with CEPH_CONF set. Without it fio runs here.
     #[arg(long = "client")]
@@ -98,7 +102,7 @@ pub struct ValidateArgs {
     /// running fio or touching a cluster.
     #[arg(long, conflicts_with_all = [
         "scenario", "ceph_conf", "pool", "no_predict", "clients", "vary", "image",
-        "i_own_this_image", "system_id", "refit", "osd_counters", "data_pool",
+        "i_own_this_image", "system_id", "refit", "osd_counters", "data_pool", "fio_cpus",
     ])]
     refit_only: bool,
     /// Remove the images that runs recorded in --out (images-*.json) and did not remove,
@@ -107,13 +111,14 @@ pub struct ValidateArgs {
     #[arg(long, conflicts_with_all = [
         "scenario", "pool", "no_predict", "clients", "vary", "image",
         "i_own_this_image", "system_id", "refit", "refit_only", "osd_counters", "data_pool",
+        "fio_cpus",
     ])]
     cleanup: bool,
     /// Write the CBT (Ceph Benchmarking Tool) librbdfio configuration of this sweep to
     /// FILE and stop: no cluster, no fio. Its results import with `cephplan import cbt`.
     #[arg(long, value_name = "FILE", conflicts_with_all = [
         "refit", "refit_only", "cleanup", "image", "i_own_this_image", "clients",
-        "osd_counters",
+        "osd_counters", "fio_cpus",
     ])]
     emit_cbt: Option<PathBuf>,
     /// More measured runs to fit with the validation data (CSV file or directory, as
@@ -294,6 +299,7 @@ pub fn run(a: ValidateArgs) -> anyhow::Result<ExitCode> {
         i_own_this_image: a.i_own_this_image.clone(),
         run_id: validate::new_run_id(),
         osd_counters: a.osd_counters,
+        fio_cpus: a.fio_cpus.clone(),
     };
     let target = if a.clients.is_empty() {
         FioTarget::Local

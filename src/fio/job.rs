@@ -64,6 +64,10 @@ pub struct RbdJob {
     pub rwmixread: Option<u8>,
     /// Bytes per job; `None` = the whole image.
     pub size_bytes: Option<u64>,
+    /// The CPUs fio's jobs may run on (fio's `cpus_allowed`, shared by the jobs); `None` =
+    /// any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpus: Option<super::CpuSet>,
 }
 
 /// A value that would not go into a fio job file as one plain value.
@@ -137,6 +141,11 @@ impl RbdJob {
         if let Some(sz) = self.size_bytes {
             s.push_str(&format!("size={sz}\n"));
         }
+        if let Some(cpus) = &self.cpus {
+            s.push_str(&format!(
+                "cpus_allowed={cpus}\ncpus_allowed_policy=shared\n"
+            ));
+        }
         for img in &self.images {
             s.push_str(&format!("\n[{img}]\nrbdname={img}\n"));
         }
@@ -161,6 +170,7 @@ mod tests {
             ramp_time_secs: 1,
             rwmixread: Some(70),
             size_bytes: None,
+            cpus: None,
         };
         let f = j.to_job_file().unwrap();
         for needle in [
@@ -180,7 +190,16 @@ mod tests {
         ] {
             assert!(f.contains(needle), "missing {needle:?} in\n{f}");
         }
-        assert!(!f.contains("size="));
+        assert!(!f.contains("size=") && !f.contains("cpus_allowed"));
+        let pinned = RbdJob {
+            cpus: Some("1,3-4".parse().unwrap()),
+            ..j
+        };
+        let f = pinned.to_job_file().unwrap();
+        assert!(
+            f.contains("cpus_allowed=1,3-4\ncpus_allowed_policy=shared\n"),
+            "{f}"
+        );
     }
 
     #[test]
@@ -196,6 +215,7 @@ mod tests {
             ramp_time_secs: 0,
             rwmixread: Some(70),
             size_bytes: Some(1 << 30),
+            cpus: None,
         };
         let f = j.to_job_file().unwrap();
         assert!(!f.contains("time_based") && !f.contains("rwmixread"));
@@ -219,6 +239,7 @@ mod injection_tests {
             ramp_time_secs: 0,
             rwmixread: None,
             size_bytes: None,
+            cpus: None,
         }
     }
 

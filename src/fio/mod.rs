@@ -5,6 +5,7 @@
 //!
 //! Not here: choosing what to run (that is `validate`) and bringing up a cluster (`lab`).
 
+pub mod cpus;
 pub mod job;
 pub mod json;
 pub(crate) mod process;
@@ -15,6 +16,7 @@ use std::process::Command;
 use std::sync::Mutex;
 use std::time::Duration;
 
+pub use cpus::CpuSet;
 pub use job::{RbdJob, RwPattern};
 pub use json::{
     parse_fio_output, read_fio_file, EngineCheck, FioOutput, FioParseError, MeasuredDirection,

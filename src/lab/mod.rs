@@ -117,6 +117,11 @@ pub struct LabSpec {
     /// metadata stay in [`LAB_POOL`]: `validate --data-pool`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub erasure: Option<LabErasure>,
+    /// Run the monitor, the manager and the OSDs on these CPUs only (`taskset -c`), leaving
+    /// the others to fio (`validate --fio-cpus`): one machine as an OSD node and a separate
+    /// client. `None`: every daemon and fio share every CPU.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub osd_cpus: Option<crate::fio::CpuSet>,
 }
 
 /// The erasure coding of the lab's data pool.
@@ -148,6 +153,7 @@ impl LabSpec {
             port,
             osd_size_bytes: 10 << 30,
             erasure: None,
+            osd_cpus: None,
         }
     }
 }
@@ -175,6 +181,9 @@ pub struct LabState {
     /// The coding of the erasure-coded data pool [`LAB_EC_POOL`], when `up --ec` made one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub erasure: Option<LabErasure>,
+    /// The CPUs the daemons were pinned to (`up --osd-cpus`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub osd_cpus: Option<crate::fio::CpuSet>,
     /// In start order (mon first); `down` stops them in reverse (mon last).
     pub daemons: Vec<Daemon>,
 }
@@ -192,6 +201,10 @@ pub struct LabReport {
     /// The erasure-coded data pool (`up --ec`): pass it to `validate --data-pool`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub data_pool: Option<String>,
+    /// With `up --osd-cpus`: the CPUs left to the client; pass them to `validate
+    /// --fio-cpus`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fio_cpus: Option<crate::fio::CpuSet>,
     pub ceph_version: String,
     pub daemons: Vec<Daemon>,
     pub probe: HostProbe,
@@ -403,8 +416,18 @@ fn start_daemon(
     let f = std::fs::File::create(&log).map_err(io_err(&log))?;
     let f2 = f.try_clone().map_err(io_err(&log))?;
     let conf = conf_path(&state.dir);
+    // Pinned daemons start under `taskset -c CPUS`, which execs the daemon: the PID is the
+    // daemon's, and every thread it starts inherits the CPUs.
+    let mut command = match &state.osd_cpus {
+        Some(cpus) => {
+            let mut c = Command::new("taskset");
+            c.arg("-c").arg(cpus.to_string()).arg(program);
+            c
+        }
+        None => Command::new(program),
+    };
     let child = std::os::unix::process::CommandExt::process_group(
-        Command::new(program)
+        command
             .env("CEPH_CONF", &conf)
             .arg("-c")
             .arg(&conf)
@@ -504,6 +527,26 @@ fn check_spec(spec: &LabSpec) -> Result<(), LabError> {
             });
         }
     }
+    if let Some(cpus) = &spec.osd_cpus {
+        let available = crate::validate::logical_cpus();
+        let bad = |detail: String| LabError::BadArgument {
+            option: "osd-cpus",
+            value: cpus.to_string(),
+            detail,
+        };
+        cpus.check_available(available).map_err(bad)?;
+        if cpus.complement(available).is_none() {
+            return Err(bad(format!(
+                "that is every CPU of this machine ({available}), which leaves none to the client; \
+                 name fewer (e.g. --osd-cpus 0{}), or leave --osd-cpus out to share them all",
+                if available > 2 {
+                    format!("-{}", available - 2)
+                } else {
+                    String::new()
+                }
+            )));
+        }
+    }
     if spec.osds > MAX_OSDS {
         return Err(LabError::BadArgument {
             option: "osds",
@@ -523,6 +566,12 @@ fn check_spec(spec: &LabSpec) -> Result<(), LabError> {
 pub fn up(spec: &LabSpec, progress: &dyn Progress) -> Result<LabReport, LabError> {
     check_spec(spec)?;
     check_packages()?;
+    if spec.osd_cpus.is_some() && !on_path("taskset") {
+        return Err(LabError::MissingPackages {
+            missing: "taskset".into(),
+            packages: "util-linux".into(),
+        });
+    }
     if spec.dir.exists()
         && std::fs::read_dir(&spec.dir)
             .map_err(io_err(&spec.dir))?
@@ -550,6 +599,7 @@ pub fn up(spec: &LabSpec, progress: &dyn Progress) -> Result<LabReport, LabError
         osd_size_bytes: spec.osd_size_bytes,
         pool: LAB_POOL.to_string(),
         erasure: spec.erasure,
+        osd_cpus: spec.osd_cpus.clone(),
         daemons: Vec::new(),
     };
     save_state(&state)?;
@@ -574,6 +624,10 @@ pub fn up(spec: &LabSpec, progress: &dyn Progress) -> Result<LabReport, LabError
                 scenario_ec,
                 pool: state.pool.clone(),
                 data_pool: state.erasure.map(|_| LAB_EC_POOL.to_string()),
+                fio_cpus: state
+                    .osd_cpus
+                    .as_ref()
+                    .and_then(|c| c.complement(crate::validate::logical_cpus())),
                 ceph_version,
                 daemons: state.daemons.clone(),
                 probe,
@@ -1120,6 +1174,32 @@ mod tests {
     }
 
     #[test]
+    fn pinned_daemons_need_cpus_this_machine_has_and_leave_one_to_the_client() {
+        let dir = std::env::temp_dir().join("cephplan-lab-check-cpus");
+        let available = crate::validate::logical_cpus();
+        let mut spec = LabSpec::new(&dir, 6789);
+        spec.osd_cpus = Some(available.to_string().parse().unwrap());
+        let e = check_spec(&spec).unwrap_err().to_string();
+        assert!(
+            e.starts_with(&format!(
+                "--osd-cpus {available}: CPU {available} does not exist"
+            )),
+            "{e}"
+        );
+        spec.osd_cpus = Some(format!("0-{}", available - 1).parse().unwrap());
+        let e = check_spec(&spec).unwrap_err().to_string();
+        assert!(
+            e.contains("leaves none to the client") && e.contains("leave --osd-cpus out"),
+            "{e}"
+        );
+        if available > 1 {
+            spec.osd_cpus = Some("0".parse().unwrap());
+            assert!(check_spec(&spec).is_ok());
+        }
+        assert!(!dir.exists(), "nothing written");
+    }
+
+    #[test]
     fn up_refuses_more_osds_than_one_device_of_its_scenario_holds() {
         let dir = std::env::temp_dir().join("cephplan-lab-check-spec");
         let mut spec = LabSpec::new(&dir, 6789);
@@ -1197,6 +1277,7 @@ mod tests {
             osd_size_bytes: 0,
             pool: "rbd".into(),
             erasure: None,
+            osd_cpus: None,
             daemons: vec![Daemon {
                 name: "mon.a".into(),
                 pid: std::process::id(),

@@ -194,10 +194,41 @@ pub(super) fn scenario_toml(
         .map(|s| s.trim().to_string())
         .unwrap_or_else(|_| "this host".into());
     let gbps = p.loopback_bits_per_sec / 1e9;
-    let cpu = format!(
-        "{{ arch = \"{}\", cores = {}, threads_per_core = 1, ghz = {:.2} }}",
-        p.arch, p.logical_cpus, p.cpu_ghz
-    );
+    let cpu = |cores: u32| {
+        format!(
+            "{{ arch = \"{}\", cores = {cores}, threads_per_core = 1, ghz = {:.2} }}",
+            p.arch, p.cpu_ghz
+        )
+    };
+    // `up --osd-cpus`: the daemons on those CPUs (the OSD node), fio on the others (a
+    // separate client) once `validate --fio-cpus` keeps it there.
+    let rest = state
+        .osd_cpus
+        .as_ref()
+        .and_then(|c| c.complement(p.logical_cpus).map(|r| (c, r)));
+    let (node_cpu, client_cpu, cpu_note, client_desc) = match &rest {
+        Some((osd, fio)) => (
+            cpu(osd.len()),
+            cpu(fio.len()),
+            format!(
+                "The monitor, the manager and the OSDs run on CPU(s) {osd} only (taskset), so the\n\
+                 # node has {} core(s); the client is the other {} CPU(s), {fio}, where `validate\n\
+                 # --fio-cpus {fio}` keeps fio (without it fio shares the daemons' CPUs too).",
+                osd.len(),
+                fio.len()
+            ),
+            format!("client fio on CPU(s) {fio} of the same host, the daemons on {osd}"),
+        ),
+        None => (
+            cpu(p.logical_cpus),
+            cpu(p.logical_cpus),
+            format!(
+                "All daemons and\n# the client share the same {} CPUs.",
+                p.logical_cpus
+            ),
+            "client fio on the same host".to_string(),
+        ),
+    };
     let (pool, pool_desc) = match erasure {
         Some(super::LabErasure { k, m }) => (
             format!(
@@ -226,18 +257,17 @@ pub(super) fn scenario_toml(
 # The OSDs are BlueStore on sparse files; Ceph sees them as rotational, so BlueStore runs
 # with its HDD settings (device class hdd) — hence kind = \"hdd\" although the backing store
 # is whatever {dir} lives on. Every OSD's file is on that one backing store, measured once:
-# one device holding all {osds} OSDs, not {osds} devices of that speed each. All daemons and
-# the client share the same {cpus} CPUs.
+# one device holding all {osds} OSDs, not {osds} devices of that speed each. {cpu_note}
 schema_version = 1
 name = \"cephplan lab on {host}\"
-description = \"{osds} BlueStore OSDs on files, 1 mon, 1 mgr, {pool_desc}, all on 127.0.0.1; client fio on the same host\"
+description = \"{osds} BlueStore OSDs on files, 1 mon, 1 mgr, {pool_desc}, all on 127.0.0.1; {client_desc}\"
 
 [cluster]
 nodes = 1
 ceph_release = \"{ceph_version}\"
 
 [cluster.node]
-cpu = {cpu}
+cpu = {node_cpu}
 sockets = 1
 memory_gib = {mem:.0}
 osds_per_device = {osds}
@@ -256,7 +286,7 @@ failure_domain = \"osd\"
 
 [clients]
 nodes = 1
-cpu = {cpu}
+cpu = {client_cpu}
 sockets = 1
 nic = \"{gbps:.1}Gb/s\"   # loopback, measured
 
@@ -269,7 +299,6 @@ pattern = \"randwrite\"
 image_size = \"1G\"
 ",
         dir = state.dir.display(),
-        cpus = p.logical_cpus,
         osds = state.osds,
         mem = p.memory_gib,
         cap = state.osd_size_bytes * u64::from(state.osds),
@@ -316,6 +345,7 @@ mod tests {
             osd_size_bytes: 10 << 30,
             pool: "rbd".into(),
             erasure: None,
+            osd_cpus: None,
             daemons: vec![],
         };
         let text = scenario_toml(&state, &probe, "16.2.15", None);
@@ -338,7 +368,7 @@ mod tests {
         let ec = scenario_toml(
             &LabState {
                 erasure: Some(super::super::LabErasure { k: 2, m: 1 }),
-                ..state
+                ..state.clone()
             },
             &probe,
             "16.2.15",
@@ -353,5 +383,28 @@ mod tests {
         assert_eq!(sc.ec_stripe_unit_bytes, 4096);
         assert!(ec.contains("erasure-coded data pool rbd-ec (2+1"), "{ec}");
         assert_eq!(sc.data.drive.write_4k_iops, 10803.0);
+
+        // Unpinned, the node and the client are each described with every CPU.
+        let shared = parse_scenario(&text, "lab", &Catalogue::builtin()).unwrap();
+        assert_eq!((shared.node_cpu.cores, shared.client_cpu.cores), (2, 2));
+        // `up --osd-cpus 0`: a one-core node and a separate one-core client (CPU 1).
+        let pinned = scenario_toml(
+            &LabState {
+                osd_cpus: Some("0".parse().unwrap()),
+                ..state
+            },
+            &probe,
+            "16.2.15",
+            None,
+        );
+        let sc = parse_scenario(&pinned, "lab", &Catalogue::builtin())
+            .unwrap_or_else(|e| panic!("{e}\n{pinned}"));
+        assert_eq!((sc.node_cpu.cores, sc.client_cpu.cores), (1, 1));
+        assert!(!sc.clients_colocated);
+        assert!(
+            pinned.contains("run on CPU(s) 0 only (taskset)")
+                && pinned.contains("`validate\n# --fio-cpus 1`"),
+            "{pinned}"
+        );
     }
 }

@@ -56,6 +56,8 @@ pub enum ValidateError {
     PoolMissing { pool: String, existing: String },
     #[error("data pool \"{pool}\" does not exist; existing pools: {existing}. Pass one of them with --data-pool, or create an erasure-coded one (`ceph osd pool create {pool} 32 erasure && ceph osd pool set {pool} allow_ec_overwrites true && ceph osd pool application enable {pool} rbd`)")]
     DataPoolMissing { pool: String, existing: String },
+    #[error("--fio-cpus {value}: {detail}")]
+    FioCpus { value: String, detail: String },
     #[error("--data-pool applies to the images cephplan creates; an existing --image keeps the data pool it was created with: drop one of the two")]
     DataPoolWithImage,
     #[error("refusing to write to existing image \"{image}\": cephplan did not create it. If you own it and its data may be destroyed, pass --i-own-this-image {image} as well")]
@@ -352,6 +354,10 @@ pub struct ValidateSpec {
     /// Read every OSD's latency counters before and after each point ([`counters`]).
     #[serde(default)]
     pub osd_counters: bool,
+    /// The CPUs fio runs on (its `cpus_allowed`; on each fio server with `clients`), e.g.
+    /// the ones `lab up --osd-cpus` left free; `None`: any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fio_cpus: Option<crate::fio::CpuSet>,
 }
 
 impl ValidateSpec {
@@ -425,6 +431,11 @@ pub fn run_observed(
     run_on(spec, executor, predictor, progress, &cluster, on_point)
 }
 
+/// Logical CPUs of this machine (numbered from 0), as `lab up` counts them.
+pub fn logical_cpus() -> u32 {
+    std::thread::available_parallelism().map_or(1, |n| n.get() as u32)
+}
+
 /// [`run_observed`] on any [`Cluster`] (tests use one in memory).
 pub fn run_on(
     spec: &ValidateSpec,
@@ -439,6 +450,14 @@ pub fn run_on(
     crate::fio::job::check_job_value("pool", &spec.pool)?;
     if let Some(d) = &spec.data_pool {
         crate::fio::job::check_job_value("data_pool", d)?;
+    }
+    // fio's CPUs exist here when fio runs here (a fio server checks its own).
+    if let (Some(cpus), true) = (&spec.fio_cpus, spec.clients.is_empty()) {
+        cpus.check_available(logical_cpus())
+            .map_err(|detail| ValidateError::FioCpus {
+                value: cpus.to_string(),
+                detail,
+            })?;
     }
     // Reachability (bounded by --connect-timeout) and the pool.
     let pools = cluster.pools().map_err(|e| ValidateError::Unreachable {
@@ -567,6 +586,7 @@ fn run_points(
             ramp_time_secs: 0,
             rwmixread: None,
             size_bytes: None,
+            cpus: spec.fio_cpus.clone(),
         };
         executor.run(&job, progress).map_err(|e| match e {
             FioError::Process(crate::fio::process::ProcError::Cancelled { .. }) => {
@@ -641,6 +661,7 @@ fn run_points(
             ramp_time_secs: spec.ramp_time_secs,
             rwmixread: point.read_percent,
             size_bytes: None,
+            cpus: spec.fio_cpus.clone(),
         };
         let fail = |source: FioError, report: &ValidationReport| match source {
             FioError::Process(crate::fio::process::ProcError::Cancelled { .. }) => {
@@ -1028,6 +1049,7 @@ mod tests {
             run_id: "r1".into(),
             system_id: "lab".into(),
             osd_counters: false,
+            fio_cpus: None,
         }
     }
 
@@ -1216,6 +1238,33 @@ mod tests {
         spec.existing_image = Some("mine".into());
         let e = run_quiet(&spec, &exec, &cluster).unwrap_err();
         assert!(matches!(e, ValidateError::DataPoolWithImage), "{e}");
+    }
+
+    /// `--fio-cpus`: the fio job carries `cpus_allowed`, and a CPU this machine does not
+    /// have is refused before the cluster is touched.
+    #[test]
+    fn fio_cpus_reach_the_job_and_a_missing_cpu_is_refused() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(d.path().join("s.toml"), "# scenario\n").unwrap();
+        let mut spec = spec_for(d.path());
+        spec.vary = None;
+        spec.base.iodepth = 8;
+        spec.fio_cpus = Some("0".parse().unwrap());
+        let exec = crate::fio::ReplayExecutor::new(vec![multi_randwrite_output()]);
+        let cluster = images::tests::FakeCluster::default();
+        run_quiet(&spec, &exec, &cluster).unwrap();
+        let jobs = exec.jobs_seen();
+        assert_eq!(jobs.len(), 1);
+        assert_eq!(jobs[0].cpus, spec.fio_cpus);
+        assert!(jobs[0].to_job_file().unwrap().contains("cpus_allowed=0\n"));
+        spec.fio_cpus = Some(logical_cpus().to_string().parse().unwrap());
+        let untouched = images::tests::FakeCluster::default();
+        let e = run_quiet(&spec, &exec, &untouched).unwrap_err();
+        assert!(
+            matches!(&e, ValidateError::FioCpus { .. }) && e.to_string().contains("does not exist"),
+            "{e}"
+        );
+        assert!(untouched.calls.borrow().is_empty());
     }
 
     /// `--osd-counters`: every point carries the change of the OSDs' counters over its fio

@@ -3,7 +3,8 @@
 //! predicted-against-measured IOPS and mean-latency charts that fill in point by point.
 //! The cluster is given by its ceph.conf and pool, or started here as a throwaway local
 //! lab ("Start local lab" / "Stop lab"; "lab EC" K+M adds an erasure-coded data pool, whose
-//! scenario and name then fill the scenario and "data pool" fields). The scenario is the
+//! scenario and name then fill the scenario and "data pool" fields; "lab OSD CPUs" pins the
+//! lab's daemons to those CPUs and fills "fio CPUs" with the others, a separate client). The scenario is the
 //! designer's ("Use the designer's scenario"; an edited text is written next to the
 //! results), the model the app's. "Open results" shows an earlier sweep of the output
 //! directory again, "Refit" fits the model to its points (`cephplan validate --refit-only`)
@@ -182,10 +183,14 @@ pub struct ValidationPage {
     pub predict: bool,
     /// Read the OSDs' latency counters around each point (`validate --osd-counters`).
     pub osd_counters: bool,
+    /// The CPUs fio runs on (`validate --fio-cpus`, a CPU list); empty: any.
+    pub fio_cpus: String,
     /// Directory of the local lab.
     pub lab_dir: String,
     /// The local lab's erasure-coded data pool, `K+M` (`lab up --ec`); empty: none.
     pub lab_ec: String,
+    /// The CPUs of the local lab's daemons (`lab up --osd-cpus`); empty: every CPU.
+    pub lab_osd_cpus: String,
     #[serde(skip)]
     rt: Runtime,
 }
@@ -206,8 +211,10 @@ impl Default for ValidationPage {
             out_dir: "validation".into(),
             predict: true,
             osd_counters: false,
+            fio_cpus: String::new(),
             lab_dir: "cephplan-lab".into(),
             lab_ec: String::new(),
+            lab_osd_cpus: String::new(),
             rt: Runtime::default(),
         }
     }
@@ -280,6 +287,16 @@ impl ValidationPage {
         if self.out_dir.trim().is_empty() {
             errs.insert("output dir", "give a directory for the results".into());
         }
+        let fio_cpus = Some(self.fio_cpus.trim())
+            .filter(|c| !c.is_empty())
+            .map(|c| {
+                c.parse::<crate::fio::CpuSet>()
+                    .and_then(|set| set.check_available(validate::logical_cpus()).map(|()| set))
+            })
+            .transpose();
+        if let Err(e) = &fio_cpus {
+            errs.insert("fio CPUs", e.clone());
+        }
         if !errs.is_empty() {
             return Err(errs);
         }
@@ -313,6 +330,7 @@ impl ValidationPage {
             i_own_this_image: None,
             run_id: validate::new_run_id(),
             osd_counters: self.osd_counters,
+            fio_cpus: fio_cpus.expect("checked"),
         };
         Ok(RunRequest {
             spec,
@@ -356,12 +374,22 @@ impl ValidationPage {
         self.rt.error = None;
         self.rt.note = None;
         self.rt.field_errors.remove("lab EC");
+        self.rt.field_errors.remove("lab OSD CPUs");
         let mut spec = LabSpec::new(&dir, LAB_PORT);
         if up && !self.lab_ec.trim().is_empty() {
             match self.lab_ec.parse::<lab::LabErasure>() {
                 Ok(ec) => spec.erasure = Some(ec),
                 Err(e) => {
                     self.rt.field_errors.insert("lab EC", e);
+                    return;
+                }
+            }
+        }
+        if up && !self.lab_osd_cpus.trim().is_empty() {
+            match self.lab_osd_cpus.trim().parse::<crate::fio::CpuSet>() {
+                Ok(cpus) => spec.osd_cpus = Some(cpus),
+                Err(e) => {
+                    self.rt.field_errors.insert("lab OSD CPUs", e);
                     return;
                 }
             }
@@ -513,17 +541,26 @@ impl ValidationPage {
                         self.scenario = r.scenario.display().to_string();
                         self.pool = r.pool.clone();
                         self.data_pool = r.data_pool.clone().unwrap_or_default();
+                        self.fio_cpus = r
+                            .fio_cpus
+                            .as_ref()
+                            .map(|c| c.to_string())
+                            .unwrap_or_default();
                         // With an erasure-coded data pool, its scenario: the run is meant
                         // for it (scenario.toml still describes the replicated pool).
                         if let Some(ec) = &r.scenario_ec {
                             self.scenario = ec.display().to_string();
                         }
                         self.rt.field_errors.clear();
-                        let filled = if r.data_pool.is_some() {
+                        let mut filled = if r.data_pool.is_some() {
                             "ceph.conf, pool, data pool and the EC pool's scenario filled in"
                         } else {
                             "ceph.conf, pool and scenario filled in"
-                        };
+                        }
+                        .to_string();
+                        if let Some(c) = &r.fio_cpus {
+                            filled.push_str(&format!("; fio CPUs {c} (the daemons' are pinned)"));
+                        }
                         self.rt.note = Some(format!(
                             "lab up in {:.0} s: Ceph {}, {} daemons; {filled}",
                             r.elapsed_secs,
@@ -595,6 +632,20 @@ impl ValidationPage {
             if let Some(e) = errs.get("lab EC") {
                 ui.colored_label(ui.visuals().error_fg_color, e);
             }
+            let l = ui.label("lab OSD CPUs");
+            ui.add(
+                egui::TextEdit::singleline(&mut self.lab_osd_cpus)
+                    .desired_width(50.0)
+                    .hint_text("all"),
+            )
+            .labelled_by(l.id)
+            .on_hover_text(
+                "run the lab's daemons on these CPUs only (e.g. 0; lab up --osd-cpus) and fio \
+                 on the others: one machine as an OSD node and a separate client",
+            );
+            if let Some(e) = errs.get("lab OSD CPUs") {
+                ui.colored_label(ui.visuals().error_fg_color, e);
+            }
             if ui
                 .add_enabled(!busy, egui::Button::new("Start local lab"))
                 .clicked()
@@ -626,6 +677,7 @@ impl ValidationPage {
                 160.0,
                 "none (an EC pool, e.g. rbd-ec)",
             );
+            Self::field_ui(ui, &errs, "fio CPUs", &mut self.fio_cpus, 60.0, "any");
         });
         ui.horizontal(|ui| {
             Self::field_ui(
