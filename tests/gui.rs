@@ -466,11 +466,16 @@ fn typed_fio_cpus_reach_the_run_and_a_missing_cpu_is_flagged() {
     h.run();
     let asked = |h: &Harness<'static, App>| requested(h).fio_cpus.map(|c| c.to_string());
     assert_eq!(asked(&h), None, "any CPU until some are typed");
-    retype(&mut h, "fio CPUs", "0");
-    assert_eq!(asked(&h).as_deref(), Some("0"));
-    let missing = cephplan::validate::logical_cpus();
+    let first = cephplan::fio::CpuSet::usable()
+        .iter()
+        .next()
+        .unwrap()
+        .to_string();
+    retype(&mut h, "fio CPUs", &first);
+    assert_eq!(asked(&h), Some(first));
+    let missing = cephplan::fio::CpuSet::usable().highest() + 1;
     for (typed, says) in [
-        (missing.to_string(), "does not exist"),
+        (missing.to_string(), "is not one this machine"),
         ("1-".to_string(), "not a CPU list"),
     ] {
         retype(&mut h, "fio CPUs", &typed);

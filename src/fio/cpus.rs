@@ -10,7 +10,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-/// The most CPUs a list may name (indices 0 ..= `MAX_CPU_INDEX`).
+/// The highest CPU index a list may name.
 pub const MAX_CPU_INDEX: u32 = 4095;
 
 /// A non-empty set of CPU indices, kept sorted; written and read as a CPU list.
@@ -42,29 +42,40 @@ impl CpuSet {
         self.0.iter().copied()
     }
 
-    /// The CPUs of `0 .. available` not in the set; `None` when it holds them all.
-    pub fn complement(&self, available: u32) -> Option<CpuSet> {
-        let rest: BTreeSet<u32> = (0..available).filter(|c| !self.contains(*c)).collect();
+    /// The CPUs this process may run on: Linux's `Cpus_allowed_list` of `/proc/self/status`
+    /// (a container or `taskset` may leave fewer than the machine has, numbered as the
+    /// machine numbers them), else 0 .. `available_parallelism`.
+    pub fn usable() -> CpuSet {
+        std::fs::read_to_string("/proc/self/status")
+            .ok()
+            .and_then(|s| {
+                s.lines()
+                    .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+                    .and_then(|v| v.trim().parse().ok())
+            })
+            .unwrap_or_else(|| {
+                let n = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
+                CpuSet((0..n).collect())
+            })
+    }
+
+    /// The CPUs of `usable` not in the set; `None` when it holds them all.
+    pub fn complement(&self, usable: &CpuSet) -> Option<CpuSet> {
+        let rest: BTreeSet<u32> = usable.0.difference(&self.0).copied().collect();
         (!rest.is_empty()).then_some(CpuSet(rest))
     }
 
-    /// Checks that every CPU exists on a machine of `available` logical CPUs (numbered
-    /// from 0); the error says which does not and what to write instead.
-    pub fn check_available(&self, available: u32) -> Result<(), String> {
-        if self.highest() >= available {
-            return Err(format!(
-                "CPU {} does not exist here: this machine has {available} logical CPU(s), \
-                 numbered 0 to {}; name CPUs from that range (e.g. 0{})",
-                self.highest(),
-                available.saturating_sub(1),
-                if available > 1 {
-                    format!(" or 0-{}", available - 1)
-                } else {
-                    String::new()
-                }
-            ));
+    /// Checks that every CPU is one of `usable` (those this process may run on,
+    /// [`CpuSet::usable`]); the error says which is not and what to write instead.
+    pub fn check_within(&self, usable: &CpuSet) -> Result<(), String> {
+        match self.iter().find(|c| !usable.contains(*c)) {
+            Some(c) => Err(format!(
+                "CPU {c} is not one this machine lets cephplan run on: those are {usable} \
+                 ({} CPU(s)); name CPUs from that list",
+                usable.len()
+            )),
+            None => Ok(()),
         }
-        Ok(())
     }
 }
 
@@ -189,19 +200,30 @@ mod tests {
     }
 
     #[test]
-    fn a_set_is_checked_against_the_machine_and_has_a_complement() {
+    fn a_set_is_checked_against_the_usable_cpus_and_has_a_complement() {
+        let two: CpuSet = "0-1".parse().unwrap();
         let s: CpuSet = "0".parse().unwrap();
-        assert!(s.check_available(2).is_ok());
-        assert_eq!(s.complement(2).unwrap().to_string(), "1");
-        assert_eq!(s.complement(1), None);
+        assert!(s.check_within(&two).is_ok());
+        assert_eq!(s.complement(&two).unwrap().to_string(), "1");
+        assert_eq!(s.complement(&s), None);
         let e = "0-2"
             .parse::<CpuSet>()
             .unwrap()
-            .check_available(2)
+            .check_within(&two)
             .unwrap_err();
         assert!(
-            e.contains("CPU 2 does not exist") && e.contains("0 to 1"),
+            e.contains("CPU 2 is not one") && e.contains("those are 0-1 (2 CPU(s))"),
             "{e}"
         );
+        // A container's CPUs need not start at 0.
+        let high: CpuSet = "4-7".parse().unwrap();
+        assert!(s
+            .check_within(&high)
+            .unwrap_err()
+            .contains("CPU 0 is not one"));
+        // This process runs somewhere: its own CPUs are a non-empty list that parses.
+        let here = CpuSet::usable();
+        assert!(!here.is_empty());
+        assert_eq!(here.to_string().parse::<CpuSet>().unwrap(), here);
     }
 }

@@ -184,6 +184,9 @@ pub struct LabState {
     /// The CPUs the daemons were pinned to (`up --osd-cpus`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub osd_cpus: Option<crate::fio::CpuSet>,
+    /// With `osd_cpus`: the other CPUs this machine let `up` run on, the client's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_cpus: Option<crate::fio::CpuSet>,
     /// In start order (mon first); `down` stops them in reverse (mon last).
     pub daemons: Vec<Daemon>,
 }
@@ -528,22 +531,19 @@ fn check_spec(spec: &LabSpec) -> Result<(), LabError> {
         }
     }
     if let Some(cpus) = &spec.osd_cpus {
-        let available = crate::validate::logical_cpus();
+        let usable = crate::fio::CpuSet::usable();
         let bad = |detail: String| LabError::BadArgument {
             option: "osd-cpus",
             value: cpus.to_string(),
             detail,
         };
-        cpus.check_available(available).map_err(bad)?;
-        if cpus.complement(available).is_none() {
+        cpus.check_within(&usable).map_err(bad)?;
+        if cpus.complement(&usable).is_none() {
             return Err(bad(format!(
-                "that is every CPU of this machine ({available}), which leaves none to the client; \
-                 name fewer (e.g. --osd-cpus 0{}), or leave --osd-cpus out to share them all",
-                if available > 2 {
-                    format!("-{}", available - 2)
-                } else {
-                    String::new()
-                }
+                "that is every CPU this machine lets cephplan run on ({usable}), which leaves none \
+                 to the client; name fewer (e.g. --osd-cpus {}), or leave --osd-cpus out to \
+                 share them all",
+                usable.iter().next().expect("a CPU set is never empty")
             )));
         }
     }
@@ -600,6 +600,10 @@ pub fn up(spec: &LabSpec, progress: &dyn Progress) -> Result<LabReport, LabError
         pool: LAB_POOL.to_string(),
         erasure: spec.erasure,
         osd_cpus: spec.osd_cpus.clone(),
+        client_cpus: spec
+            .osd_cpus
+            .as_ref()
+            .and_then(|c| c.complement(&crate::fio::CpuSet::usable())),
         daemons: Vec::new(),
     };
     save_state(&state)?;
@@ -624,10 +628,7 @@ pub fn up(spec: &LabSpec, progress: &dyn Progress) -> Result<LabReport, LabError
                 scenario_ec,
                 pool: state.pool.clone(),
                 data_pool: state.erasure.map(|_| LAB_EC_POOL.to_string()),
-                fio_cpus: state
-                    .osd_cpus
-                    .as_ref()
-                    .and_then(|c| c.complement(crate::validate::logical_cpus())),
+                fio_cpus: state.client_cpus.clone(),
                 ceph_version,
                 daemons: state.daemons.clone(),
                 probe,
@@ -1176,24 +1177,26 @@ mod tests {
     #[test]
     fn pinned_daemons_need_cpus_this_machine_has_and_leave_one_to_the_client() {
         let dir = std::env::temp_dir().join("cephplan-lab-check-cpus");
-        let available = crate::validate::logical_cpus();
+        let usable = crate::fio::CpuSet::usable();
+        let beyond = usable.highest() + 1;
         let mut spec = LabSpec::new(&dir, 6789);
-        spec.osd_cpus = Some(available.to_string().parse().unwrap());
+        spec.osd_cpus = Some(beyond.to_string().parse().unwrap());
         let e = check_spec(&spec).unwrap_err().to_string();
         assert!(
             e.starts_with(&format!(
-                "--osd-cpus {available}: CPU {available} does not exist"
+                "--osd-cpus {beyond}: CPU {beyond} is not one this machine lets cephplan run on"
             )),
             "{e}"
         );
-        spec.osd_cpus = Some(format!("0-{}", available - 1).parse().unwrap());
+        spec.osd_cpus = Some(usable.clone());
         let e = check_spec(&spec).unwrap_err().to_string();
         assert!(
             e.contains("leaves none to the client") && e.contains("leave --osd-cpus out"),
             "{e}"
         );
-        if available > 1 {
-            spec.osd_cpus = Some("0".parse().unwrap());
+        if usable.len() > 1 {
+            let first = usable.iter().next().unwrap();
+            spec.osd_cpus = Some(first.to_string().parse().unwrap());
             assert!(check_spec(&spec).is_ok());
         }
         assert!(!dir.exists(), "nothing written");
@@ -1278,6 +1281,7 @@ mod tests {
             pool: "rbd".into(),
             erasure: None,
             osd_cpus: None,
+            client_cpus: None,
             daemons: vec![Daemon {
                 name: "mon.a".into(),
                 pid: std::process::id(),

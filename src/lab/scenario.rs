@@ -202,10 +202,7 @@ pub(super) fn scenario_toml(
     };
     // `up --osd-cpus`: the daemons on those CPUs (the OSD node), fio on the others (a
     // separate client) once `validate --fio-cpus` keeps it there.
-    let rest = state
-        .osd_cpus
-        .as_ref()
-        .and_then(|c| c.complement(p.logical_cpus).map(|r| (c, r)));
+    let rest = state.osd_cpus.as_ref().zip(state.client_cpus.as_ref());
     let (node_cpu, client_cpu, cpu_note, client_desc) = match &rest {
         Some((osd, fio)) => (
             cpu(osd.len()),
@@ -346,6 +343,7 @@ mod tests {
             pool: "rbd".into(),
             erasure: None,
             osd_cpus: None,
+            client_cpus: None,
             daemons: vec![],
         };
         let text = scenario_toml(&state, &probe, "16.2.15", None);
@@ -391,6 +389,7 @@ mod tests {
         let pinned = scenario_toml(
             &LabState {
                 osd_cpus: Some("0".parse().unwrap()),
+                client_cpus: Some("1".parse().unwrap()),
                 ..state
             },
             &probe,

@@ -431,11 +431,6 @@ pub fn run_observed(
     run_on(spec, executor, predictor, progress, &cluster, on_point)
 }
 
-/// Logical CPUs of this machine (numbered from 0), as `lab up` counts them.
-pub fn logical_cpus() -> u32 {
-    std::thread::available_parallelism().map_or(1, |n| n.get() as u32)
-}
-
 /// [`run_observed`] on any [`Cluster`] (tests use one in memory).
 pub fn run_on(
     spec: &ValidateSpec,
@@ -453,7 +448,7 @@ pub fn run_on(
     }
     // fio's CPUs exist here when fio runs here (a fio server checks its own).
     if let (Some(cpus), true) = (&spec.fio_cpus, spec.clients.is_empty()) {
-        cpus.check_available(logical_cpus())
+        cpus.check_within(&crate::fio::CpuSet::usable())
             .map_err(|detail| ValidateError::FioCpus {
                 value: cpus.to_string(),
                 detail,
@@ -1257,11 +1252,13 @@ mod tests {
         assert_eq!(jobs.len(), 1);
         assert_eq!(jobs[0].cpus, spec.fio_cpus);
         assert!(jobs[0].to_job_file().unwrap().contains("cpus_allowed=0\n"));
-        spec.fio_cpus = Some(logical_cpus().to_string().parse().unwrap());
+        let beyond = crate::fio::CpuSet::usable().highest() + 1;
+        spec.fio_cpus = Some(beyond.to_string().parse().unwrap());
         let untouched = images::tests::FakeCluster::default();
         let e = run_quiet(&spec, &exec, &untouched).unwrap_err();
         assert!(
-            matches!(&e, ValidateError::FioCpus { .. }) && e.to_string().contains("does not exist"),
+            matches!(&e, ValidateError::FioCpus { .. })
+                && e.to_string().contains("is not one this machine"),
             "{e}"
         );
         assert!(untouched.calls.borrow().is_empty());

@@ -290,8 +290,10 @@ impl ValidationPage {
         let fio_cpus = Some(self.fio_cpus.trim())
             .filter(|c| !c.is_empty())
             .map(|c| {
-                c.parse::<crate::fio::CpuSet>()
-                    .and_then(|set| set.check_available(validate::logical_cpus()).map(|()| set))
+                c.parse::<crate::fio::CpuSet>().and_then(|set| {
+                    set.check_within(&crate::fio::CpuSet::usable())
+                        .map(|()| set)
+                })
             })
             .transpose();
         if let Err(e) = &fio_cpus {
