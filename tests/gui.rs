@@ -437,23 +437,37 @@ fn a_typed_data_pool_puts_the_images_data_there() {
     assert_eq!(asked(&h), None, "blank is none");
 }
 
-#[test]
-fn a_malformed_lab_ec_is_flagged_without_starting_a_lab() {
-    // The local lab's erasure-coded pool is typed as K+M; "2x1" is not, so "Start local
-    // lab" flags the field and starts nothing (no daemon, no directory).
+/// Types `typed` into the lab field `field` and presses "Start local lab": the field is
+/// flagged with `says`, the page shows `hint`, and nothing starts (no job, no directory).
+fn lab_start_is_refused(field: &str, typed: &str, says: &str, hint: &str) {
     let dir = tempfile::tempdir().unwrap();
     let mut state = validation_state();
     state.validation.lab_dir = dir.path().join("lab").display().to_string();
     let mut h = harness(state);
     h.run();
-    retype(&mut h, "lab EC", "2x1");
+    retype(&mut h, field, typed);
     h.get_by_label("Start local lab").click();
     h.run();
     let v = &h.state().state.validation;
     assert!(!v.is_busy(), "no lab job started");
-    assert!(v.field_errors()["lab EC"].contains("not K+M"));
-    h.get_by_label_contains("write the data and coding chunks as e.g. 2+1");
+    assert!(
+        v.field_errors()[field].contains(says),
+        "{:?}",
+        v.field_errors()
+    );
+    h.get_by_label_contains(hint);
     assert!(!dir.path().join("lab").exists());
+}
+
+#[test]
+fn a_malformed_lab_ec_is_flagged_without_starting_a_lab() {
+    // The local lab's erasure-coded pool is typed as K+M; "2x1" is not.
+    lab_start_is_refused(
+        "lab EC",
+        "2x1",
+        "not K+M",
+        "write the data and coding chunks as e.g. 2+1",
+    );
 }
 
 #[test]
@@ -493,21 +507,13 @@ fn typed_fio_cpus_reach_the_run_and_a_missing_cpu_is_flagged() {
 
 #[test]
 fn a_malformed_lab_osd_cpu_list_is_flagged_without_starting_a_lab() {
-    // "lab OSD CPUs" pins the lab's daemons (`lab up --osd-cpus`); "0-" is no CPU list, so
-    // "Start local lab" flags the field and starts nothing.
-    let dir = tempfile::tempdir().unwrap();
-    let mut state = validation_state();
-    state.validation.lab_dir = dir.path().join("lab").display().to_string();
-    let mut h = harness(state);
-    h.run();
-    retype(&mut h, "lab OSD CPUs", "0-");
-    h.get_by_label("Start local lab").click();
-    h.run();
-    let v = &h.state().state.validation;
-    assert!(!v.is_busy(), "no lab job started");
-    assert!(v.field_errors()["lab OSD CPUs"].contains("not a CPU list"));
-    h.get_by_label_contains("e.g. 0, 1-3 or 0,2-3");
-    assert!(!dir.path().join("lab").exists());
+    // "lab OSD CPUs" pins the lab's daemons (`lab up --osd-cpus`); "0-" is no CPU list.
+    lab_start_is_refused(
+        "lab OSD CPUs",
+        "0-",
+        "not a CPU list",
+        "e.g. 0, 1-3 or 0,2-3",
+    );
 }
 
 fn example_path() -> String {

@@ -384,6 +384,17 @@ mod tests {
         iodepth: u32,
     ) -> crate::predict::PredictionReport {
         let text = crate::qn::ceph::tests::lab_clients_colocated(text);
+        predict_lab_scenario(&text, pattern, images, iodepth)
+    }
+
+    /// A scenario `lab up` wrote (its workload 1 image × iodepth 16 of 4k random writes)
+    /// at `pattern`, `images` and `iodepth`, predicted with the shipped model.
+    fn predict_lab_scenario(
+        text: &str,
+        pattern: &str,
+        images: u32,
+        iodepth: u32,
+    ) -> crate::predict::PredictionReport {
         let (img, depth, rw) = (
             "images = 1\n",
             "iodepth = 16\n",
@@ -539,22 +550,10 @@ mod tests {
     /// for the OSD node, a separate one-core client) at the point's pattern, images and
     /// depth.
     fn predict_pinned_point(text: &str, pattern: &str, images: u32, iodepth: u32) -> f64 {
-        let (img, depth, rw) = (
-            "images = 1\n",
-            "iodepth = 16\n",
-            "pattern = \"randwrite\"\n",
-        );
-        assert!(text.contains(img) && text.contains(depth) && text.contains(rw));
-        let t = text
-            .replace(img, &format!("images = {images}\n"))
-            .replace(depth, &format!("iodepth = {iodepth}\n"))
-            .replace(rw, &format!("pattern = \"{pattern}\"\n"));
-        let s = crate::spec::parse_scenario(&t, "lab", &crate::spec::Catalogue::builtin()).unwrap();
+        let s =
+            crate::spec::parse_scenario(text, "lab", &crate::spec::Catalogue::builtin()).unwrap();
         assert_eq!((s.node_cpu.cores, s.client_cpu.cores), (1, 1));
-        let shipped = crate::model::ModelParams::shipped_default();
-        crate::predict::predict(&s, &shipped, &Default::default())
-            .unwrap()
-            .iops
+        predict_lab_scenario(text, pattern, images, iodepth).iops
     }
 
     /// More OSDs on one core, measured (`calibration-data/lab/osd-count-1core-pinned/`,
