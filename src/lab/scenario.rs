@@ -203,10 +203,13 @@ pub(super) fn scenario_toml(
     // `up --osd-cpus`: the daemons on those CPUs (the OSD node), fio on the others (a
     // separate client) once `validate --fio-cpus` keeps it there.
     let rest = state.osd_cpus.as_ref().zip(state.client_cpus.as_ref());
-    let (node_cpu, client_cpu, cpu_note, client_desc) = match &rest {
+    let (node_cpu, clients, cpu_note, client_desc) = match &rest {
         Some((osd, fio)) => (
             cpu(osd.len()),
-            cpu(fio.len()),
+            format!(
+                "nodes = 1\ncpu = {}\nsockets = 1\nnic = \"{gbps:.1}Gb/s\"   # loopback, measured",
+                cpu(fio.len())
+            ),
             format!(
                 "The monitor, the manager and the OSDs run on CPU(s) {osd} only (taskset), so the\n\
                  # node has {} core(s); the client is the other {} CPU(s), {fio}, where `validate\n\
@@ -218,12 +221,14 @@ pub(super) fn scenario_toml(
         ),
         None => (
             cpu(p.logical_cpus),
-            cpu(p.logical_cpus),
+            // fio and librbd share the daemons' CPUs: a co-located client, whose CPU work
+            // queues at the node's cores (no cores of its own).
+            "nodes = 1\ncolocated = true   # fio on the OSD host, sharing its CPUs".to_string(),
             format!(
-                "All daemons and\n# the client share the same {} CPUs.",
+                "All daemons and\n# the client share the same {} CPUs (a co-located client).",
                 p.logical_cpus
             ),
-            "client fio on the same host".to_string(),
+            "client fio on the same host, sharing its CPUs".to_string(),
         ),
     };
     let (pool, pool_desc) = match erasure {
@@ -282,10 +287,7 @@ pg_count = {pgs}
 failure_domain = \"osd\"
 
 [clients]
-nodes = 1
-cpu = {client_cpu}
-sockets = 1
-nic = \"{gbps:.1}Gb/s\"   # loopback, measured
+{clients}
 
 [workload]
 images = 1
@@ -382,9 +384,10 @@ mod tests {
         assert!(ec.contains("erasure-coded data pool rbd-ec (2+1"), "{ec}");
         assert_eq!(sc.data.drive.write_4k_iops, 10803.0);
 
-        // Unpinned, the node and the client are each described with every CPU.
+        // Unpinned, fio shares every CPU with the daemons: a co-located client.
         let shared = parse_scenario(&text, "lab", &Catalogue::builtin()).unwrap();
-        assert_eq!((shared.node_cpu.cores, shared.client_cpu.cores), (2, 2));
+        assert_eq!(shared.node_cpu.cores, 2);
+        assert!(shared.clients_colocated);
         // `up --osd-cpus 0`: a one-core node and a separate one-core client (CPU 1).
         let pinned = scenario_toml(
             &LabState {

@@ -1357,9 +1357,10 @@ fn more_osd_memory_or_more_osds_never_lower_iops_on_a_data_set_that_misses() {
     assert!(iops("4G", 6) >= iops("4G", 4) && iops("4G", 4) >= iops("4G", 3));
 }
 
-/// A scenario `lab up` wrote, its client described as it ran: the lab writes the client as
-/// a separate copy of the host's cores, while fio in fact shares them with the OSDs
-/// (co-located, no CPU of its own).
+/// A scenario `lab up` wrote, its client described as it ran: until session 36 the lab
+/// wrote the client as a separate copy of the host's cores (the campaigns' stored
+/// scenarios), while fio in fact shares them with the OSDs (co-located, no CPU of its own,
+/// as `lab up` now writes it).
 pub(crate) fn lab_clients_colocated(text: &str) -> String {
     let start = text.find("[clients]").unwrap();
     let end = text.find("[workload]").unwrap();
