@@ -4,9 +4,9 @@
 //! The cluster is given by its ceph.conf and pool, or started here as a throwaway local
 //! lab ("Start local lab" / "Stop lab"; "lab EC" K+M adds an erasure-coded data pool, whose
 //! scenario and name then fill the scenario and "data pool" fields; "lab OSD CPUs" pins the
-//! lab's daemons to those CPUs and fills "fio CPUs" with the others, a separate client). The scenario is the
-//! designer's ("Use the designer's scenario"; an edited text is written next to the
-//! results), the model the app's. "Open results" shows an earlier sweep of the output
+//! lab's daemons to those CPUs and fills "fio CPUs" with the others, a separate client).
+//! The scenario is the designer's ("Use the designer's scenario"; an edited text is written
+//! next to the results), the model the app's. "Open results" shows an earlier sweep of the output
 //! directory again, "Refit" fits the model to its points (`cephplan validate --refit-only`)
 //! and "Use this refit" makes the refitted model the app's.
 //!
