@@ -15,8 +15,8 @@
 //! violation, not only the first 20.
 //!
 //! **Known violations (a ratchet, not the goal).** Some generated scenarios still break a
-//! property by more than the slack (121 of 10,000 with the shipped model since session
-//! 34, 83 of them beyond the measured effect; 122 and 86 from session 30, all one more
+//! property by more than the slack (122 of 10,000 with the shipped model since session
+//! 37, 83 of them beyond the measured effect; 121 from session 34; 122 and 86 from session 30, all one more
 //! drive; 86 when the list below was written):
 //! - one more drive per node (83 violations, median −3.0 %, up to 17 % fewer IOPS in a
 //!   node short of cores): more OSDs on the same cores. Write batching is per OSD, so the same
@@ -202,6 +202,13 @@
 //! batches halving with each doubling, and the model's write drops of the right size there
 //! (×0.48-0.88 at 4 OSDs against ×0.55-0.69 measured). No generated node has fewer than two
 //! cores, so [`measured_drive_drop`] keeps its classes and the counts stay 121 (83).
+//!
+//! Session 37: 121 → 122 (83 beyond the measured effect, unchanged) with the Sandy Bridge
+//! and Ivy Bridge generation factors (croit's E5-2430L at 0.7 instead of the x86_64
+//! default 1.0; leave-one-system-out IOPS MAPE 24.840 → 24.828 %): the refit moves the
+//! per-op costs by 0.1 %, and one more drive now lowers a 4k random read on 5 nodes of 51
+//! cores (2 → 3 NVMe OSDs each, 512 I/Os in flight) by 0.102 % instead of 0.099 %, past the
+//! slack and within the measured effect.
 //!
 //! Coalescing (it lowered the leave-one-system-out IOPS MAPE 48.7 → 43.6 %) raised the
 //! count from 60 to 101 scenarios. The rounding of effective cores to whole servers (four
@@ -408,7 +415,7 @@ const SLACK: f64 = 1e-3;
 
 /// Scenarios (of the first 10,000 of seed 14) that break a property today; see the
 /// module doc. Lower it when a fix lowers the count.
-const KNOWN_VIOLATIONS_PER_10K: usize = 121;
+const KNOWN_VIOLATIONS_PER_10K: usize = 122;
 
 /// Of those, the scenarios that break a property by more than what is measured: every
 /// violation except one more drive per node lowering the IOPS of a node bound by its OSD

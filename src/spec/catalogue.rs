@@ -52,6 +52,8 @@ pub enum DriveKind {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Uarch {
+    Sandybridge,
+    Ivybridge,
     Haswell,
     Broadwell,
     SkylakeSp,
@@ -73,7 +75,9 @@ pub enum Uarch {
 }
 
 impl Uarch {
-    pub const ALL: [Uarch; 18] = [
+    pub const ALL: [Uarch; 20] = [
+        Uarch::Sandybridge,
+        Uarch::Ivybridge,
         Uarch::Haswell,
         Uarch::Broadwell,
         Uarch::SkylakeSp,
@@ -95,6 +99,8 @@ impl Uarch {
     ];
     pub fn as_str(self) -> &'static str {
         match self {
+            Uarch::Sandybridge => "sandybridge",
+            Uarch::Ivybridge => "ivybridge",
             Uarch::Haswell => "haswell",
             Uarch::Broadwell => "broadwell",
             Uarch::SkylakeSp => "skylake-sp",

@@ -1515,6 +1515,21 @@ fn a_cpu_generation_scales_its_cores_and_an_unknown_one_is_warned() {
         "{:?}",
         net.warnings
     );
+    // A Sandy Bridge node (the croit corpus system's E5-2430L): uarch_efficiency.
+    // sandybridge = 0.7 (Haswell's 0.8 / 1.15, two IPC steps), so 3 × 4e-4 / (2 × 0.7).
+    let snb = |t: String| {
+        t.replacen(
+            "cpu = { arch = \"x86_64\", cores = 4,",
+            "cpu = { arch = \"x86_64\", uarch = \"sandybridge\", cores = 4,",
+            1,
+        )
+    };
+    let net = build(&tiny(snb), &params()).unwrap();
+    assert_relative_eq!(
+        at(&net, &net.write, "osd_cpu").secs,
+        3.0 * 4e-4 / (2.0 * 0.7),
+        epsilon = 1e-12
+    );
     // A model file without the generation's factor (one written before it existed) falls
     // back to the instruction set's and says which factor to add.
     let mut old = params();
