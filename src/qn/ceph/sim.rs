@@ -16,8 +16,8 @@
 //! | I/O | route |
 //! |---|---|
 //! | read, replicated | client CPU → primary OSD CPU → device read → public tx → client rx → software latency |
-//! | read, EC touching `t` shards | client CPU → primary OSD CPU → fork(local device read ∥ `t−1` × (remote OSD CPU → device read → cluster tx)) → primary cluster rx of the `t−1` shards → public tx → client rx → software latency; for a partial read (Tentacle) that branch with probability `t/k` (the primary holds one of the chunks), else `t` remote shards and no local read |
-//! | write, replicated size `r` | client CPU → client tx → public rx → primary OSD CPU → cluster tx of `r−1` copies → fork(primary device write ∥ `r−1` × (cluster rx → replica OSD CPU → device write)) → software latency |
+//! | read, EC touching `t` shards | client CPU → primary OSD CPU → fork(local device read ∥ `t−1` × (remote OSD CPU → device read → cluster tx)) → primary cluster rx of the `t−1` shards → primary OSD CPU per byte of them → public tx → client rx → software latency; for a partial read (Tentacle) that branch with probability `t/k` (the primary holds one of the chunks), else `t` remote shards and no local read |
+//! | write, replicated size `r` | client CPU → client tx → public rx → primary OSD CPU (its op and its CPU per byte of the copies it sends) → cluster tx of `r−1` copies → fork(primary device write ∥ `r−1` × (cluster rx → replica OSD CPU → device write)) → software latency |
 //! | write, EC `k+m` | as replicated with `k+m` shards of one chunk each and the encoding on the primary's CPU; a partial-stripe write first gathers `k` data chunks like an EC read |
 //!
 //! A device write is the data-device queue then its latency delay (then the WAL device and
@@ -248,7 +248,9 @@ impl Layout<'_, '_> {
         let ids = &p.ids;
         let cpu_one = p.osd_cpu_secs(1.0, shard_bytes, p.osd_read);
         let read = p.device_read(shard_bytes);
-        let r = self.osd_op(r, cpu_one);
+        // The primary's op reads its own chunk only when it holds one.
+        let primary_bytes = if local { shard_bytes } else { 0.0 };
+        let r = self.osd_op(r, p.osd_cpu_secs(1.0, primary_bytes, p.osd_read));
         let remote = self.osd_op(Route::new(), cpu_one);
         let remote = self.device(remote, read);
         let remote = self.visit(remote, ids.cl_tx, p.cluster_wire_secs(shard_bytes));
@@ -260,17 +262,16 @@ impl Layout<'_, '_> {
         } else {
             (r.fork((0..shards).map(|_| remote.clone())), shards)
         };
-        self.visit(
-            r,
-            ids.cl_rx,
-            p.cluster_wire_secs(f64::from(remotes) * shard_bytes),
-        )
+        let gathered = f64::from(remotes) * shard_bytes;
+        let r = self.visit(r, ids.cl_rx, p.cluster_wire_secs(gathered));
+        // The primary's CPU per byte of the chunks it receives ("Forwarded bytes").
+        self.osd_op(r, p.osd_cpu_secs(0.0, gathered, 0.0))
     }
 
     /// A write of `copies` copies (replicas or EC shards) of `bytes` each, after the
-    /// primary's CPU work `primary_cpu_secs`: the primary sends `copies − 1`, then writes
-    /// its own copy in parallel with the others (receive, op and `copy_extra_secs` of CPU,
-    /// write).
+    /// primary's CPU work `primary_cpu_secs` (plus its CPU per byte of the copies it sends):
+    /// the primary sends `copies − 1`, then writes its own copy in parallel with the others
+    /// (receive, op and `copy_extra_secs` of CPU, write).
     fn replicate(
         &self,
         r: Route,
@@ -283,12 +284,10 @@ impl Layout<'_, '_> {
         let ids = &p.ids;
         let one = p.osd_cpu_secs(1.0, bytes, p.osd_write) + copy_extra_secs;
         let write = p.device_write(bytes);
-        let r = self.osd_op(r, primary_cpu_secs);
-        let r = self.visit(
-            r,
-            ids.cl_tx,
-            p.cluster_wire_secs(f64::from(copies.saturating_sub(1)) * bytes),
-        );
+        // The primary's op, and its CPU per byte of the copies it sends ("Forwarded bytes").
+        let sent = f64::from(copies.saturating_sub(1)) * bytes;
+        let r = self.osd_op(r, primary_cpu_secs + p.osd_cpu_secs(0.0, sent, 0.0));
+        let r = self.visit(r, ids.cl_tx, p.cluster_wire_secs(sent));
         let local = self.device(Route::new(), write);
         let remote = self.visit(Route::new(), ids.cl_rx, p.cluster_wire_secs(bytes));
         let remote = self.osd_op(remote, one);

@@ -277,6 +277,76 @@ fn erasure_write_spreads_chunks_and_small_writes_read_modify_write() {
 }
 
 #[test]
+fn the_primary_pays_cpu_per_byte_for_the_data_it_forwards_and_gathers() {
+    // Oracle (hand count, module doc "Forwarded bytes"): 1 cycle per byte on the tiny
+    // nodes' 2 GHz cores is 0.5 ns a byte.
+    let mut p = params();
+    p.set(names::CPU_PER_BYTE, 1e-9).unwrap();
+    let ns = 0.5e-9;
+    // 3× replicated 64 KiB write: 3 OSD write ops of 200 µs + 65,536 B each (232.768 µs),
+    // and the primary sends the 2 replicas their copies (2 × 32.768 µs): 764.064 µs; on the
+    // path the primary's and one replica's ops and both sends: 531.072 µs. A read is one
+    // op on the primary and forwards nothing: 100 µs + 32.768 µs.
+    let rep = build(&tiny(|t| t.replace("\"4k\"", "\"64k\"")), &p).unwrap();
+    let op_w = 200e-6 + 65_536.0 * ns;
+    assert_relative_eq!(
+        at(&rep, &rep.write, "osd_cpu").secs,
+        3.0 * op_w + 2.0 * 65_536.0 * ns,
+        epsilon = 1e-12
+    );
+    assert_relative_eq!(
+        at(&rep, &rep.write, "osd_cpu").path_secs,
+        2.0 * op_w + 2.0 * 65_536.0 * ns,
+        epsilon = 1e-12
+    );
+    assert_relative_eq!(
+        at(&rep, &rep.read, "osd_cpu").secs,
+        100e-6 + 65_536.0 * ns,
+        epsilon = 1e-12
+    );
+    // EC 4+2 (Squid: whole-stripe reads), 16 KiB = one stripe of 4 chunks of 4 KiB.
+    let ec = build(
+        &tiny(|t| {
+            t.replace("nodes = 3", "nodes = 6")
+                .replace("replicated = 3", "erasure = { k = 4, m = 2 }")
+                .replace("\"4k\"", "\"16k\"")
+        }),
+        &p,
+    )
+    .unwrap();
+    let chunk = 4096.0 * ns;
+    // Read: the primary's op and 3 sub-reads (4 × 100 µs, 4 chunks' bytes), and the primary
+    // receives the 3 remote chunks: 400 µs + 7 × 2.048 µs = 414.336 µs; path: the
+    // primary's op and one sub-read, and the gathered chunks: 2 × 102.048 + 6.144 µs.
+    assert_relative_eq!(
+        at(&ec, &ec.read, "osd_cpu").secs,
+        4.0 * 100e-6 + 7.0 * chunk,
+        epsilon = 1e-12
+    );
+    assert_relative_eq!(
+        at(&ec, &ec.read, "osd_cpu").path_secs,
+        2.0 * (100e-6 + chunk) + 3.0 * chunk,
+        epsilon = 1e-12
+    );
+    // Write (a whole stripe, no read-modify-write): 6 shard writes of 200 µs + a chunk's
+    // bytes, the encoding of 16 KiB × 6/4 = 24,576 B (12.288 µs), and the primary sends the
+    // 5 other shards their chunks (5 × 2.048 µs): 1,234.816 µs; path: 2 shard ops, the
+    // encoding and the sends.
+    let shard = 200e-6 + chunk;
+    let encode = 24_576.0 * ns;
+    assert_relative_eq!(
+        at(&ec, &ec.write, "osd_cpu").secs,
+        6.0 * shard + encode + 5.0 * chunk,
+        epsilon = 1e-12
+    );
+    assert_relative_eq!(
+        at(&ec, &ec.write, "osd_cpu").path_secs,
+        2.0 * shard + encode + 5.0 * chunk,
+        epsilon = 1e-12
+    );
+}
+
+#[test]
 fn wal_device_takes_its_share_of_device_writes() {
     let s = tiny(|t| {
         t.replace(

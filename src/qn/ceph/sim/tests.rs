@@ -104,11 +104,23 @@ fn branches(m: &SimModel) -> Vec<(String, f64, Vec<Step>)> {
         .collect()
 }
 
+/// The hand-count parameters, and the same with CPU per byte (1 cycle a byte), so that the
+/// bytes an OSD op moves and those the primary forwards and gathers are checked too.
+fn param_sets() -> [(&'static str, crate::model::ModelParams); 2] {
+    let mut bytes = params();
+    bytes.set(crate::model::names::CPU_PER_BYTE, 1e-9).unwrap();
+    [("no CPU per byte", params()), ("CPU per byte", bytes)]
+}
+
 #[test]
 fn simulated_demand_equals_the_network_demand_at_every_station() {
     // Oracle: qn::ceph::build, whose demands the hand-computed tests in ceph/tests.rs check.
-    for (what, s) in variants() {
-        let cs = build_sim(&s, &params(), &CephSimOptions::default()).unwrap();
+    for ((what, s), (pw, p)) in variants()
+        .into_iter()
+        .flat_map(|v| param_sets().map(|ps| (v.clone(), ps)))
+    {
+        let what = format!("{what}, {pw}");
+        let cs = build_sim(&s, &p, &CephSimOptions::default()).unwrap();
         let net = &cs.network.network;
         assert_eq!(cs.model.stations.len(), net.stations.len(), "{what}");
         let d = cs.model.demands();
@@ -118,11 +130,17 @@ fn simulated_demand_equals_the_network_demand_at_every_station() {
             assert_eq!((sim.kind, sim.servers), (st.kind, st.servers), "{what}");
             assert_eq!(sim.multiplicity, st.multiplicity, "{what}: {}", st.name);
             assert_eq!(sim.batching, st.batching, "{what}: {}", st.name);
-            assert_relative_eq!(
+            assert!(
+                approx::relative_eq!(
+                    d[i][0],
+                    st.demands[0].secs,
+                    max_relative = 1e-12,
+                    epsilon = 1e-18
+                ),
+                "{what}: {}: simulated {} against {}",
+                st.name,
                 d[i][0],
-                st.demands[0].secs,
-                max_relative = 1e-12,
-                epsilon = 1e-18
+                st.demands[0].secs
             );
         }
     }
@@ -132,8 +150,12 @@ fn simulated_demand_equals_the_network_demand_at_every_station() {
 fn longest_branch_equals_the_sum_of_path_demands() {
     // Oracle: Σ_k path_secs of each I/O type is MVA's no-queueing latency (the latency
     // bound); the route's slowest branch by mean must be the same critical path.
-    for (what, s) in variants() {
-        let cs = build_sim(&s, &params(), &CephSimOptions::default()).unwrap();
+    for ((what, s), (pw, p)) in variants()
+        .into_iter()
+        .flat_map(|v| param_sets().map(|ps| (v.clone(), ps)))
+    {
+        let what = format!("{what}, {pw}");
+        let cs = build_sim(&s, &p, &CephSimOptions::default()).unwrap();
         for (label, prob, steps) in branches(&cs.model) {
             let (demands, p) = if label == READ_LABEL {
                 (&cs.network.read, s.read_fraction)
@@ -142,7 +164,11 @@ fn longest_branch_equals_the_sum_of_path_demands() {
             };
             assert_relative_eq!(prob, p);
             let path: f64 = demands.iter().map(|d| d.path_secs).sum();
-            assert_relative_eq!(longest_mean(&steps), path, max_relative = 1e-12);
+            assert!(
+                approx::relative_eq!(longest_mean(&steps), path, max_relative = 1e-12),
+                "{what}/{label}: longest branch {} against {path}",
+                longest_mean(&steps)
+            );
             assert!(path > 0.0, "{what}/{label}");
         }
     }
