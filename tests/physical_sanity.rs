@@ -16,8 +16,8 @@
 //!
 //! **Known violations (a ratchet, not the goal).** Some generated scenarios still break a
 //! property by more than the slack (128 of 10,000 with the shipped model since session
-//! 37, 85 of them beyond the measured effect; 121 and 83 from session 34; 122 and 86 from session 30, all one more
-//! drive; 86 when the list below was written):
+//! 37, 85 of them beyond the measured effect; 121 and 83 from session 34; 122 and 86 from
+//! session 30, all one more drive; 86 when the list below was written):
 //! - one more drive per node (83 violations, median −3.0 %, up to 17 % fewer IOPS in a
 //!   node short of cores): more OSDs on the same cores. Write batching is per OSD, so the same
 //!   writes form more, smaller batches; messenger coalescing is per client connection, so

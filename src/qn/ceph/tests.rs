@@ -1561,13 +1561,17 @@ fn a_cpu_generation_scales_its_cores_and_an_unknown_one_is_warned() {
     // A Zen 5 node: uarch_efficiency.zen5 = 1.5 (Zen 4's 1.3 × AMD's +16 % IPC), so
     // 3 OSD write ops × 4e-4 Gcycles / (2 GHz × 1.5) = 3 × 133.3 µs; the client CPU
     // (no generation) keeps 1e-4 / 2 GHz = 50 µs and its warning.
-    let zen5 = |t: String| {
-        t.replacen(
-            "cpu = { arch = \"x86_64\", cores = 4,",
-            "cpu = { arch = \"x86_64\", uarch = \"zen5\", cores = 4,",
-            1,
-        )
+    // The tiny node's CPU (not the client's) naming generation `u`.
+    let node_uarch = |u: &'static str| {
+        move |t: String| {
+            t.replacen(
+                "cpu = { arch = \"x86_64\", cores = 4,",
+                &format!("cpu = {{ arch = \"x86_64\", uarch = \"{u}\", cores = 4,"),
+                1,
+            )
+        }
     };
+    let zen5 = node_uarch("zen5");
     let net = build(&tiny(zen5), &params()).unwrap();
     assert_relative_eq!(
         at(&net, &net.write, "osd_cpu").secs,
@@ -1587,14 +1591,7 @@ fn a_cpu_generation_scales_its_cores_and_an_unknown_one_is_warned() {
     );
     // A Sandy Bridge node (the croit corpus system's E5-2430L): uarch_efficiency.
     // sandybridge = 0.7 (Haswell's 0.8 / 1.15, two IPC steps), so 3 × 4e-4 / (2 × 0.7).
-    let snb = |t: String| {
-        t.replacen(
-            "cpu = { arch = \"x86_64\", cores = 4,",
-            "cpu = { arch = \"x86_64\", uarch = \"sandybridge\", cores = 4,",
-            1,
-        )
-    };
-    let net = build(&tiny(snb), &params()).unwrap();
+    let net = build(&tiny(node_uarch("sandybridge")), &params()).unwrap();
     assert_relative_eq!(
         at(&net, &net.write, "osd_cpu").secs,
         3.0 * 4e-4 / (2.0 * 0.7),
