@@ -212,7 +212,7 @@
 //! primary forwards and gathers on its cores (`qn::ceph`, "Forwarded bytes"; IOPS MAPE
 //! 24.83 → 24.28 %): large writes now load the OSD CPU more, so more generated large-block
 //! write scenarios are bound by it, where one more drive thins the per-OSD batches: 124
-//! drive drops (median −3.0 %, worst −16.5 %; 43 within the measured effect, 5 new ones
+//! drive drops (median −2.9 %, worst −16.5 %; 43 within the measured effect, 5 new ones
 //! among them, 1 MiB-4 MiB writes and 64 KiB writes, −0.1 to −0.7 %); the refit (network
 //! efficiency 0.61 → 0.68, write batch scale 0.168 → 0.173) adds two more-clients steps
 //! whose mean latency falls 0.1-0.2 % (4k random reads of 1 → 2 images from one client

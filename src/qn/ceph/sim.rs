@@ -16,7 +16,7 @@
 //! | I/O | route |
 //! |---|---|
 //! | read, replicated | client CPU → primary OSD CPU → device read → public tx → client rx → software latency |
-//! | read, EC touching `t` shards | client CPU → primary OSD CPU → fork(local device read ∥ `t−1` × (remote OSD CPU → device read → cluster tx)) → primary cluster rx of the `t−1` shards → primary OSD CPU per byte of them → public tx → client rx → software latency; for a partial read (Tentacle) that branch with probability `t/k` (the primary holds one of the chunks), else `t` remote shards and no local read |
+//! | read, EC touching `t` shards | client CPU → primary OSD CPU → fork(local device read ∥ `t−1` × (remote OSD CPU → device read → cluster tx)) → primary cluster rx of the `t−1` shards → primary OSD CPU per byte of them, received and sent on → public tx → client rx → software latency; for a partial read (Tentacle) that branch with probability `t/k` (the primary holds one of the chunks), else `t` remote shards and no local read |
 //! | write, replicated size `r` | client CPU → client tx → public rx → primary OSD CPU (its op and its CPU per byte of the copies it sends) → cluster tx of `r−1` copies → fork(primary device write ∥ `r−1` × (cluster rx → replica OSD CPU → device write)) → software latency |
 //! | write, EC `k+m` | as replicated with `k+m` shards of one chunk each and the encoding on the primary's CPU; a partial-stripe write first gathers `k` data chunks like an EC read |
 //!
@@ -242,8 +242,16 @@ impl Layout<'_, '_> {
     /// A read of `shards` data shards of `shard_bytes` each, gathered at the primary: the
     /// primary's op, then the remote shards (op, read, send) in parallel with the local read
     /// when the primary holds one of the chunks (`local`), then the primary receives the
-    /// remote shards.
-    fn gather(&self, r: Route, shards: u32, shard_bytes: f64, local: bool) -> Route {
+    /// remote shards (its NIC, then its CPU per byte of them, twice when it `forwards` them
+    /// to the client: a read, not a read-modify-write's gather).
+    fn gather(
+        &self,
+        r: Route,
+        shards: u32,
+        shard_bytes: f64,
+        local: bool,
+        forwards: bool,
+    ) -> Route {
         let p = self.plan;
         let ids = &p.ids;
         let cpu_one = p.osd_cpu_secs(1.0, shard_bytes, p.osd_read);
@@ -264,8 +272,10 @@ impl Layout<'_, '_> {
         };
         let gathered = f64::from(remotes) * shard_bytes;
         let r = self.visit(r, ids.cl_rx, p.cluster_wire_secs(gathered));
-        // The primary's CPU per byte of the chunks it receives ("Forwarded bytes").
-        self.osd_op(r, p.osd_cpu_secs(0.0, gathered, 0.0))
+        // The primary's CPU per byte of the chunks it receives, and of sending them on to
+        // the client when it does ("Forwarded bytes").
+        let handled = if forwards { 2.0 } else { 1.0 } * gathered;
+        self.osd_op(r, p.osd_cpu_secs(0.0, handled, 0.0))
     }
 
     /// A write of `copies` copies (replicas or EC shards) of `bytes` each, after the
@@ -300,7 +310,7 @@ impl Layout<'_, '_> {
         let ids = &p.ids;
         let r = self.visit(Route::new(), ids.client_cpu, p.client_cpu_secs);
         let r = match p.s.protection {
-            Protection::Replicated { .. } => self.gather(r, 1, p.bs, true),
+            Protection::Replicated { .. } => self.gather(r, 1, p.bs, true, true),
             Protection::Erasure { k, .. } => {
                 let io = p.ec_read(k);
                 let shards = io.shards as u32;
@@ -308,18 +318,18 @@ impl Layout<'_, '_> {
                 // (1 for whole stripes, t/k for a partial read: `Plan::ec_read`).
                 let covered = io.shards - io.remote;
                 if covered >= 1.0 - 1e-12 {
-                    self.gather(r, shards, io.bytes, true)
+                    self.gather(r, shards, io.bytes, true, true)
                 } else {
                     r.choose([
                         (
                             "primary's chunk",
                             covered,
-                            self.gather(Route::new(), shards, io.bytes, true),
+                            self.gather(Route::new(), shards, io.bytes, true, true),
                         ),
                         (
                             "remote chunks",
                             1.0 - covered,
-                            self.gather(Route::new(), shards, io.bytes, false),
+                            self.gather(Route::new(), shards, io.bytes, false, true),
                         ),
                     ])
                 }
@@ -343,7 +353,7 @@ impl Layout<'_, '_> {
             Protection::Erasure { k, m } => {
                 let (rmw, w) = p.ec_write(k, m);
                 let r = match rmw {
-                    Some(io) => self.gather(r, io.shards as u32, io.bytes, true),
+                    Some(io) => self.gather(r, io.shards as u32, io.bytes, true, false),
                     None => r,
                 };
                 let n = f64::from(k + m);

@@ -316,16 +316,17 @@ fn the_primary_pays_cpu_per_byte_for_the_data_it_forwards_and_gathers() {
     .unwrap();
     let chunk = 4096.0 * ns;
     // Read: the primary's op and 3 sub-reads (4 × 100 µs, 4 chunks' bytes), and the primary
-    // receives the 3 remote chunks: 400 µs + 7 × 2.048 µs = 414.336 µs; path: the
-    // primary's op and one sub-read, and the gathered chunks: 2 × 102.048 + 6.144 µs.
+    // receives the 3 remote chunks and sends them on to the client: 400 µs + 10 × 2.048 µs
+    // = 420.48 µs; path: the primary's op and one sub-read, and the gathered chunks twice:
+    // 2 × 102.048 + 12.288 µs.
     assert_relative_eq!(
         at(&ec, &ec.read, "osd_cpu").secs,
-        4.0 * 100e-6 + 7.0 * chunk,
+        4.0 * 100e-6 + 10.0 * chunk,
         epsilon = 1e-12
     );
     assert_relative_eq!(
         at(&ec, &ec.read, "osd_cpu").path_secs,
-        2.0 * (100e-6 + chunk) + 3.0 * chunk,
+        2.0 * (100e-6 + chunk) + 6.0 * chunk,
         epsilon = 1e-12
     );
     // Write (a whole stripe, no read-modify-write): 6 shard writes of 200 µs + a chunk's
