@@ -73,6 +73,79 @@ fn recorded_sweeps() -> tempfile::TempDir {
     d
 }
 
+/// A two-point randread "sweep" made from the recorded one (its first and last rows at
+/// iodepth 1 and 8, 217 and 3,610 IOPS, latency by Little's law): a refit on it leaves a
+/// parameter so poorly determined that the refitted model's interval for the deeper point
+/// is meaningless (a log-scale half-width of ~150). The lab end-to-end test met such a pair
+/// once in four runs on this machine, and the point lost its prediction with its interval.
+#[test]
+fn a_refit_whose_interval_is_meaningless_still_predicts_every_point() {
+    let d = recorded_sweeps();
+    for f in [
+        "validation-1796124302-19937.csv",
+        "validation-1796124302-19937.json",
+        "comparison-1796124302-19937.csv",
+    ] {
+        std::fs::remove_file(d.path().join(f)).unwrap();
+    }
+    let file = d.path().join("validation-1796124266-19556.csv");
+    let text = std::fs::read_to_string(&file).unwrap();
+    let (comment, table) = text.split_once('\n').unwrap();
+    let mut rd = csv::Reader::from_reader(table.as_bytes());
+    let header = rd.headers().unwrap().clone();
+    let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+    let rows: Vec<csv::StringRecord> = rd.records().map(|r| r.unwrap()).collect();
+    let mut wr = csv::WriterBuilder::new().from_writer(Vec::new());
+    wr.write_record(&header).unwrap();
+    for (row, (iodepth, iops)) in [&rows[0], &rows[3]]
+        .into_iter()
+        .zip([(1.0, 217.461), (8.0, 3610.126)])
+    {
+        let mut f: Vec<String> = row.iter().map(str::to_string).collect();
+        let mean = iodepth / iops;
+        f[col("pattern")] = "randread".into();
+        f[col("iodepth")] = format!("{iodepth}");
+        f[col("iops")] = format!("{iops}");
+        f[col("bandwidth")] = format!("{:.0}", iops * 4096.0);
+        f[col("latency_mean")] = format!("{mean}");
+        f[col("latency_p99")] = format!("{}", 10.0 * mean);
+        wr.write_record(&f).unwrap();
+    }
+    let body = String::from_utf8(wr.into_inner().unwrap()).unwrap();
+    std::fs::write(&file, format!("{comment}\n{body}")).unwrap();
+    let out = Command::cargo_bin("cephplan")
+        .unwrap()
+        .args(["validate", "--refit-only", "--format", "json", "--out"])
+        .arg(d.path())
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let r: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    let points = r["points"].as_array().unwrap();
+    assert_eq!(points.len(), 2);
+    for p in points {
+        assert!(p["iops_before"]["predicted"].as_f64().unwrap() > 0.0, "{p}");
+        assert!(p["iops_after"]["predicted"].as_f64().unwrap() > 0.0, "{p}");
+    }
+    // The deeper point's refitted prediction comes without an interval, and the report
+    // says why.
+    assert!(
+        points[1]["iops_after"]["interval"].is_null(),
+        "{}",
+        points[1]
+    );
+    let warnings = r["warnings"].as_array().unwrap();
+    assert!(
+        warnings.iter().any(|w| {
+            let w = w.as_str().unwrap();
+            w.contains("(after)") && w.contains("shown without an interval")
+        }),
+        "{warnings:?}"
+    );
+}
+
 #[test]
 fn validate_refit_only_refits_a_recorded_sweep_directory() {
     let d = recorded_sweeps();

@@ -35,7 +35,7 @@ use crate::calibrate::ceph::{
 use crate::calibrate::lm::Termination;
 use crate::data::{DataError, MeasuredRun};
 use crate::model::ModelParams;
-use crate::predict::{predict, PredictOptions};
+use crate::predict::{predict, PredictError, PredictOptions};
 use crate::progress::Progress;
 use crate::spec::Catalogue;
 
@@ -256,8 +256,26 @@ struct Figures {
     latency_interval_secs: Option<(f64, f64)>,
 }
 
-fn figures(p: &PreparedRun, model: &ModelParams) -> Result<Figures, String> {
-    let r = predict(&p.scenario, model, &PredictOptions::default()).map_err(|e| e.to_string())?;
+/// The point's prediction under `model`, with its interval where the model's covariance
+/// gives one. A refit on a few points can leave a parameter so poorly determined that the
+/// interval is meaningless ([`PredictError::DegenerateInterval`]): the point prediction
+/// still stands and is returned without an interval, with `note` saying why.
+fn figures(
+    p: &PreparedRun,
+    model: &ModelParams,
+    note: &mut Option<String>,
+) -> Result<Figures, String> {
+    let r = match predict(&p.scenario, model, &PredictOptions::default()) {
+        Err(e @ PredictError::DegenerateInterval { .. }) => {
+            *note = Some(format!("{e}; its prediction is shown without an interval"));
+            let plain = PredictOptions {
+                interval: false,
+                ..PredictOptions::default()
+            };
+            predict(&p.scenario, model, &plain).map_err(|e| e.to_string())?
+        }
+        other => other.map_err(|e| e.to_string())?,
+    };
     Ok(Figures {
         iops: r.iops,
         iops_interval: r.interval.as_ref().map(|i| (i.iops_low, i.iops_high)),
@@ -343,9 +361,14 @@ pub fn refit(
         });
         let lat_measured = r.measured.latency_mean_secs;
         let predicted = |m: &ModelParams, when: &str, warnings: &mut Vec<String>| {
-            figures(p, m)
+            let mut note = None;
+            let f = figures(p, m, &mut note)
                 .map_err(|e| warnings.push(format!("run {} ({when}): {e}", r.run_id)))
-                .ok()
+                .ok();
+            if let Some(n) = note {
+                warnings.push(format!("run {} ({when}): {n}", r.run_id));
+            }
+            f
         };
         let before = predicted(base, "before", &mut warnings);
         let after = predicted(&model, "after", &mut warnings);
