@@ -73,6 +73,33 @@ fn recorded_sweeps() -> tempfile::TempDir {
     d
 }
 
+/// `validate --refit-only --format json --out DIR`: succeeds, writes the refitted model,
+/// and prints the refit report, returned parsed.
+fn refit_only_json(dir: &std::path::Path) -> serde_json::Value {
+    let out = Command::cargo_bin("cephplan")
+        .unwrap()
+        .args(["validate", "--refit-only", "--format", "json", "--out"])
+        .arg(dir)
+        .assert()
+        .success()
+        .stderr(contains("wrote the refitted model"))
+        .get_output()
+        .stdout
+        .clone();
+    serde_json::from_slice(&out).unwrap()
+}
+
+/// The refit report's `n` points, each with an IOPS prediction before and after the refit.
+fn every_point_predicted(r: &serde_json::Value, n: usize) -> &Vec<serde_json::Value> {
+    let points = r["points"].as_array().unwrap();
+    assert_eq!(points.len(), n);
+    for p in points {
+        assert!(p["iops_before"]["predicted"].as_f64().unwrap() > 0.0, "{p}");
+        assert!(p["iops_after"]["predicted"].as_f64().unwrap() > 0.0, "{p}");
+    }
+    points
+}
+
 /// A two-point randread "sweep" made from the recorded one (its first and last rows at
 /// iodepth 1 and 8, 217 and 3,610 IOPS, latency by Little's law): a refit on it leaves a
 /// parameter so poorly determined that the refitted model's interval for the deeper point
@@ -113,22 +140,8 @@ fn a_refit_whose_interval_is_meaningless_still_predicts_every_point() {
     }
     let body = String::from_utf8(wr.into_inner().unwrap()).unwrap();
     std::fs::write(&file, format!("{comment}\n{body}")).unwrap();
-    let out = Command::cargo_bin("cephplan")
-        .unwrap()
-        .args(["validate", "--refit-only", "--format", "json", "--out"])
-        .arg(d.path())
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let r: serde_json::Value = serde_json::from_slice(&out).unwrap();
-    let points = r["points"].as_array().unwrap();
-    assert_eq!(points.len(), 2);
-    for p in points {
-        assert!(p["iops_before"]["predicted"].as_f64().unwrap() > 0.0, "{p}");
-        assert!(p["iops_after"]["predicted"].as_f64().unwrap() > 0.0, "{p}");
-    }
+    let r = refit_only_json(d.path());
+    let points = every_point_predicted(&r, 2);
     // The deeper point's refitted prediction comes without an interval, and the report
     // says why.
     assert!(
@@ -149,24 +162,9 @@ fn a_refit_whose_interval_is_meaningless_still_predicts_every_point() {
 #[test]
 fn validate_refit_only_refits_a_recorded_sweep_directory() {
     let d = recorded_sweeps();
-    let out = Command::cargo_bin("cephplan")
-        .unwrap()
-        .args(["validate", "--refit-only", "--format", "json", "--out"])
-        .arg(d.path())
-        .assert()
-        .success()
-        .stderr(contains("wrote the refitted model"))
-        .get_output()
-        .stdout
-        .clone();
-    let r: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    let r = refit_only_json(d.path());
     // Both sweeps' datasets: 4 randwrite + 3 randread points (the fixture's README).
-    let points = r["points"].as_array().unwrap();
-    assert_eq!(points.len(), 7);
-    for p in points {
-        assert!(p["iops_before"]["predicted"].as_f64().unwrap() > 0.0, "{p}");
-        assert!(p["iops_after"]["predicted"].as_f64().unwrap() > 0.0, "{p}");
-    }
+    every_point_predicted(&r, 7);
     let (before, after) = (
         r["iops_mape_before_percent"].as_f64().unwrap(),
         r["iops_mape_after_percent"].as_f64().unwrap(),
