@@ -565,9 +565,9 @@ pub fn default_fit_names(base: &ModelParams, runs: &[PreparedRun]) -> Vec<String
             n.insert(name.to_string());
         }
     }
-    // The disks' reordering share `hdd_reorder_share` stays at its derived value (the seek's
-    // share of a 7200 rpm disk's access) in corpus fits; a user's own disks rated at one
-    // I/O, with runs that queue at them, fit it.
+    // The disks' reordering share `hdd_reorder_share` stays at its prior (between the seek's
+    // share of a 7200 rpm disk's access and its whole positioning) in corpus fits; a user's
+    // own disks rated at one I/O, with runs that queue at them, fit it.
     let rated_at_one_io = |r: &PreparedRun| {
         let d = &r.scenario.data.drive;
         d.kind == crate::spec::DriveKind::Hdd && d.iops_queue_depth == Some(1)

@@ -401,30 +401,39 @@
 //! *latency* is off the client's path; its queueing at the device stays on it (an MVA
 //! queue whose work is on no path would not bound the throughput).
 //!
-//! **Disk reordering** (`hdd_reorder_share` = `ρ`, session 28). A hard disk serves a
-//! queue faster than one I/O at a time: SATA native command queueing (32 tags) and SAS
-//! tagged queueing let the drive take the request its heads reach first, and BlueStore
-//! applies a disk's deferred small writes in batches sorted by offset
-//! (`bluestore_deferred_batch_ops_hdd`). A disk's IOPS figure derived from one I/O's seek
-//! and rotation (the drive's `iops_queue_depth = 1`) is its rate at depth 1 only, so the
-//! data device of such a disk pays the share `ρ` of every op's positioning time (the
-//! `overhead` above; the commit ops' part, which the group commit already shares, left
-//! out) once per group of the `q` ops queued at the disk, at most [`HDD_QUEUE_SLOTS`]:
-//! the second term of the station's [`crate::qn::Batching`] (`coalesce_share` = `ρ` ×
-//! that positioning's share of the station's demand, `coalesce_jobs_per_member` = 1).
-//! `ρ` = 0.67 is the seek's share of a 7200 rpm disk's access (8.5 ms of 8.5 + 4.17 ms),
-//! not fitted in corpus fits (a user's own disks fit it: croit's 21 runs alone give
-//! 0.49 ± 0.09); a datasheet rate (no `iops_queue_depth`: croit's MACH.2, every flash
-//! drive) is the drive's rate at every depth; `predict` names the estimate and its gain
-//! where the disks bound the cluster. What it explains: the E5 node's 4
-//! Constellation.2 disks rated 78 write IOPS at depth 1 serve 236 writes per second each
-//! at 64 in flight (ceph.io 2021 mClock study; the held-out model made 0.32× the client
-//! IOPS, 0.87× with it), croit's MG06 pool's writes 13.5× from 1 to 256 in flight (224
-//! replica writes per disk per second against the disks' one-I/O rate of 80; its random
-//! reads at depth, which a cache served in part, are not in the corpus since session 30:
-//! `calibration-data/other-paths/`). It lowered the
+//! **Disk reordering** (`hdd_reorder_share` = `ρ`, session 28; its square-root law, session
+//! 38). A hard disk serves a queue faster than one I/O at a time: SATA native command
+//! queueing (32 tags) and SAS tagged queueing let the drive take the request its heads
+//! reach first, and BlueStore applies a disk's deferred small writes in batches sorted by
+//! offset (`bluestore_deferred_batch_ops_hdd`). A disk's IOPS figure derived from one I/O's
+//! seek and rotation (the drive's `iops_queue_depth = 1`) is its rate at depth 1 only, so
+//! the share `ρ` of every data-device op's positioning time (the `overhead` above; the
+//! commit ops' part, which the group commit already shares, left out) shrinks with the `q`
+//! ops queued at the disk, at most [`HDD_QUEUE_SLOTS`], as `ρ / √q`: the nearest of `q`
+//! requests spread over the platter is about `1/(2q)` of the stroke away, and a short seek
+//! takes a time proportional to the square root of its distance (Ruemmler and Wilkes, "An
+//! introduction to disk drive modeling", 1994; [`HDD_SEEK_EXPONENT`]). It is the second
+//! term of the station's [`crate::qn::Batching`] (`coalesce_share` = `ρ` × that
+//! positioning's share of the station's demand, `coalesce_jobs_per_member` = 1,
+//! `coalesce_exponent` = ½). `ρ` = 0.8 lies between the seek's share of a 7200 rpm disk's
+//! access (0.67: 8.5 ms of 8.5 + 4.17 ms) and all of its positioning less the head's settle
+//! (~0.92: rotational position ordering shortens the rotational wait too), set by a
+//! leave-one-system-out scan (`models/prior.toml`), not fitted in corpus fits; a datasheet
+//! rate (no `iops_queue_depth`: croit's MACH.2, every flash drive) is the drive's rate at
+//! every depth; `predict` names the estimate and its gain where the disks bound the
+//! cluster. What it explains: the E5 node's 4 Constellation.2 disks rated 78 write IOPS at
+//! depth 1 serve 236 writes per second each at 64 in flight (ceph.io 2021 mClock study;
+//! the held-out model made 0.32× the client IOPS without reordering, 0.90× with it),
+//! croit's MG06 pool's writes 13.5× from 1 to 256 in flight (224 replica writes per disk
+//! per second against the disks' one-I/O rate of 80; its random reads at depth, which a
+//! cache served in part, are not in the corpus since session 30:
+//! `calibration-data/other-paths/`), about as the square root of the depth from 2 to 128
+//! in flight. Paid once per group of `q` instead (`ρ / q`, sessions 28-37, `ρ` = 0.67) the
+//! disks sped up too fast at a few ops queued and flattened from 32 on: croit's MG06 writes
+//! held out were +50 to +83 % at 4-16 in flight. The reordering lowered the
 //! leave-one-system-out IOPS MAPE 27.63 → 25.94 % (median 17.73 → 16.00 %, mean latency
-//! 33.10 → 28.48 %; ρ = 0.5 / 0.6 / 0.75 / 0.8 / 0.9: 26.63 / 26.28 / 26.07 / 26.99 / 30.87 %).
+//! 33.10 → 28.48 %); the square root 23.98 → 23.69 % (median 13.74 → 13.59 %, mean latency
+//! 25.55 → 25.45 %; croit 37.3 → 34.7 %, the E5 node 11.9 → 11.3 %).
 //!
 //! **Allocation-ordered writes** (session 29, no parameter of its own). A write at or above
 //! `bluestore_prefer_deferred_size_hdd` (64 KiB) is not deferred: BlueStore writes it to
@@ -434,7 +443,8 @@
 //! queued at a hard disk are adjacent on the platter and one positioning (seek *and*
 //! rotation, not only the seek share `ρ`) serves the group: the data device's direct-write
 //! positioning joins the second term of its [`crate::qn::Batching`] at a share of 1, over
-//! the ops queued at the disk up to [`HDD_QUEUE_SLOTS`], on any hard disk (a datasheet rate
+//! the ops queued at the disk up to [`HDD_QUEUE_SLOTS`] (once per group: exponent 1, where a
+//! reordered seek's is ½; a mix of the two takes their blend by share), on any hard disk (a datasheet rate
 //! is a random-access rate) in a model that has the disks' queueing (`hdd_reorder_share`).
 //! Without a WAL/DB device the RocksDB commits interleave on the same disk and the writes
 //! keep their positioning, and so do two OSDs on one disk (two allocators' regions);
@@ -724,6 +734,13 @@ fn device_delay_secs(d: &DriveEntry, write: bool, iops_override: Option<f64>) ->
 /// (Serial ATA revision 2.6, "Native Command Queuing"; SAS disks take more, the kernel's
 /// scheduler sorts further, both left out).
 const HDD_QUEUE_SLOTS: f64 = 32.0;
+
+/// How a hard disk's reordered seek shrinks with the `q` commands it may choose from:
+/// as `q^(−½)` (see the module doc, "Disk reordering"): the nearest of `q` requests spread
+/// uniformly over the platter is `1/(q + 1)` of the stroke away, and a short seek takes a
+/// time proportional to the square root of its distance (C. Ruemmler and J. Wilkes, "An
+/// introduction to disk drive modeling", IEEE Computer 27(3), 1994, the seek-time curve).
+const HDD_SEEK_EXPONENT: f64 = 0.5;
 
 /// The most of a data device's demand (beside its group commit's share) that its queued
 /// ops share: a batching's shares must stay below the whole demand
@@ -1304,9 +1321,10 @@ impl<'a> Plan<'a> {
 
     /// A hard disk's command queueing (see the module doc, "Disk reordering"): the share
     /// `hdd_reorder` of the positioning time of the data-device ops not already group
-    /// committed is paid once per group of the ops queued at the disk (`b₂ = q`, at most
-    /// [`HDD_QUEUE_SLOTS`]), added to the device's group commit `commit` as the second
-    /// batching term. `commit` unchanged where the data device does not reorder.
+    /// committed shrinks as `b₂^(−½)` with the ops queued at the disk (`b₂ = q`, at most
+    /// [`HDD_QUEUE_SLOTS`]), and allocation-ordered writes' positioning as `1/b₂`, added to
+    /// the device's group commit `commit` as the second batching term. `commit` unchanged
+    /// where the data device does not reorder.
     fn reorder_batching(
         &self,
         d: &Demands,
@@ -1321,7 +1339,8 @@ impl<'a> Plan<'a> {
         let positioning = pr * d.read_data_op_secs
             + (1.0 - pr) * (d.write_data_op_secs - d.write_commit_data_secs)
             - in_order;
-        let shared = self.hdd_reorder * positioning.max(0.0) + in_order;
+        let reordered = self.hdd_reorder * positioning.max(0.0);
+        let shared = reordered + in_order;
         if total <= 0.0 || shared <= 0.0 {
             return commit;
         }
@@ -1331,6 +1350,9 @@ impl<'a> Plan<'a> {
         b.coalesce_share = (shared / total).min(MAX_SHARED_DEMAND * (1.0 - b.share));
         b.coalesce_jobs_per_member = 1.0;
         b.coalesce_max = HDD_QUEUE_SLOTS;
+        // Adjacent writes share one positioning (exponent 1); a reordered seek shrinks as
+        // the square root of the queue (exponent ½); a mix takes their blend by share.
+        b.coalesce_exponent = (in_order + HDD_SEEK_EXPONENT * reordered) / shared;
         Some(b)
     }
 

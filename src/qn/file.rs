@@ -17,7 +17,8 @@
 //! demand = { read = "2ms", write = 0.003 }   # per class, all copies together; missing → 0
 //! path_demand = { write = "1ms" }            # optional: critical-path part (forks)
 //! batching = { share = 0.4, jobs_per_member = 8, max_batch = 32 }  # optional (queues);
-//!   # a second term: coalesce_share = 0.3, coalesce_jobs_per_member = 16, coalesce_max = 64
+//!   # a second term: coalesce_share = 0.3, coalesce_jobs_per_member = 16, coalesce_max = 64,
+//!   # and optionally coalesce_exponent = 0.5 (its share paid as s₂ / b₂^α; default 1)
 //! ```
 //!
 //! Every error names the file, the line and column, the field and the fix. Not here: the
@@ -546,6 +547,22 @@ demand = { read = "100us" }
         let e = err(&two.replace("coalesce_share = 0.3", "coalesce_share = 0.7"));
         assert!(
             e.starts_with("net.toml:12:") && e.contains("coalesce_share") && e.contains("< 1"),
+            "{e}"
+        );
+        // Its exponent: 1 unless given; ½ read, and refused outside (0, 1].
+        assert_eq!(b2.coalesce_exponent, 1.0);
+        let half = two.replace(
+            "coalesce_max = 64 }",
+            "coalesce_max = 64, coalesce_exponent = 0.5 }",
+        );
+        let bh = parse_network(&half, "net.toml").unwrap().stations[0]
+            .batching
+            .unwrap();
+        // q = 32: 1 − 0.4·(1 − 1/4) − 0.3·(1 − 2^(−½)) = 0.7 − 0.3 + 0.3/√2.
+        assert!((bh.demand_factor(32.0) - (0.4 + 0.3 / 2f64.sqrt())).abs() < 1e-15);
+        let e = err(&half.replace("coalesce_exponent = 0.5", "coalesce_exponent = 2"));
+        assert!(
+            e.starts_with("net.toml:12:") && e.contains("coalesce_exponent") && e.contains("≤ 1"),
             "{e}"
         );
         let e = err(&GOOD.replace(

@@ -50,7 +50,9 @@
 //!   A batching may have a second, independent term (`coalesce_share`,
 //!   `coalesce_jobs_per_member`, `coalesce_max`: a share paid once per group of
 //!   `clamp(q/g₂, 1, B₂)` jobs, messages read together from one connection): the demand
-//!   factor is then `1 − s − s₂ + s/b(q) + s₂/b₂(q)`, both terms seeing the same queue.
+//!   factor is then `1 − s − s₂ + s/b(q) + s₂/b₂(q)^α`, both terms seeing the same queue,
+//!   with `α` = `coalesce_exponent` (1 by default: once per group; ½ for a hard disk's seek,
+//!   which shrinks as the square root of the commands it may choose from).
 
 use serde::{Deserialize, Serialize};
 
@@ -123,6 +125,11 @@ pub struct Batching {
     /// Largest group `B₂` of the second term (≥ 1).
     #[serde(default = "one", skip_serializing_if = "is_one")]
     pub coalesce_max: f64,
+    /// Exponent `α` of the second term's saving, 0 < α ≤ 1: the share `s₂` is paid as
+    /// `s₂ / b₂^α` (1: once per group; ½: a hard disk's seek over the `b₂` ops it may pick
+    /// from, see `qn::ceph`, "Disk reordering").
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub coalesce_exponent: f64,
 }
 
 fn one() -> f64 {
@@ -145,6 +152,7 @@ impl Batching {
             coalesce_share: 0.0,
             coalesce_jobs_per_member: 1.0,
             coalesce_max: 1.0,
+            coalesce_exponent: 1.0,
         }
     }
 
@@ -158,29 +166,31 @@ impl Batching {
         (jobs / self.coalesce_jobs_per_member).clamp(1.0, self.coalesce_max)
     }
 
-    /// Demand factor `1 − s − s₂ + s/b(q) + s₂/b₂(q)` (1 at batch size 1) with `q` jobs
-    /// at a copy.
+    /// Demand factor `1 − s − s₂ + s/b(q) + s₂/b₂(q)^α` (1 at batch size 1) with `q`
+    /// jobs at a copy.
     pub fn demand_factor(&self, jobs: f64) -> f64 {
         // Written as savings so that a batch of 1 gives exactly 1.
         1.0 - self.share * (1.0 - 1.0 / self.batch_size(jobs))
-            - self.coalesce_share * (1.0 - 1.0 / self.coalesce_size(jobs))
+            - self.coalesce_share * (1.0 - self.coalesce_size(jobs).powf(-self.coalesce_exponent))
     }
 
     /// Its derivative with respect to `q` (0 where both sizes are clamped).
     pub fn demand_factor_slope(&self, jobs: f64) -> f64 {
-        let term = |share: f64, g: f64, max: f64| {
+        // d/dq of s·(q/g)^(−α) is −α·s·b^(−α−1)/g.
+        let term = |share: f64, g: f64, max: f64, alpha: f64| {
             let b = jobs / g;
             if share == 0.0 || b <= 1.0 || b >= max {
                 0.0
             } else {
-                -share / (b * b * g)
+                -alpha * share * b.powf(-alpha - 1.0) / g
             }
         };
-        term(self.share, self.jobs_per_member, self.max_batch)
+        term(self.share, self.jobs_per_member, self.max_batch, 1.0)
             + term(
                 self.coalesce_share,
                 self.coalesce_jobs_per_member,
                 self.coalesce_max,
+                self.coalesce_exponent,
             )
     }
 
@@ -268,13 +278,20 @@ impl Batching {
                 "it must be finite and ≥ 1",
             );
         }
+        if !(self.coalesce_exponent > 0.0 && self.coalesce_exponent <= 1.0) {
+            return bad(
+                "coalesce_exponent",
+                self.coalesce_exponent,
+                "it must be > 0 and ≤ 1",
+            );
+        }
         Ok(())
     }
 
-    /// Smallest demand factor, at the largest batches: `1 − s − s₂ + s/B + s₂/B₂`.
+    /// Smallest demand factor, at the largest batches: `1 − s − s₂ + s/B + s₂/B₂^α`.
     pub fn min_demand_factor(&self) -> f64 {
         1.0 - self.share * (1.0 - 1.0 / self.max_batch)
-            - self.coalesce_share * (1.0 - 1.0 / self.coalesce_max)
+            - self.coalesce_share * (1.0 - self.coalesce_max.powf(-self.coalesce_exponent))
     }
 }
 
@@ -572,5 +589,42 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("coalesce_max") && e.contains("≥ 1"), "{e}");
+        for exponent in [0.0, 1.5, f64::NAN] {
+            let e = Batching {
+                coalesce_exponent: exponent,
+                ..two_terms()
+            }
+            .validate("disk", StationKind::Queue)
+            .unwrap_err()
+            .to_string();
+            assert!(e.contains("coalesce_exponent") && e.contains("≤ 1"), "{e}");
+        }
+    }
+
+    #[test]
+    fn a_second_term_with_an_exponent_saves_as_that_power_of_its_group() {
+        // By hand, α = ½: at q = 40, b = 40/4 = 10 → clamped to 8, b₂ = 40/10 = 4, so
+        // f = 1 − 0.3·(1 − 1/8) − 0.4·(1 − 4^(−½)) = 1 − 0.2625 − 0.2 = 0.5375; the slope
+        // is the second term's alone (the first is clamped): −½·0.4·4^(−3/2)/10 = −0.0025.
+        // From q = 640 on both are clamped: 1 − 0.2625 − 0.4·(1 − 1/8) = 0.3875.
+        let b = Batching {
+            coalesce_exponent: 0.5,
+            ..two_terms()
+        };
+        assert_relative_eq!(b.demand_factor(40.0), 0.5375, epsilon = 1e-12);
+        assert_relative_eq!(b.demand_factor_slope(40.0), -0.0025, epsilon = 1e-12);
+        assert_relative_eq!(b.min_demand_factor(), 0.3875, epsilon = 1e-12);
+        assert_relative_eq!(b.demand_factor(1e4), 0.3875, epsilon = 1e-12);
+        assert_eq!(b.demand_factor(1.0), 1.0);
+        // The slope is the factor's derivative wherever neither term is clamped.
+        for q in [12.0, 20.0, 28.0, 300.0] {
+            let h = 1e-6;
+            let numeric = (b.demand_factor(q + h) - b.demand_factor(q - h)) / (2.0 * h);
+            assert_relative_eq!(b.demand_factor_slope(q), numeric, epsilon = 1e-8);
+        }
+        // It saves less than once per group (α = 1) at every group size above one.
+        for q in [20.0, 40.0, 100.0, 640.0] {
+            assert!(b.demand_factor(q) > two_terms().demand_factor(q), "{q}");
+        }
     }
 }

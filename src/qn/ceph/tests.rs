@@ -1759,11 +1759,17 @@ fn osds_beyond_what_the_cores_run_take_turns_and_keep_their_coalescing_groups() 
 }
 
 /// A data device's batching with no group commit and a second term over the ops queued at
-/// the disk (one job per member, SATA's 32 tags): its share, and its demand factors at 1,
-/// 8 and from 32 queued.
-fn assert_disk_groups(b: crate::qn::Batching, share: f64, at_8: f64, from_32: f64) {
+/// the disk (one job per member, SATA's 32 tags): its share and exponent, and its demand
+/// factors at 1, 8 and from 32 queued.
+fn assert_disk_groups(
+    b: crate::qn::Batching,
+    (share, exponent): (f64, f64),
+    at_8: f64,
+    from_32: f64,
+) {
     assert_eq!(b.share, 0.0, "{b:?}");
     assert_relative_eq!(b.coalesce_share, share, epsilon = 1e-9);
+    assert_relative_eq!(b.coalesce_exponent, exponent, epsilon = 1e-12);
     assert_eq!(b.coalesce_jobs_per_member, 1.0);
     assert_eq!(b.coalesce_max, 32.0);
     assert_eq!(
@@ -1784,7 +1790,7 @@ fn direct_writes_on_disks_with_a_metadata_device_land_in_allocation_order() {
     // (65,536 / 2e8): 12.8072 ms. Fresh extents are handed out in order, so the writes
     // queued at a disk are adjacent and one positioning serves the group: the share
     // 12.47952 / 12.8072 = 0.974414392 of the disk's demand is paid once per group of the
-    // jobs queued there, at most 32; with 8 jobs the demand factor is 1 − 0.974414392 × 7/8
+    // jobs queued there (exponent 1, not a reordered seek's ½), at most 32; with 8 jobs the demand factor is 1 − 0.974414392 × 7/8
     // = 0.147387407, from 32 on 1 − 0.974414392 × 31/32 = 0.056036058 (17.8× at one).
     const DISK: &str = r#"{ kind = "hdd", capacity = "8T", read_4k_iops = 80, write_4k_iops = 80, read_bytes_per_sec = 200000000, write_bytes_per_sec = 200000000, read_latency = "12.5ms", write_latency = "12.5ms" }"#;
     const OPTANE: &str = "[cluster.node.wal_device]\ncount = 1\nmodel = { kind = \"optane\", capacity = \"375G\", read_4k_iops = 500000, write_4k_iops = 500000, read_bytes_per_sec = 4000000000, write_bytes_per_sec = 4000000000, read_latency = \"10us\", write_latency = \"10us\" }\n[cluster.node.network]";
@@ -1815,7 +1821,7 @@ fn direct_writes_on_disks_with_a_metadata_device_land_in_allocation_order() {
     let b = station(&net, "data_device")
         .batching
         .expect("allocation-ordered writes");
-    assert_disk_groups(b, 0.974414392, 0.147387407, 0.056036058);
+    assert_disk_groups(b, (0.974414392, 1.0), 0.147387407, 0.056036058);
     let note = net.reorder_note.as_deref().expect("a note on the order");
     assert!(
         note.contains("the direct writes land in allocation order")
@@ -1824,7 +1830,8 @@ fn direct_writes_on_disks_with_a_metadata_device_land_in_allocation_order() {
         "{note}"
     );
     // A disk rated at one I/O as well: the direct writes keep all of their positioning
-    // shared (they are the disk's only ops), the note names both.
+    // shared once per group (they are the disk's only ops: no seek to reorder beside them),
+    // the note names both.
     let one_io = DISK.replace(" }", ", iops_queue_depth = 1 }");
     let both = tiny(|t| {
         t.replace(nvme, &one_io)
@@ -1834,8 +1841,9 @@ fn direct_writes_on_disks_with_a_metadata_device_land_in_allocation_order() {
     let net = build(&both, &p).unwrap();
     let b = station(&net, "data_device").batching.unwrap();
     assert_relative_eq!(b.coalesce_share, 0.974414392, epsilon = 1e-9);
+    assert_eq!(b.coalesce_exponent, 1.0);
     assert!(net.reorder_note.unwrap().contains(
-        "command queueing (hdd_reorder_share 0.67), and the direct writes land in allocation order"
+        "command queueing (hdd_reorder_share 0.80), and the direct writes land in allocation order"
     ));
     // Not in allocation order: deferred writes (16 KiB, through the WAL then in place),
     // reads, a disk whose WAL shares it (the metadata commits interleave), two OSDs on one
@@ -1909,18 +1917,18 @@ fn iops_never_fall_with_depth(p: &ModelParams, edit: impl Fn(String) -> String) 
 fn disks_rated_at_one_io_reorder_their_queue_and_keep_their_rate_otherwise() {
     // TINY reads on a 7200 rpm-class disk rated from one I/O's latency: 80 IOPS, 200 MB/s,
     // `iops_queue_depth = 1`. One 4 KiB read is 1/80 s = 12.5 ms at the disk, of which the
-    // transfer is 4096 / 2e8 = 20.48 µs and the positioning 12.47952 ms. Reordering shares
-    // 0.67 of the positioning once per group of the jobs queued at the disk: share 0.67 ×
-    // 12.47952 / 12.5 = 0.668902272; with 8 jobs at a disk 1 − 0.668902272 × (1 − 1/8) =
-    // 0.414710512; from 32 jobs (SATA's 32 command tags) on 1 − 0.668902272 × 31/32 =
-    // 0.352000924.
+    // transfer is 4096 / 2e8 = 20.48 µs and the positioning 12.47952 ms. Reordering makes
+    // the share 0.8 of the positioning shrink as the square root of the jobs queued at the
+    // disk: share 0.8 × 12.47952 / 12.5 = 0.79868928; with 8 jobs at a disk 1 − 0.79868928
+    // × (1 − 8^(−½)) = 0.483690023; from 32 jobs (SATA's 32 command tags) on 1 −
+    // 0.79868928 × (1 − 32^(−½)) = 0.342500371.
     const DISK: &str = r#"{ kind = "hdd", capacity = "8T", read_4k_iops = 80, write_4k_iops = 80, read_bytes_per_sec = 200000000, write_bytes_per_sec = 200000000, read_latency = "12.5ms", write_latency = "12.5ms", iops_queue_depth = 1 }"#;
     let nvme = r#"{ kind = "nvme", capacity = "1T", read_4k_iops = 100000, write_4k_iops = 50000, read_bytes_per_sec = 1000000000, write_bytes_per_sec = 1000000000, read_latency = "100us", write_latency = "20us" }"#;
     let disk =
         |pattern: &str, drive: &str| tiny(|t| t.replace(nvme, drive).replace("randwrite", pattern));
     let mut p = params();
     with_prior(&mut p, names::HDD_REORDER_SHARE);
-    assert_eq!(p.get(names::HDD_REORDER_SHARE), Some(0.67));
+    assert_eq!(p.get(names::HDD_REORDER_SHARE), Some(0.8));
     let reads = build(&disk("randread", DISK), &p).unwrap();
     assert_relative_eq!(
         at(&reads, &reads.read, "data_device").secs,
@@ -1931,13 +1939,13 @@ fn disks_rated_at_one_io_reorder_their_queue_and_keep_their_rate_otherwise() {
     let b = station(&reads, "data_device")
         .batching
         .expect("the disk reorders");
-    assert_disk_groups(b, 0.668902272, 0.414710512, 0.352000924);
-    // `predict` names the gain where the disks bound: 1 / 0.352 = 2.8×.
+    assert_disk_groups(b, (0.79868928, 0.5), 0.483690023, 0.342500371);
+    // `predict` names the gain where the disks bound: 1 / 0.3425 = 2.9×.
     let note = reads
         .reorder_note
         .as_deref()
         .expect("a note on the reordering");
-    assert!(note.contains("ops 2.8x faster than at one I/O"), "{note}");
+    assert!(note.contains("ops 2.9x faster than at one I/O"), "{note}");
 
     // A disk whose figure is a datasheet rate (no `iops_queue_depth`), a flash drive
     // flagged at depth 1, or a model without the parameter: no reordering.
@@ -1952,7 +1960,7 @@ fn disks_rated_at_one_io_reorder_their_queue_and_keep_their_rate_otherwise() {
     assert_eq!(station(&none, "data_device").batching, None);
 
     // Writes: the group commit's share stays as without reordering, and reordering takes
-    // 0.67 of what positioning the commit does not already share, so the two shares never
+    // 0.8 of what positioning the commit does not already share, so the two shares never
     // reach the whole demand.
     let mut pb = batched_params();
     with_prior(&mut pb, names::HDD_REORDER_SHARE);
@@ -1974,7 +1982,8 @@ fn disks_rated_at_one_io_reorder_their_queue_and_keep_their_rate_otherwise() {
         w.coalesce_share > 0.0 && w.share + w.coalesce_share < 1.0,
         "{w:?}"
     );
-    assert!(w.coalesce_share <= 0.67 * (1.0 - w.share) + 1e-12, "{w:?}");
+    assert!(w.coalesce_share <= 0.8 * (1.0 - w.share) + 1e-12, "{w:?}");
+    assert_eq!(w.coalesce_exponent, 0.5);
 
     // More load never fewer IOPS on the reordering disk.
     iops_never_fall_with_depth(&p, |t| {
