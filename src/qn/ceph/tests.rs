@@ -1845,6 +1845,24 @@ fn direct_writes_on_disks_with_a_metadata_device_land_in_allocation_order() {
     assert!(net.reorder_note.unwrap().contains(
         "command queueing (hdd_reorder_share 0.80), and the direct writes land in allocation order"
     ));
+    // A 70/30 mix of 64 KiB random reads and writes on that disk: the reads' seeks reorder
+    // (share 0.8 of 0.7 × 12.47952 ms, exponent ½), the writes' three copies land in
+    // allocation order (0.3 × 3 × 12.47952 ms, exponent 1); the second term takes their
+    // blend by share, (0.9 + ½ · 0.56) / (0.9 + 0.56) = 0.808219178.
+    let mix = tiny(|t| {
+        t.replace(nvme, &one_io)
+            .replace("block_size = \"4k\"", "block_size = \"64k\"")
+            .replace(
+                "pattern = \"randwrite\"",
+                "pattern = \"randrw\"\nread_percent = 70",
+            )
+            .replace("[cluster.node.network]", OPTANE)
+    });
+    assert_eq!(mix.read_fraction, 0.7);
+    let b = station(&build(&mix, &p).unwrap(), "data_device")
+        .batching
+        .unwrap();
+    assert_relative_eq!(b.coalesce_exponent, 0.808219178, epsilon = 1e-9);
     // Not in allocation order: deferred writes (16 KiB, through the WAL then in place),
     // reads, a disk whose WAL shares it (the metadata commits interleave), two OSDs on one
     // disk (two allocators' regions), a model without the disks' queueing.
