@@ -171,7 +171,17 @@ impl Batching {
     pub fn demand_factor(&self, jobs: f64) -> f64 {
         // Written as savings so that a batch of 1 gives exactly 1.
         1.0 - self.share * (1.0 - 1.0 / self.batch_size(jobs))
-            - self.coalesce_share * (1.0 - self.coalesce_size(jobs).powf(-self.coalesce_exponent))
+            - self.coalesce_share * (1.0 - self.coalesce_paid_share(self.coalesce_size(jobs)))
+    }
+
+    /// `b₂^(−α)`: the share of the second term a job pays in a group of `b₂` (a plain
+    /// division for α = 1, the solvers' inner loop).
+    fn coalesce_paid_share(&self, group: f64) -> f64 {
+        if self.coalesce_exponent == 1.0 {
+            1.0 / group
+        } else {
+            group.powf(-self.coalesce_exponent)
+        }
     }
 
     /// Its derivative with respect to `q` (0 where both sizes are clamped).
@@ -291,7 +301,7 @@ impl Batching {
     /// Smallest demand factor, at the largest batches: `1 − s − s₂ + s/B + s₂/B₂^α`.
     pub fn min_demand_factor(&self) -> f64 {
         1.0 - self.share * (1.0 - 1.0 / self.max_batch)
-            - self.coalesce_share * (1.0 - self.coalesce_max.powf(-self.coalesce_exponent))
+            - self.coalesce_share * (1.0 - self.coalesce_paid_share(self.coalesce_max))
     }
 }
 
