@@ -352,8 +352,11 @@
 //! went 43.6 → 43.7 % systems equal, 46.0 → 42.9 % runs equal, the scale series 40.0 →
 //! 37.7 % and the mean-latency MAPE 61.5 → 60.4 %). A write that covers whole stripes, or appends
 //! (sequential `write` to fresh objects), writes `k + m` chunks of `stripes·su`; a
-//! partial-stripe write first reads the `k` data chunks of its stripes (read-modify-write),
-//! then writes all `k + m`; with `allow_ec_optimizations` (FastEC, Tentacle) it reads and
+//! partial-stripe write first reads the `k` data chunks of its partial stripes, the head's
+//! and the tail's (read-modify-write; `ECTransaction::get_write_plan` reads those two and
+//! no stripe between them, so `min(stripes, 2)·su` a chunk: session 38, until then every
+//! stripe it covers, which changed the leave-one-system-out IOPS MAPE 23.69 → 23.68 %, runs
+//! weighted 28.21 → 28.18 %, mean latency 25.45 → 25.44 %), then writes all `k + m`; with `allow_ec_optimizations` (FastEC, Tentacle) it reads and
 //! writes only the `t` touched data chunks and the `m` parity chunks. Every chunk written
 //! is one OSD write op and its device writes (deferred or direct by its size, below), and
 //! a partial-stripe write, which overwrites shards in place, adds one more object-store op
@@ -1546,10 +1549,14 @@ impl<'a> Plan<'a> {
             (Some(io), io)
         } else {
             let bytes = stripes * self.stripe_unit;
+            // Only the partial stripes at the write's two ends are read (the head's and
+            // the tail's, `ECTransaction::get_write_plan`); the whole stripes between them
+            // are written without reading.
+            let read_bytes = stripes.min(2.0) * self.stripe_unit;
             (
                 Some(EcIo {
                     shards: kf,
-                    bytes,
+                    bytes: read_bytes,
                     remote: kf - 1.0,
                 }),
                 EcIo {

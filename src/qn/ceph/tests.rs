@@ -277,6 +277,36 @@ fn erasure_write_spreads_chunks_and_small_writes_read_modify_write() {
 }
 
 #[test]
+fn a_partial_stripe_write_reads_only_its_head_and_tail_stripes() {
+    // Oracle: `ECTransaction::get_write_plan` (ceph/ceph, classic EC) adds to `to_read`
+    // the stripe holding the write's start when the start is not stripe aligned and the
+    // stripe holding its end when the end is not, nothing between them. 4+2 with 4 KiB
+    // chunks: a stripe is 16 KiB. A 40 KiB write covers 3 stripes (aligned start): it
+    // writes 6 chunks of 3 × 4 KiB and reads the 4 data chunks of 2 stripes, 8 KiB each
+    // (not 12 KiB); a 4 KiB write reads one stripe's; a whole 32 KiB reads none.
+    let plan_of = |bs: &str| {
+        let s = tiny(|t| {
+            t.replace("nodes = 3", "nodes = 6")
+                .replace("replicated = 3", "erasure = { k = 4, m = 2 }")
+                .replace("\"4k\"", bs)
+        });
+        let p = params();
+        let plan = Plan::new(&s, &p).unwrap();
+        plan.ec_write(4, 2)
+    };
+    let (rmw, write) = plan_of("\"40k\"");
+    let rmw = rmw.expect("a partial-stripe write reads");
+    assert_eq!((rmw.shards, rmw.bytes, rmw.remote), (4.0, 8192.0, 3.0));
+    assert_eq!((write.shards, write.bytes), (6.0, 12_288.0));
+    let (rmw, write) = plan_of("\"4k\"");
+    assert_eq!(rmw.map(|r| (r.shards, r.bytes)), Some((4.0, 4096.0)));
+    assert_eq!((write.shards, write.bytes), (6.0, 4096.0));
+    let (rmw, write) = plan_of("\"32k\"");
+    assert_eq!(rmw, None);
+    assert_eq!((write.shards, write.bytes), (6.0, 8192.0));
+}
+
+#[test]
 fn the_primary_pays_cpu_per_byte_for_the_data_it_forwards_and_gathers() {
     // Oracle (hand count, module doc "Forwarded bytes"): 1 cycle per byte on the tiny
     // nodes' 2 GHz cores is 0.5 ns a byte.
