@@ -531,9 +531,12 @@ demand = { read = "100us" }
             "max_batch = 32 }",
             "max_batch = 32, coalesce_share = 0.3, coalesce_jobs_per_member = 16, coalesce_max = 64 }",
         );
-        let b2 = parse_network(&two, "net.toml").unwrap().stations[0]
-            .batching
-            .unwrap();
+        let batching = |text: &str| {
+            parse_network(text, "net.toml").unwrap().stations[0]
+                .batching
+                .unwrap()
+        };
+        let b2 = batching(&two);
         assert_eq!(
             (
                 b2.coalesce_share,
@@ -555,9 +558,7 @@ demand = { read = "100us" }
             "coalesce_max = 64 }",
             "coalesce_max = 64, coalesce_exponent = 0.5 }",
         );
-        let bh = parse_network(&half, "net.toml").unwrap().stations[0]
-            .batching
-            .unwrap();
+        let bh = batching(&half);
         // q = 32: 1 − 0.4·(1 − 1/4) − 0.3·(1 − 2^(−½)) = 0.7 − 0.3 + 0.3/√2.
         assert!((bh.demand_factor(32.0) - (0.4 + 0.3 / 2f64.sqrt())).abs() < 1e-15);
         let e = err(&half.replace("coalesce_exponent = 0.5", "coalesce_exponent = 2"));
