@@ -356,8 +356,9 @@
 //! and the tail's (read-modify-write; `ECTransaction::get_write_plan` reads those two and
 //! no stripe between them, so `min(stripes, 2)·su` a chunk: session 38, until then every
 //! stripe it covers, which changed the leave-one-system-out IOPS MAPE 23.69 → 23.68 %, runs
-//! weighted 28.21 → 28.18 %, mean latency 25.45 → 25.44 %), then writes all `k + m`; with `allow_ec_optimizations` (FastEC, Tentacle) it reads and
-//! writes only the `t` touched data chunks and the `m` parity chunks. Every chunk written
+//! weighted 28.21 → 28.18 %, mean latency 25.45 → 25.44 %), then writes all `k + m`;
+//! with `allow_ec_optimizations` (FastEC, Tentacle) it reads and writes only the `t`
+//! touched data chunks and the `m` parity chunks. Every chunk written
 //! is one OSD write op and its device writes (deferred or direct by its size, below), and
 //! a partial-stripe write, which overwrites shards in place, adds one more object-store op
 //! per written shard (per-op write cost, no bytes, no batch part): the shard keeps the old
@@ -446,9 +447,10 @@
 //! queued at a hard disk are adjacent on the platter and one positioning (seek *and*
 //! rotation, not only the seek share `ρ`) serves the group: the data device's direct-write
 //! positioning joins the second term of its [`crate::qn::Batching`] at a share of 1, over
-//! the ops queued at the disk up to [`HDD_QUEUE_SLOTS`] (once per group: exponent 1, where a
-//! reordered seek's is ½; a mix of the two takes their blend by share), on any hard disk (a datasheet rate
-//! is a random-access rate) in a model that has the disks' queueing (`hdd_reorder_share`).
+//! the ops queued at the disk up to [`HDD_QUEUE_SLOTS`] (once per group: exponent 1, where
+//! a reordered seek's is ½; a mix of the two takes their blend by share), on any hard disk
+//! (a datasheet rate is a random-access rate) in a model that has the disks' queueing
+//! (`hdd_reorder_share`).
 //! Without a WAL/DB device the RocksDB commits interleave on the same disk and the writes
 //! keep their positioning, and so do two OSDs on one disk (two allocators' regions);
 //! deferred writes are applied in place and keep `ρ`. What it
@@ -740,7 +742,7 @@ const HDD_QUEUE_SLOTS: f64 = 32.0;
 
 /// How a hard disk's reordered seek shrinks with the `q` commands it may choose from:
 /// as `q^(−½)` (see the module doc, "Disk reordering"): the nearest of `q` requests spread
-/// uniformly over the platter is `1/(q + 1)` of the stroke away, and a short seek takes a
+/// uniformly over the platter is about `1/(2q)` of the stroke away, and a short seek takes a
 /// time proportional to the square root of its distance (C. Ruemmler and J. Wilkes, "An
 /// introduction to disk drive modeling", IEEE Computer 27(3), 1994, the seek-time curve).
 const HDD_SEEK_EXPONENT: f64 = 0.5;

@@ -1820,8 +1820,9 @@ fn direct_writes_on_disks_with_a_metadata_device_land_in_allocation_order() {
     // (65,536 / 2e8): 12.8072 ms. Fresh extents are handed out in order, so the writes
     // queued at a disk are adjacent and one positioning serves the group: the share
     // 12.47952 / 12.8072 = 0.974414392 of the disk's demand is paid once per group of the
-    // jobs queued there (exponent 1, not a reordered seek's ½), at most 32; with 8 jobs the demand factor is 1 − 0.974414392 × 7/8
-    // = 0.147387407, from 32 on 1 − 0.974414392 × 31/32 = 0.056036058 (17.8× at one).
+    // jobs queued there (exponent 1, not a reordered seek's ½), at most 32; with 8 jobs the
+    // demand factor is 1 − 0.974414392 × 7/8 = 0.147387407, from 32 on 1 − 0.974414392 ×
+    // 31/32 = 0.056036058 (17.8× at one).
     const DISK: &str = r#"{ kind = "hdd", capacity = "8T", read_4k_iops = 80, write_4k_iops = 80, read_bytes_per_sec = 200000000, write_bytes_per_sec = 200000000, read_latency = "12.5ms", write_latency = "12.5ms" }"#;
     const OPTANE: &str = "[cluster.node.wal_device]\ncount = 1\nmodel = { kind = \"optane\", capacity = \"375G\", read_4k_iops = 500000, write_4k_iops = 500000, read_bytes_per_sec = 4000000000, write_bytes_per_sec = 4000000000, read_latency = \"10us\", write_latency = \"10us\" }\n[cluster.node.network]";
     let nvme = r#"{ kind = "nvme", capacity = "1T", read_4k_iops = 100000, write_4k_iops = 50000, read_bytes_per_sec = 1000000000, write_bytes_per_sec = 1000000000, read_latency = "100us", write_latency = "20us" }"#;
