@@ -186,11 +186,14 @@ impl Batching {
 
     /// Its derivative with respect to `q` (0 where both sizes are clamped).
     pub fn demand_factor_slope(&self, jobs: f64) -> f64 {
-        // d/dq of s·(q/g)^(−α) is −α·s·b^(−α−1)/g.
+        // d/dq of s·(q/g)^(−α) is −α·s·b^(−α−1)/g (−s/(b²·g) for α = 1, as before the
+        // exponent existed, so the solvers' arithmetic is unchanged there).
         let term = |share: f64, g: f64, max: f64, alpha: f64| {
             let b = jobs / g;
             if share == 0.0 || b <= 1.0 || b >= max {
                 0.0
+            } else if alpha == 1.0 {
+                -share / (b * b * g)
             } else {
                 -alpha * share * b.powf(-alpha - 1.0) / g
             }
