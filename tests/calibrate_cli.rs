@@ -253,6 +253,54 @@ fn evaluate_prints_the_json_contract_over_held_out_systems() {
         }
     }
     assert_eq!(colocated_runs.len(), 6);
+    // What each fold's fit chose, and each fitted parameter's range over the folds, its
+    // extremes named by the system left out.
+    let ids: Vec<&str> = systems
+        .iter()
+        .map(|s| s["system_id"].as_str().unwrap())
+        .collect();
+    let folds = v["folds"].as_array().unwrap();
+    assert_eq!(
+        folds
+            .iter()
+            .map(|f| f["system_id"].as_str().unwrap())
+            .collect::<Vec<_>>(),
+        ids
+    );
+    for f in folds {
+        assert_eq!(f["kind"], "leave_one_system_out");
+        assert!(!f["parameters"].as_object().unwrap().is_empty(), "{f}");
+        assert!(f["converged"].is_boolean() && f["termination"].is_string());
+    }
+    let spread = v["parameter_spread"].as_array().unwrap();
+    assert!(!spread.is_empty());
+    for q in spread {
+        let x = |k: &str| q[k].as_f64().unwrap();
+        assert!(x("min") <= x("median") && x("median") <= x("max"), "{q}");
+        assert_eq!(q["folds"], 3);
+        for k in ["min_without", "max_without"] {
+            assert!(ids.contains(&q[k].as_str().unwrap()), "{q}");
+        }
+    }
+}
+
+#[test]
+fn evaluate_table_shows_how_far_each_fitted_parameter_moves_between_folds() {
+    let text = evaluate_small("table");
+    let v: serde_json::Value = serde_json::from_str(&evaluate_small("json")).unwrap();
+    let section = text
+        .split("fitted parameters over the leave-one-system-out folds")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no parameter section in:\n{text}"));
+    for q in v["parameter_spread"].as_array().unwrap() {
+        let name = q["name"].as_str().unwrap();
+        let line = section
+            .lines()
+            .find(|l| l.trim_start().starts_with(name))
+            .unwrap_or_else(|| panic!("{name} missing:\n{section}"));
+        let without = format!("(without {})", q["max_without"].as_str().unwrap());
+        assert!(line.contains(&without), "{line}");
+    }
 }
 
 #[test]

@@ -2250,6 +2250,15 @@ fn calibration_page_evaluates_the_transfer_error_as_cephplan_evaluate_does() {
     h.get_by_label_contains("inside the stated 80 % / 95 % intervals");
     h.get_by_label_contains("scale series (");
     h.get_by_label("iodepth 1");
+    // The fitted parameters' range over the folds, as `evaluate` prints it.
+    assert_eq!(shown.parameter_spread, cli.parameter_spread);
+    let q = &cli.parameter_spread[0];
+    h.get_by_label(&q.name);
+    h.get_by_label(&format!(
+        "{} (without {})",
+        cephplan::predict::format::significant(q.max),
+        q.max_without
+    ));
 }
 
 /// The evaluation saved as `evaluate --format json` writes it, then compared with itself

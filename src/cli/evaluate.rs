@@ -16,7 +16,7 @@ use cephplan::evaluate::spread::{
 use cephplan::evaluate::{
     evaluate, EvaluateOptions, EvaluationReport, SplitKind, SystemEvaluation,
 };
-use cephplan::predict::format::thousands;
+use cephplan::predict::format::{significant as sig, thousands};
 
 #[derive(Debug, Args)]
 pub struct EvaluateArgs {
@@ -26,9 +26,10 @@ pub struct EvaluateArgs {
     /// Skip the scale-series splits (faster).
     #[arg(long)]
     pub no_scale: bool,
-    /// table: per-system and overall figures; json: the whole report (a contract: keys
-    /// systems, classes, loso, scale, coverage, baselines, figures); csv: one row per
-    /// held-out figure; md: the per-system and by-kind tables as Markdown (the README's).
+    /// table: per-system and overall figures, and the fitted parameters' range over the
+    /// folds; json: the whole report (a contract: keys systems, classes, loso, scale,
+    /// coverage, baselines, figures, folds, parameter_spread); csv: one row per held-out
+    /// figure; md: the per-system and by-kind tables as Markdown (the README's).
     #[arg(long, value_enum, default_value_t = EvaluateFormat::Table)]
     pub format: EvaluateFormat,
     /// An earlier `evaluate --format json` report on the same runs: also print how each
@@ -271,6 +272,7 @@ pub fn render(r: &EvaluationReport) -> String {
             brow("USL per series", &b.usl),
         ],
     );
+    out += &parameter_table(r);
     for w in &r.warnings {
         out += &format!("warning: {w}\n");
     }
@@ -278,6 +280,59 @@ pub fn render(r: &EvaluationReport) -> String {
         out += &format!(
             "not evaluated: {} ({}): {}\n",
             n.run_id, n.system_id, n.reason
+        );
+    }
+    out
+}
+
+/// Each fitted parameter's range over the leave-one-system-out folds, with the system whose
+/// leaving out gave each extreme, and the folds whose fit did not converge.
+fn parameter_table(r: &EvaluationReport) -> String {
+    if r.parameter_spread.is_empty() {
+        return String::new();
+    }
+    let rows: Vec<Vec<String>> = r
+        .parameter_spread
+        .iter()
+        .map(|q| {
+            vec![
+                q.name.clone(),
+                q.folds.to_string(),
+                format!("{} (without {})", sig(q.min), q.min_without),
+                sig(q.median),
+                format!("{} (without {})", sig(q.max), q.max_without),
+                if q.min > 0.0 {
+                    format!("{:.2}", q.max / q.min)
+                } else {
+                    "-".into()
+                },
+            ]
+        })
+        .collect();
+    let mut out = String::from(
+        "
+fitted parameters over the leave-one-system-out folds (what holding one system out moves; a wide max/min is decided by which system is left out):
+",
+    );
+    out += &table(
+        &[
+            "parameter",
+            "folds",
+            "smallest",
+            "median",
+            "largest",
+            "max/min",
+        ],
+        &rows,
+    );
+    for f in r.folds.iter().filter(|f| !f.converged) {
+        let kind = match f.kind {
+            SplitKind::LeaveOneSystemOut => "leave-one-system-out",
+            SplitKind::Scale => "scale series",
+        };
+        out += &format!(
+            "note: the {kind} fit for {} did not converge ({}); its predictions rest on where it stopped\n",
+            f.system_id, f.termination
         );
     }
     out

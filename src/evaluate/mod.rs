@@ -24,6 +24,12 @@
 //!   both on the small-block random runs they are meant for, and a USL fit per series
 //!   where a system has one (its own leave-one-out within the series).
 //!
+//! - **What each fold fitted.** Every split's fitted parameter values ([`FoldFit`]) and,
+//!   over the leave-one-system-out folds, each parameter's smallest, median and largest
+//!   value with the system whose leaving out gave each extreme ([`parameter_spread`]): a
+//!   parameter the corpus pins down barely moves; one that swings is set by whichever
+//!   system is held out, and the held-out predictions that rest on it swing with it.
+//!
 //! Not here: the fitting itself (`calibrate`), the data format (`data`), printing (`cli`).
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -391,10 +397,45 @@ pub struct EvaluationReport {
     pub baselines: Baselines,
     /// Every held-out figure, LOSO first, in run order.
     pub figures: Vec<HeldOut>,
+    /// What each split's fit chose (LOSO first, by system; reports written before these
+    /// existed have none).
+    #[serde(default)]
+    pub folds: Vec<FoldFit>,
+    /// Each fitted parameter's range over the leave-one-system-out folds
+    /// ([`parameter_spread`]).
+    #[serde(default)]
+    pub parameter_spread: Vec<ParameterSpread>,
     pub not_modelled: Vec<NotModelled>,
     pub warnings: Vec<String>,
     /// True when cancelled: the figures cover the splits done.
     pub cancelled: bool,
+}
+
+/// The parameters one split's fit chose: what holding a system out moves.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FoldFit {
+    pub kind: SplitKind,
+    /// The held-out system (for a scale split, the system whose larger sizes it predicts).
+    pub system_id: String,
+    /// The fitted parameters' values by name; the others stay at the prior's.
+    pub parameters: BTreeMap<String, f64>,
+    /// How the minimiser stopped, and whether that counts as converged.
+    pub termination: String,
+    pub converged: bool,
+}
+
+/// One fitted parameter over the leave-one-system-out folds ([`parameter_spread`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ParameterSpread {
+    pub name: String,
+    pub folds: usize,
+    pub min: f64,
+    /// The system held out in the fold that gave `min`.
+    pub min_without: String,
+    pub median: f64,
+    pub max: f64,
+    /// The system held out in the fold that gave `max`.
+    pub max_without: String,
 }
 
 /// Options of an evaluation.
@@ -552,6 +593,8 @@ struct FoldResult {
     /// Per test run: its figures, or the error text.
     figures: Vec<Result<Vec<FoldFigure>, String>>,
     warnings: Vec<String>,
+    /// The fitted parameters' values and how the fit stopped.
+    fit: FoldFit,
 }
 
 /// Fits the prior to the split's training runs and predicts its test runs.
@@ -568,6 +611,16 @@ fn run_fold(
     let names = default_fit_names(&base, &train_owned);
     ensure_params(&mut base, prior, &names);
     let fitted = fit_model(&train, &base, &names, prior, lm, progress);
+    let fit = FoldFit {
+        kind: split.kind,
+        system_id: split.system_id.clone(),
+        parameters: names
+            .iter()
+            .filter_map(|n| fitted.model.param.get(n).map(|q| (n.clone(), q.value)))
+            .collect(),
+        termination: fitted.outcome.termination.reason.clone(),
+        converged: fitted.outcome.termination.converged,
+    };
     let model = fitted.model;
     let mut warnings = Vec::new();
     let figures = split
@@ -603,6 +656,7 @@ fn run_fold(
         split,
         figures,
         warnings,
+        fit,
     }
 }
 
@@ -749,7 +803,9 @@ pub fn evaluate(
     });
     let cancelled = folds.iter().any(Option::is_none);
     let mut figures: Vec<HeldOut> = Vec::new();
+    let mut fold_fits: Vec<FoldFit> = Vec::new();
     for fold in folds.into_iter().flatten() {
+        fold_fits.push(fold.fit);
         for w in fold.warnings {
             let w = format!("{} ({:?}): {w}", fold.split.system_id, fold.split.kind);
             if !warnings.contains(&w) {
@@ -974,6 +1030,8 @@ pub fn evaluate(
         })
         .collect();
     progress.finish();
+    fold_fits.sort_by(|a, b| (a.kind, &a.system_id).cmp(&(b.kind, &b.system_id)));
+    let parameter_spread = parameter_spread(&fold_fits);
     EvaluationReport {
         schema_version: REPORT_SCHEMA_VERSION,
         generator: format!("{} (cephplan evaluate)", crate::io::GENERATED_MARKER),
@@ -988,10 +1046,48 @@ pub fn evaluate(
             usl,
         },
         figures,
+        folds: fold_fits,
+        parameter_spread,
         not_modelled,
         warnings,
         cancelled,
     }
+}
+
+/// Over the leave-one-system-out folds, each fitted parameter's smallest, median and
+/// largest value and the system whose leaving out gave the extremes, in parameter-name
+/// order. A parameter the corpus pins down moves little from fold to fold; one that swings
+/// is decided by whichever system is held out, and so are the predictions that rest on it.
+pub fn parameter_spread(folds: &[FoldFit]) -> Vec<ParameterSpread> {
+    let mut by_name: BTreeMap<&str, Vec<(f64, &str)>> = BTreeMap::new();
+    for f in folds
+        .iter()
+        .filter(|f| f.kind == SplitKind::LeaveOneSystemOut)
+    {
+        for (name, &v) in &f.parameters {
+            by_name
+                .entry(name.as_str())
+                .or_default()
+                .push((v, f.system_id.as_str()));
+        }
+    }
+    by_name
+        .into_iter()
+        .map(|(name, mut v)| {
+            v.sort_by(|a, b| a.0.total_cmp(&b.0).then_with(|| a.1.cmp(b.1)));
+            let values: Vec<f64> = v.iter().map(|x| x.0).collect();
+            let (lo, hi) = (v[0], v[v.len() - 1]);
+            ParameterSpread {
+                name: name.to_string(),
+                folds: v.len(),
+                min: lo.0,
+                min_without: lo.1.to_string(),
+                median: median(&values).expect("one fold at least"),
+                max: hi.0,
+                max_without: hi.1.to_string(),
+            }
+        })
+        .collect()
 }
 
 /// The model's transfer error as a model file carries it: the leave-one-system-out

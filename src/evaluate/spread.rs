@@ -583,6 +583,8 @@ mod tests {
             coverage: Default::default(),
             baselines: Default::default(),
             figures,
+            folds: Vec::new(),
+            parameter_spread: Vec::new(),
             not_modelled: Vec::new(),
             warnings: Vec::new(),
             cancelled: false,

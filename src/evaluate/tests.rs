@@ -477,3 +477,129 @@ fn iodepth1_runs_get_their_own_discrepancy_and_their_intervals_cover() {
         .collect();
     assert!(s0.windows(2).all(|w| w[0] == w[1]), "one σ for s0: {s0:?}");
 }
+
+/// A fold's fit with the given parameter values.
+fn fold(kind: SplitKind, system: &str, params: &[(&str, f64)], converged: bool) -> FoldFit {
+    FoldFit {
+        kind,
+        system_id: system.into(),
+        parameters: params.iter().map(|&(n, v)| (n.to_string(), v)).collect(),
+        termination: if converged {
+            "converged (ftol)"
+        } else {
+            "evaluation budget exhausted"
+        }
+        .into(),
+        converged,
+    }
+}
+
+#[test]
+fn the_parameter_spread_names_the_held_out_system_of_each_extreme() {
+    use SplitKind::{LeaveOneSystemOut as L, Scale as S};
+    // Hand values: x is 2 / 1 / 3 without a / b / c, so its median is 2, its smallest 1
+    // (b held out) and its largest 3 (c); y is fitted in two folds only (median of 10 and
+    // 30: 20). The scale fold's extreme x = 100 is not a leave-one-system-out fold and
+    // does not count.
+    let folds = [
+        fold(L, "a", &[("x", 2.0), ("y", 10.0)], true),
+        fold(L, "b", &[("x", 1.0)], true),
+        fold(L, "c", &[("x", 3.0), ("y", 30.0)], false),
+        fold(S, "c", &[("x", 100.0)], true),
+    ];
+    let spread = parameter_spread(&folds);
+    assert_eq!(
+        spread,
+        vec![
+            ParameterSpread {
+                name: "x".into(),
+                folds: 3,
+                min: 1.0,
+                min_without: "b".into(),
+                median: 2.0,
+                max: 3.0,
+                max_without: "c".into(),
+            },
+            ParameterSpread {
+                name: "y".into(),
+                folds: 2,
+                min: 10.0,
+                min_without: "a".into(),
+                median: 20.0,
+                max: 30.0,
+                max_without: "c".into(),
+            },
+        ]
+    );
+    assert!(parameter_spread(&folds[3..]).is_empty());
+}
+
+#[test]
+fn every_split_reports_the_parameters_its_fit_chose() {
+    let prior = ModelParams::prior();
+    let truth = |p: &PreparedRun| predict_scenario_exact(&p.scenario, &prior).unwrap().iops;
+    let plain = runs(|_| 1.0);
+    let scaled = runs(|id| {
+        let r = plain.iter().find(|r| r.run.run_id == id).unwrap();
+        truth(r) * if id.starts_with("c-") { 2.0 } else { 1.3 }
+    });
+    let report = evaluate(
+        &scaled,
+        vec![],
+        &prior,
+        &EvaluateOptions::default(),
+        &NoProgress,
+    );
+    // One fold per system left out, then b's scale series, in that order.
+    let ids: Vec<(SplitKind, &str)> = report
+        .folds
+        .iter()
+        .map(|f| (f.kind, f.system_id.as_str()))
+        .collect();
+    assert_eq!(
+        ids,
+        [
+            (SplitKind::LeaveOneSystemOut, "a"),
+            (SplitKind::LeaveOneSystemOut, "b"),
+            (SplitKind::LeaveOneSystemOut, "c"),
+            (SplitKind::Scale, "b"),
+        ]
+    );
+    let loso = &report.folds[..3];
+    // Each fold reports the parameters the calibration would fit on its training runs,
+    // at values within their bounds.
+    for f in loso {
+        let train: Vec<PreparedRun> = scaled
+            .iter()
+            .filter(|r| r.run.system_id != f.system_id)
+            .cloned()
+            .collect();
+        let names = default_fit_names(&prior, &train);
+        assert_eq!(
+            f.parameters.keys().cloned().collect::<Vec<_>>(),
+            {
+                let mut n = names.clone();
+                n.sort();
+                n
+            },
+            "{f:?}"
+        );
+        for (n, &v) in &f.parameters {
+            let q = &prior.param[n];
+            assert!(v.is_finite() && v >= q.lower && v <= q.upper, "{n} = {v}");
+        }
+    }
+    // Leaving out c, whose runs are twice the prior's, fits differently from leaving out a
+    // (a and b are at 1.3 times): the folds are not copies of one fit.
+    assert_ne!(loso[0].parameters, loso[2].parameters);
+    // The spread is over those three folds, its extremes their own values.
+    assert!(!report.parameter_spread.is_empty());
+    for q in &report.parameter_spread {
+        assert_eq!(q.folds, 3);
+        assert!(q.min <= q.median && q.median <= q.max, "{q:?}");
+        let value_without =
+            |s: &str| loso.iter().find(|f| f.system_id == s).unwrap().parameters[&q.name];
+        assert_eq!(value_without(&q.min_without), q.min);
+        assert_eq!(value_without(&q.max_without), q.max);
+    }
+}

@@ -150,6 +150,21 @@ pub fn batching_label(b: SimBatching) -> &'static str {
     }
 }
 
+/// A model parameter's value with four significant digits: plain between 0.01 and 10,000
+/// ("0.1731", "2.896"), otherwise in e-notation ("2.604e-4").
+pub fn significant(v: f64) -> String {
+    if v != 0.0 && v.is_finite() && (v.abs() < 0.01 || v.abs() >= 1e4) {
+        format!("{v:.3e}")
+    } else {
+        let digits = if v == 0.0 || !v.is_finite() {
+            3
+        } else {
+            (3 - v.abs().log10().floor() as i32).clamp(0, 5) as usize
+        };
+        format!("{v:.digits$}")
+    }
+}
+
 /// 1234567.8 → "1,234,568".
 pub fn thousands(v: f64) -> String {
     if !v.is_finite() {
@@ -213,6 +228,18 @@ mod tests {
         assert_eq!(thousands(-1234.0), "-1,234");
         assert_eq!(thousands(f64::INFINITY), "∞");
         assert_eq!(ms(0.0012345), "1.234 ms");
+    }
+
+    #[test]
+    fn a_parameter_value_keeps_four_significant_digits() {
+        assert_eq!(significant(0.17348), "0.1735");
+        assert_eq!(significant(2.8961), "2.896");
+        assert_eq!(significant(0.68374), "0.6837");
+        assert_eq!(significant(64.0), "64.00");
+        assert_eq!(significant(0.000_260_8), "2.608e-4");
+        assert_eq!(significant(0.010_335), "0.01034");
+        assert_eq!(significant(62_500.0), "6.250e4");
+        assert_eq!(significant(0.0), "0.000");
     }
 
     /// The issue's own examples, then rounding across a prefix and small times.

@@ -779,6 +779,48 @@ fn evaluation_ui(ui: &mut egui::Ui, r: &EvaluationReport) {
                 }
             });
     }
+    if !r.parameter_spread.is_empty() {
+        use crate::predict::format::significant;
+        ui.label(
+            "fitted parameters over the leave-one-system-out folds (what holding one system \
+             out moves):",
+        );
+        egui::Grid::new("calibration-transfer-parameters")
+            .striped(true)
+            .num_columns(5)
+            .show(ui, |ui| {
+                for h in ["parameter", "folds", "smallest", "median", "largest"] {
+                    ui.strong(h);
+                }
+                ui.end_row();
+                for q in &r.parameter_spread {
+                    ui.label(&q.name);
+                    ui.label(q.folds.to_string());
+                    ui.label(format!(
+                        "{} (without {})",
+                        significant(q.min),
+                        q.min_without
+                    ));
+                    ui.label(significant(q.median));
+                    ui.label(format!(
+                        "{} (without {})",
+                        significant(q.max),
+                        q.max_without
+                    ));
+                    ui.end_row();
+                }
+            });
+        for f in r.folds.iter().filter(|f| !f.converged) {
+            ui.colored_label(
+                plot::WARN,
+                format!(
+                    "the fit without {} did not converge ({}): its predictions rest on where \
+                     it stopped",
+                    f.system_id, f.termination
+                ),
+            );
+        }
+    }
 }
 
 fn profile_table_ui(ui: &mut egui::Ui, r: &ProfileReport) {
