@@ -14,7 +14,7 @@ use cephplan::evaluate::spread::{
     TransferComparison, CHANGE_HEADER, SYSTEM_CHANGE_HEADER,
 };
 use cephplan::evaluate::{
-    evaluate, EvaluateOptions, EvaluationReport, SplitKind, SystemEvaluation,
+    evaluate, EvaluateOptions, EvaluationReport, FoldFit, SplitKind, SystemEvaluation,
 };
 use cephplan::predict::format::{significant as sig, thousands};
 
@@ -310,9 +310,7 @@ fn parameter_table(r: &EvaluationReport) -> String {
         })
         .collect();
     let mut out = String::from(
-        "
-fitted parameters over the leave-one-system-out folds (what holding one system out moves; a wide max/min is decided by which system is left out):
-",
+        "\nfitted parameters over the leave-one-system-out folds (what holding one system out moves; a wide max/min is decided by which system is left out):\n",
     );
     out += &table(
         &[
@@ -325,15 +323,8 @@ fitted parameters over the leave-one-system-out folds (what holding one system o
         ],
         &rows,
     );
-    for f in r.folds.iter().filter(|f| !f.converged) {
-        let kind = match f.kind {
-            SplitKind::LeaveOneSystemOut => "leave-one-system-out",
-            SplitKind::Scale => "scale series",
-        };
-        out += &format!(
-            "note: the {kind} fit for {} did not converge ({}); its predictions rest on where it stopped\n",
-            f.system_id, f.termination
-        );
+    for note in r.folds.iter().filter_map(FoldFit::non_convergence_note) {
+        out += &format!("note: {note}\n");
     }
     out
 }

@@ -424,6 +424,25 @@ pub struct FoldFit {
     pub converged: bool,
 }
 
+impl FoldFit {
+    /// What to say when this fold's fit stopped short of converging (`None` when it
+    /// converged): its held-out predictions rest on wherever the minimiser stopped.
+    pub fn non_convergence_note(&self) -> Option<String> {
+        let split = match self.kind {
+            SplitKind::LeaveOneSystemOut => "leave-one-system-out",
+            SplitKind::Scale => "scale-series",
+        };
+        (!self.converged).then(|| {
+            format!(
+                "the {split} fit for {} did not converge ({}): its predictions rest on where \
+                 it stopped; more runs of the systems it is fitted on, or a prior nearer \
+                 their values (`--prior`), let it converge",
+                self.system_id, self.termination
+            )
+        })
+    }
+}
+
 /// One fitted parameter over the leave-one-system-out folds ([`parameter_spread`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ParameterSpread {

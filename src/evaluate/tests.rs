@@ -532,6 +532,20 @@ fn the_parameter_spread_names_the_held_out_system_of_each_extreme() {
         ]
     );
     assert!(parameter_spread(&folds[3..]).is_empty());
+    // Only c's fold stopped short, and it says so with the fix.
+    let notes: Vec<String> = folds
+        .iter()
+        .filter_map(FoldFit::non_convergence_note)
+        .collect();
+    assert_eq!(notes.len(), 1);
+    assert!(
+        notes[0].starts_with(
+            "the leave-one-system-out fit for c did not converge (evaluation budget exhausted)"
+        ),
+        "{}",
+        notes[0]
+    );
+    assert!(notes[0].contains("--prior"));
 }
 
 #[test]

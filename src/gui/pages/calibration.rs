@@ -810,15 +810,12 @@ fn evaluation_ui(ui: &mut egui::Ui, r: &EvaluationReport) {
                     ui.end_row();
                 }
             });
-        for f in r.folds.iter().filter(|f| !f.converged) {
-            ui.colored_label(
-                plot::WARN,
-                format!(
-                    "the fit without {} did not converge ({}): its predictions rest on where \
-                     it stopped",
-                    f.system_id, f.termination
-                ),
-            );
+        for note in r
+            .folds
+            .iter()
+            .filter_map(crate::evaluate::FoldFit::non_convergence_note)
+        {
+            ui.colored_label(plot::WARN, note);
         }
     }
 }
