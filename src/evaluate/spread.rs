@@ -710,6 +710,30 @@ mod tests {
         ));
     }
 
+    /// A report saved before the folds' parameters existed (no `folds`, no
+    /// `parameter_spread`) still reads, with both empty, so `--against` takes it.
+    #[test]
+    fn a_report_saved_before_the_folds_parameters_reads_with_none() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut r = report(figures(&[1.0, 2.0, 3.0]));
+        r.folds = vec![super::super::FoldFit {
+            kind: SplitKind::LeaveOneSystemOut,
+            system_id: "s0".into(),
+            parameters: [("x".to_string(), 1.0)].into_iter().collect(),
+            termination: "converged (ftol)".into(),
+            converged: true,
+        }];
+        r.parameter_spread = super::super::parameter_spread(&r.folds);
+        let mut v = serde_json::to_value(&r).unwrap();
+        let map = v.as_object_mut().unwrap();
+        assert!(map.remove("folds").is_some() && map.remove("parameter_spread").is_some());
+        let path = dir.path().join("old.json");
+        std::fs::write(&path, serde_json::to_string_pretty(&v).unwrap()).unwrap();
+        let old = read_report(&path).unwrap();
+        assert!(old.folds.is_empty() && old.parameter_spread.is_empty());
+        assert_eq!(old.figures, r.figures);
+    }
+
     #[test]
     fn different_runs_are_refused_with_what_differs() {
         let errs = [1.0, 2.0, 3.0, 4.0, 5.0];
