@@ -300,6 +300,8 @@ fn evaluate_table_shows_how_far_each_fitted_parameter_moves_between_folds() {
             .unwrap_or_else(|| panic!("{name} missing:\n{section}"));
         let without = format!("(without {})", q["max_without"].as_str().unwrap());
         assert!(line.contains(&without), "{line}");
+        let ratio = q["max"].as_f64().unwrap() / q["min"].as_f64().unwrap();
+        assert!(line.trim_end().ends_with(&format!("{ratio:.2}")), "{line}");
     }
 }
 

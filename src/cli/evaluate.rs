@@ -301,11 +301,7 @@ fn parameter_table(r: &EvaluationReport) -> String {
                 format!("{} (without {})", sig(q.min), q.min_without),
                 sig(q.median),
                 format!("{} (without {})", sig(q.max), q.max_without),
-                if q.min > 0.0 {
-                    format!("{:.2}", q.max / q.min)
-                } else {
-                    "-".into()
-                },
+                q.max_over_min().map_or("-".into(), |x| format!("{x:.2}")),
             ]
         })
         .collect();

@@ -457,6 +457,14 @@ pub struct ParameterSpread {
     pub max_without: String,
 }
 
+impl ParameterSpread {
+    /// `max / min`: how many times over the held-out system moves the parameter (`None`
+    /// unless both are positive).
+    pub fn max_over_min(&self) -> Option<f64> {
+        (self.min > 0.0 && self.max > 0.0).then(|| self.max / self.min)
+    }
+}
+
 /// Options of an evaluation.
 #[derive(Debug, Clone, PartialEq)]
 pub struct EvaluateOptions {

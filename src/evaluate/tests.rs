@@ -531,6 +531,8 @@ fn the_parameter_spread_names_the_held_out_system_of_each_extreme() {
             },
         ]
     );
+    assert_eq!(spread[0].max_over_min(), Some(3.0));
+    assert_eq!(spread[1].max_over_min(), Some(3.0));
     assert!(parameter_spread(&folds[3..]).is_empty());
     // Only c's fold stopped short, and it says so with the fix.
     let notes: Vec<String> = folds

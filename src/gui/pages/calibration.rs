@@ -787,9 +787,16 @@ fn evaluation_ui(ui: &mut egui::Ui, r: &EvaluationReport) {
         );
         egui::Grid::new("calibration-transfer-parameters")
             .striped(true)
-            .num_columns(5)
+            .num_columns(6)
             .show(ui, |ui| {
-                for h in ["parameter", "folds", "smallest", "median", "largest"] {
+                for h in [
+                    "parameter",
+                    "folds",
+                    "smallest",
+                    "median",
+                    "largest",
+                    "max/min",
+                ] {
                     ui.strong(h);
                 }
                 ui.end_row();
@@ -807,6 +814,7 @@ fn evaluation_ui(ui: &mut egui::Ui, r: &EvaluationReport) {
                         significant(q.max),
                         q.max_without
                     ));
+                    ui.label(q.max_over_min().map_or("-".into(), |x| format!("{x:.2}")));
                     ui.end_row();
                 }
             });
