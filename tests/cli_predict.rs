@@ -552,3 +552,55 @@ fn compare_reports_predicts_figures_for_each_variant_and_writes_a_self_contained
         "<p>my notes</p>"
     );
 }
+
+#[test]
+fn predict_states_the_held_out_record_of_the_scenarios_kinds_in_the_table_and_the_json() {
+    // An erasure-coded pool with fio on the OSD node, 4k random writes: the shipped model's
+    // leave-one-system-out record for exactly those kinds (`RunClass::contains`), as the
+    // library formats it, under "held out"; the JSON carries the same records.
+    let path = "calibration-data/scenarios/fastec-8276m-squid-ec42.toml";
+    let scenario = cephplan::spec::load_scenario(
+        std::path::Path::new(path),
+        &cephplan::spec::Catalogue::builtin(),
+    )
+    .unwrap();
+    let model = cephplan::model::ModelParams::shipped_default();
+    let expect: Vec<cephplan::model::TransferKind> = model
+        .transfer
+        .as_ref()
+        .unwrap()
+        .by_kind
+        .iter()
+        .filter(|k| k.kind.contains(&scenario))
+        .cloned()
+        .collect();
+    let kinds: Vec<cephplan::spec::RunClass> = expect.iter().map(|k| k.kind).collect();
+    assert!(
+        kinds.contains(&cephplan::spec::RunClass::ErasureCoded)
+            && kinds.contains(&cephplan::spec::RunClass::Colocated),
+        "{kinds:?}"
+    );
+    let out = cephplan()
+        .args(["predict", "--scenario", path])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("held out"))
+        .take(expect.len())
+        .collect();
+    assert_eq!(lines.len(), expect.len(), "{text}");
+    for (l, k) in lines.iter().zip(&expect) {
+        assert_eq!(
+            l[12..].to_string(),
+            cephplan::predict::format::held_out_kind(k),
+            "{text}"
+        );
+    }
+    let v = json(&["predict", "--scenario", path, "--format", "json"]);
+    let got: Vec<cephplan::model::TransferKind> =
+        serde_json::from_value(v["held_out_by_kind"].clone()).unwrap();
+    assert_eq!(got, expect);
+}

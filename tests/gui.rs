@@ -1198,6 +1198,13 @@ fn the_prediction_shows_the_clis_caveats_the_solver_in_words_and_the_held_load()
     assert!(h
         .query_by_label_contains("parameter uncertainty only")
         .is_none());
+    // How far runs of this kind were off when held out, in the CLI's words, one line per
+    // kind the scenario is of.
+    assert!(!cli.held_out_by_kind.is_empty());
+    h.get_by_label_contains("held out: how far runs of this kind were off");
+    for k in &cli.held_out_by_kind {
+        h.get_by_label(&cephplan::predict::format::held_out_kind(k));
+    }
     // Where the mean latency goes, the CLI's parts with the CLI's numbers: a write column
     // for this write-only fixture, no read column.
     h.get_by_label_contains("where the mean latency goes");

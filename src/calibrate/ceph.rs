@@ -1239,6 +1239,7 @@ pub fn calibrate(
                 systems: systems_fitted.len() as u32,
                 runs: prepared.len() as u32,
                 note: "root mean square of ln(predicted/measured) of each run predicted by the fit without it".into(),
+                by_kind: Vec::new(),
             }),
             (None, _) => None,
         }

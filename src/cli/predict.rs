@@ -409,6 +409,13 @@ fn table_report(s: &Scenario, r: &PredictionReport) -> String {
             ),
         );
     }
+    for (i, k) in r.held_out_by_kind.iter().enumerate() {
+        line(
+            &mut o,
+            if i == 0 { "held out" } else { "" },
+            cephplan::predict::format::held_out_kind(k),
+        );
+    }
     line(
         &mut o,
         "bottleneck",

@@ -408,6 +408,26 @@ fn run_classes_follow_the_scenario_and_their_errors_are_the_loso_figures_of_thei
         assert_eq!(c.errors.runs, 0, "{:?}", c.class);
         assert_eq!(c.errors.iops_mape, None);
     }
+    // What a model file carries (`calibrate --transfer`): the kinds with held-out
+    // throughput figures, each with the report's own figures for it.
+    let t = transfer_of(&r).expect("three systems give a discrepancy");
+    assert_eq!(
+        t.by_kind.iter().map(|k| k.kind).collect::<Vec<_>>(),
+        [RunClass::Qd1, RunClass::Reads, RunClass::Writes]
+    );
+    for k in &t.by_kind {
+        let e = &r.classes.iter().find(|c| c.class == k.kind).unwrap().errors;
+        assert_eq!(
+            (k.systems as usize, k.runs as usize),
+            (e.systems, e.runs),
+            "{:?}",
+            k.kind
+        );
+        assert_eq!(Some(k.iops_mape_percent), e.iops_mape);
+        assert_eq!(Some(k.iops_median_percent), e.iops_median);
+        assert_eq!(Some(k.iops_bias_percent), e.iops_bias);
+        assert_eq!(k.latency_mape_percent, e.latency_mape);
+    }
 }
 
 #[test]

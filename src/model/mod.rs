@@ -201,6 +201,31 @@ pub struct Transfer {
     pub runs: u32,
     #[serde(default)]
     pub note: String,
+    /// The held-out errors of each kind of run (`evaluate`'s `classes`), so that a
+    /// prediction can say how far runs of its own kind were off on systems the model was
+    /// not fitted to; empty for a leave-one-run-out transfer and for models written
+    /// before it existed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub by_kind: Vec<TransferKind>,
+}
+
+/// The leave-one-system-out errors of the runs of one kind ([`crate::spec::RunClass`]),
+/// percent, systems weighted equally, as `cephplan evaluate` prints them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TransferKind {
+    pub kind: crate::spec::RunClass,
+    /// Systems and runs of this kind the errors came from.
+    pub systems: u32,
+    pub runs: u32,
+    /// Mean absolute error of IOPS (bandwidth for sequential runs), its median and the
+    /// mean signed error (negative: predicted low).
+    pub iops_mape_percent: f64,
+    pub iops_median_percent: f64,
+    pub iops_bias_percent: f64,
+    /// Mean absolute error of the mean latency, where the runs measured it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_mape_percent: Option<f64>,
 }
 
 /// The model's parameter set.
@@ -423,6 +448,34 @@ impl ModelParams {
                         name: format!("transfer.{field}"),
                         problem: format!("{v} is not a standard deviation (finite, ≥ 0)"),
                         fix: "give the log-scale σ `cephplan calibrate --transfer` writes, or remove the [transfer] table".to_string(),
+                    });
+                }
+            }
+            for (i, k) in t.by_kind.iter().enumerate() {
+                let percent = |v: f64, signed: bool| v.is_finite() && (signed || v >= 0.0);
+                let problem = if k.systems == 0 || k.runs < k.systems {
+                    Some(format!(
+                        "{} systems and {} runs: a held-out record needs one system at least and a run per system",
+                        k.systems, k.runs
+                    ))
+                } else if !(percent(k.iops_mape_percent, false)
+                    && percent(k.iops_median_percent, false)
+                    && percent(k.iops_bias_percent, true)
+                    && k.latency_mape_percent.is_none_or(|l| percent(l, false)))
+                {
+                    Some(
+                        "an error that is not a finite percentage (absolute errors ≥ 0)"
+                            .to_string(),
+                    )
+                } else {
+                    None
+                };
+                if let Some(problem) = problem {
+                    return Err(ModelError::InvalidField {
+                        origin: origin.to_string(),
+                        field: format!("transfer.by_kind[{i}] ({})", k.kind.label()),
+                        problem,
+                        fix: "write the record `cephplan calibrate --transfer` writes, or remove the [[transfer.by_kind]] table".to_string(),
                     });
                 }
             }
@@ -710,6 +763,54 @@ mod tests {
         let p = ModelParams::parse(DEFAULT_TOML, "default").unwrap();
         let t = p.transfer.unwrap();
         assert!(t.iodepth1_throughput_ln_sigma.is_some() && t.iodepth1_latency_ln_sigma.is_some());
+    }
+
+    #[test]
+    fn the_held_out_record_by_kind_round_trips_and_older_models_read_without_it() {
+        // The shipped default carries a record for every kind of run the corpus has
+        // (`calibrate --transfer`), in the classes' order.
+        let p = ModelParams::parse(DEFAULT_TOML, "default").unwrap();
+        let t = p.transfer.as_ref().unwrap();
+        assert_eq!(
+            t.by_kind.iter().map(|k| k.kind).collect::<Vec<_>>(),
+            crate::spec::RunClass::ALL
+        );
+        let back = ModelParams::parse(&p.to_toml(), "again").unwrap();
+        assert_eq!(back.transfer, p.transfer);
+        // A model written before the record existed reads with none.
+        let old = &DEFAULT_TOML[..DEFAULT_TOML.find("[[transfer.by_kind]]").unwrap()];
+        let q = ModelParams::parse(old, "old.toml").unwrap();
+        assert!(q.transfer.unwrap().by_kind.is_empty());
+    }
+
+    #[test]
+    fn a_held_out_record_that_is_not_a_percentage_is_refused_with_its_kind_and_the_fix() {
+        let first = DEFAULT_TOML.find("[[transfer.by_kind]]").unwrap();
+        let line = DEFAULT_TOML[first..]
+            .lines()
+            .find(|l| l.starts_with("iops_mape_percent = "))
+            .unwrap();
+        for bad in ["iops_mape_percent = -3.0", "iops_mape_percent = nan"] {
+            let text = format!(
+                "{}{}",
+                &DEFAULT_TOML[..first],
+                DEFAULT_TOML[first..].replacen(line, bad, 1)
+            );
+            let msg = ModelParams::parse(&text, "m.toml").unwrap_err().to_string();
+            assert!(
+                msg.starts_with("m.toml: field `transfer.by_kind[0] (erasure-coded pool)`")
+                    && msg.contains("not a finite percentage")
+                    && msg.contains("calibrate --transfer"),
+                "{msg}"
+            );
+        }
+        let text = format!(
+            "{}{}",
+            &DEFAULT_TOML[..first],
+            DEFAULT_TOML[first..].replacen("systems = 1\n", "systems = 0\n", 1)
+        );
+        let msg = ModelParams::parse(&text, "m.toml").unwrap_err().to_string();
+        assert!(msg.contains("0 systems"), "{msg}");
     }
 
     /// Text of the shipped default without the `[param.NAME]` table (and without the

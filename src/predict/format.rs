@@ -6,6 +6,7 @@
 //!
 //! Not here: table layout (the CLI's `output`), plots (`gui::plot`).
 
+use crate::model::TransferKind;
 use crate::qn::ceph::{ServiceShape, SimBatching};
 use crate::sim::{Estimate, StopReason};
 use crate::solve::Method;
@@ -215,6 +216,37 @@ pub fn count_ci(e: &Estimate) -> String {
         Some(h) => format!("{} ± {}", thousands(e.mean), thousands(h)),
         None => thousands(e.mean),
     }
+}
+
+/// One kind's held-out record ([`TransferKind`]) as `cephplan predict`'s table and the
+/// app's Prediction page show it: `reads only: IOPS off by 22.1 % on average (median
+/// 18.5 %, bias +1.7 %), mean latency 21.5 %; 9 systems, 704 runs`. Below
+/// [`crate::evaluate::MIN_SYSTEMS_FOR_OWN_SIGMA`] systems it says that so few systems are
+/// their own errors rather than a transfer figure.
+pub fn held_out_kind(k: &TransferKind) -> String {
+    let latency = k
+        .latency_mape_percent
+        .map_or(String::new(), |l| format!(", mean latency {l:.1} %"));
+    let few = if (k.systems as usize) < crate::evaluate::MIN_SYSTEMS_FOR_OWN_SIGMA {
+        format!(
+            " (only {} system{} of this kind held out: {} own error, not yet a transfer figure)",
+            k.systems,
+            if k.systems == 1 { "" } else { "s" },
+            if k.systems == 1 { "its" } else { "their" }
+        )
+    } else {
+        String::new()
+    };
+    format!(
+        "{}: IOPS off by {:.1} % on average (median {:.1} %, bias {:+.1} %){latency}; {} system{}, {} runs{few}",
+        k.kind.label(),
+        k.iops_mape_percent,
+        k.iops_median_percent,
+        k.iops_bias_percent,
+        k.systems,
+        if k.systems == 1 { "" } else { "s" },
+        thousands(f64::from(k.runs)),
+    )
 }
 
 #[cfg(test)]

@@ -318,6 +318,28 @@ pub struct PredictionReport {
     /// (`predict --down`, or the scenario's `[degraded]` table).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub degraded: Option<Box<DegradedReport>>,
+    /// The model's held-out record for the kinds of run this scenario is
+    /// ([`crate::model::Transfer::by_kind`], in [`crate::spec::RunClass`] order): how far
+    /// runs of the same kind were off on systems the model was not fitted to. Empty when
+    /// the model carries none (a prior, a fit to one system, a model written before it).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub held_out_by_kind: Vec<crate::model::TransferKind>,
+}
+
+/// The model's held-out record ([`crate::model::Transfer::by_kind`]) for the kinds of run
+/// scenario `s` is, in [`crate::spec::RunClass`] order.
+pub fn held_out_by_kind(s: &Scenario, p: &ModelParams) -> Vec<crate::model::TransferKind> {
+    let Some(t) = &p.transfer else {
+        return Vec::new();
+    };
+    let mut v: Vec<crate::model::TransferKind> = t
+        .by_kind
+        .iter()
+        .filter(|k| k.kind.contains(s))
+        .cloned()
+        .collect();
+    v.sort_by_key(|k| k.kind);
+    v
 }
 
 /// The performance figures of one solved population (shared by predict and sweeps).
@@ -842,6 +864,7 @@ pub fn predict(
         solver,
         tails: None,
         degraded: None,
+        held_out_by_kind: held_out_by_kind(s, p),
     })
 }
 

@@ -5,6 +5,7 @@ use super::*;
 use crate::model::{names, Covariance};
 use crate::progress::NoProgress;
 use crate::qn::ceph::tests::{params, tiny};
+use crate::spec::RunClass;
 
 fn opts() -> PredictOptions {
     PredictOptions::default()
@@ -466,6 +467,7 @@ fn an_iodepth_1_workload_takes_the_iodepth_1_transfer_error() {
         systems: 11,
         runs: 1829,
         note: String::new(),
+        by_kind: Vec::new(),
     });
     let z = z_of(0.95);
     let widths = |p: &ModelParams, depth: &str| {
@@ -583,4 +585,99 @@ fn sequential_writes_carry_the_notes_on_padded_appends_and_librbd_merging() {
     assert!(merged(&tiny(|t| t
         .replace("\"randwrite\"", "\"write\"")
         .replace("iodepth = 1", "iodepth = 16"))));
+}
+
+#[test]
+fn a_prediction_names_the_held_out_record_of_its_own_kinds_only() {
+    // Oracle: the scenario's kinds by `RunClass::contains` (the tiny cluster: replicated,
+    // separate clients, 4k random writes at iodepth 1 from several jobs), and the model's
+    // record for exactly those, in the classes' order, whatever order the file lists them.
+    let record = |kind: RunClass, mape: f64| crate::model::TransferKind {
+        kind,
+        systems: 4,
+        runs: 40,
+        iops_mape_percent: mape,
+        iops_median_percent: mape / 2.0,
+        iops_bias_percent: -mape / 4.0,
+        latency_mape_percent: Some(mape * 1.5),
+    };
+    let mut p = params();
+    p.transfer = Some(crate::model::Transfer {
+        kind: "leave-one-system-out".into(),
+        throughput_ln_sigma: 0.3,
+        latency_ln_sigma: 0.3,
+        iodepth1_throughput_ln_sigma: None,
+        iodepth1_latency_ln_sigma: None,
+        systems: 11,
+        runs: 1814,
+        note: String::new(),
+        by_kind: RunClass::ALL
+            .iter()
+            .rev()
+            .enumerate()
+            .map(|(i, &k)| record(k, 10.0 + i as f64))
+            .collect(),
+    });
+    let s = with("iodepth = 1", "iodepth = 1");
+    let expect: Vec<RunClass> = RunClass::ALL
+        .into_iter()
+        .filter(|k| k.contains(&s))
+        .collect();
+    assert!(expect.contains(&RunClass::Writes) && expect.contains(&RunClass::Qd1));
+    assert!(!expect.contains(&RunClass::ErasureCoded) && !expect.contains(&RunClass::Reads));
+    let r = predict(&s, &p, &opts()).unwrap();
+    assert_eq!(
+        r.held_out_by_kind
+            .iter()
+            .map(|k| k.kind)
+            .collect::<Vec<_>>(),
+        expect
+    );
+    for k in &r.held_out_by_kind {
+        let listed = p
+            .transfer
+            .as_ref()
+            .unwrap()
+            .by_kind
+            .iter()
+            .find(|b| b.kind == k.kind)
+            .unwrap();
+        assert_eq!(k, listed);
+    }
+    // A model without a record (here the prior-like test parameters) names none.
+    assert!(predict(&s, &params(), &opts())
+        .unwrap()
+        .held_out_by_kind
+        .is_empty());
+}
+
+#[test]
+fn a_held_out_record_reads_as_its_figures_and_says_when_one_system_is_all_it_has() {
+    let k = crate::model::TransferKind {
+        kind: RunClass::ErasureCoded,
+        systems: 1,
+        runs: 1030,
+        iops_mape_percent: 30.563,
+        iops_median_percent: 18.637,
+        iops_bias_percent: 7.988,
+        latency_mape_percent: Some(28.762),
+    };
+    assert_eq!(
+        format::held_out_kind(&k),
+        "erasure-coded pool: IOPS off by 30.6 % on average (median 18.6 %, bias +8.0 %), \
+         mean latency 28.8 %; 1 system, 1,030 runs (only 1 system of this kind held out: its \
+         own error, not yet a transfer figure)"
+    );
+    let k = crate::model::TransferKind {
+        kind: RunClass::Reads,
+        systems: 9,
+        runs: 704,
+        iops_bias_percent: -1.66,
+        latency_mape_percent: None,
+        ..k
+    };
+    assert_eq!(
+        format::held_out_kind(&k),
+        "reads only: IOPS off by 30.6 % on average (median 18.6 %, bias -1.7 %); 9 systems, 704 runs"
+    );
 }

@@ -113,6 +113,10 @@ pub struct VariantReport {
     pub curve: Vec<SweepPoint>,
     /// What `cephplan predict` prints as warnings for this scenario and model.
     pub warnings: Vec<String>,
+    /// The model's held-out record for this scenario's kinds of run (`cephplan predict`'s
+    /// "held out" lines).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub held_out_by_kind: Vec<crate::model::TransferKind>,
     pub solver: String,
     /// Catalogue sources of the hardware: (what, catalogue name, source).
     pub sources: Vec<HardwareSource>,
@@ -278,6 +282,7 @@ pub fn compare(
             latency_parts: r.latency_parts.clone(),
             curve,
             warnings: r.warnings.clone(),
+            held_out_by_kind: r.held_out_by_kind.clone(),
             solver: crate::predict::format::solver_label(r.solver.method, r.warnings.len()),
             sources: sources(s),
             assumptions: marked_assumptions(&v.text),

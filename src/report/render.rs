@@ -178,6 +178,11 @@ pub fn table_rows(r: &ComparisonReport) -> Vec<Vec<String>> {
         .collect()
 }
 
+/// The title of a variant's held-out record (the model's leave-one-system-out errors of
+/// runs of the scenario's kinds).
+const HELD_OUT_TITLE: &str =
+    "How far runs of this kind were off on systems the model was not fitted to (leave-one-system-out)";
+
 fn md_escape(s: &str) -> String {
     s.replace('|', "\\|").replace('\n', " ")
 }
@@ -275,6 +280,17 @@ pub fn markdown(r: &ComparisonReport, stem: &str) -> Result<Rendered, PlotError>
         o.push_str(&format!("\n## {}\n\n", md_escape(&v.name)));
         o.push_str(&format!("Solver: {}.\n\n", v.solver));
         section_md(&mut o, "Caveats", &v.warnings);
+        // A model without the record (a prior, a fit to one system) says nothing here.
+        if !v.held_out_by_kind.is_empty() {
+            section_md(
+                &mut o,
+                HELD_OUT_TITLE,
+                &v.held_out_by_kind
+                    .iter()
+                    .map(crate::predict::format::held_out_kind)
+                    .collect::<Vec<_>>(),
+            );
+        }
         section_md(
             &mut o,
             "Hardware and its catalogue sources",
@@ -353,6 +369,17 @@ pub fn html(r: &ComparisonReport) -> Result<Rendered, PlotError> {
             html_escape(&v.solver)
         ));
         section_html(&mut o, "Caveats", &v.warnings);
+        // A model without the record (a prior, a fit to one system) says nothing here.
+        if !v.held_out_by_kind.is_empty() {
+            section_html(
+                &mut o,
+                HELD_OUT_TITLE,
+                &v.held_out_by_kind
+                    .iter()
+                    .map(crate::predict::format::held_out_kind)
+                    .collect::<Vec<_>>(),
+            );
+        }
         section_html(
             &mut o,
             "Hardware and its catalogue sources",

@@ -149,6 +149,18 @@ fn renders_markdown_with_plots_html_self_contained_and_csv() {
     assert!(c.lines().nth(1).unwrap().starts_with("iodepth 2,"));
     // Assumptions are read from the file's comments; the fixture marks none.
     assert!(r.variants[0].assumptions.is_empty());
+    // Each variant's held-out record for its kinds of run, as `cephplan predict` lists it,
+    // in both renderings.
+    for (v, input) in r.variants.iter().zip(&two_variants()) {
+        let p = predict(&input.scenario, &params, &PredictOptions::default()).unwrap();
+        assert_eq!(v.held_out_by_kind, p.held_out_by_kind);
+        assert!(!v.held_out_by_kind.is_empty());
+        for k in &v.held_out_by_kind {
+            let line = crate::predict::format::held_out_kind(k);
+            assert!(md.text.contains(&format!("- {line}\n")), "{line}");
+            assert!(page.text.contains(&line), "{line}");
+        }
+    }
 }
 
 #[test]

@@ -19,9 +19,11 @@ use serde::{Deserialize, Deserializer, Serialize};
 use crate::units::{BitsPerSec, Bytes};
 
 pub mod catalogue;
+pub mod class;
 pub mod release;
 
 pub use catalogue::{Arch, Catalogue, CpuEntry, DriveEntry, DriveKind, NicEntry, Uarch};
+pub use class::RunClass;
 pub use release::{
     Balancer, CephConfig, CephConfigSpec, CephVersion, RocksdbBuild,
     OSD_MEMORY_TARGET_DEFAULT_BYTES,

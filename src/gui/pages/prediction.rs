@@ -83,6 +83,9 @@ pub struct CephPrediction {
     /// 95 % interval of IOPS and mean latency from the model's parameter covariance
     /// (`predict::predict`; `None` when the model carries no covariance).
     pub interval: Option<crate::predict::Interval>,
+    /// The model's held-out record for this scenario's kinds of run, as `cephplan predict`
+    /// lists it under "held out".
+    pub held_out_by_kind: Vec<crate::model::TransferKind>,
     /// Where the mean latency goes, resource by resource, as `cephplan predict` lists it.
     pub latency_parts: std::collections::BTreeMap<String, crate::predict::LatencyPart>,
     /// Whether the workload has reads and writes (which columns the latency parts show).
@@ -168,6 +171,7 @@ pub fn predict_text(
         has_reads: report.latency_read_mean_secs.is_some(),
         has_writes: report.latency_write_mean_secs.is_some(),
         latency_parts: report.latency_parts,
+        held_out_by_kind: report.held_out_by_kind,
     })
 }
 
@@ -773,6 +777,14 @@ impl PredictionPage {
             ))
             .wrap(),
         );
+        if !p.held_out_by_kind.is_empty() {
+            ui.strong(
+                "held out: how far runs of this kind were off on systems the model was not fitted to",
+            );
+            for k in &p.held_out_by_kind {
+                ui.add(egui::Label::new(crate::predict::format::held_out_kind(k)).wrap());
+            }
+        }
         if !p.caveats.is_empty() {
             ui.strong(format!(
                 "caveats ({}), as `cephplan predict` prints them:",
