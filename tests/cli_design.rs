@@ -265,3 +265,55 @@ fn predict_down_reports_recovery() {
         .code(2)
         .stderr(predicate::str::contains("cannot re-home"));
 }
+
+#[test]
+fn design_lists_the_held_out_record_of_its_designs_kinds_of_run() {
+    // The library's record over the report's designs (`design::held_out_records`), each
+    // line as `predict` formats it, with the designs and workloads it applies to; the OLTP
+    // example has an erasure-coded design and 70/30 mixes.
+    let out = cephplan()
+        .args([
+            "design",
+            "--requirements",
+            OLTP,
+            "--prices",
+            PRICES,
+            "--format",
+            "json",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let report: cephplan::design::DesignReport = serde_json::from_slice(&out.stdout).unwrap();
+    let held = cephplan::design::held_out_records(&report);
+    let kinds: Vec<cephplan::spec::RunClass> = held.iter().map(|(k, _)| k.kind).collect();
+    assert!(
+        kinds.contains(&cephplan::spec::RunClass::Mixed),
+        "{kinds:?}"
+    );
+    let out = cephplan()
+        .args([
+            "design",
+            "--requirements",
+            OLTP,
+            "--prices",
+            PRICES,
+            "--format",
+            "md",
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("held out: how far runs of these kinds were off"),
+        "{text}"
+    );
+    for (k, to) in &held {
+        let row = format!(
+            "| {} | {} |",
+            cephplan::predict::format::held_out_kind(k),
+            to.join(", ")
+        );
+        assert!(text.contains(&row), "{row}\n{text}");
+    }
+}

@@ -365,6 +365,22 @@ fn text_report(r: &DesignReport, md: bool) -> String {
             ],
             &rows,
         ));
+        let held = cephplan::design::held_out_records(r);
+        if !held.is_empty() {
+            h(
+                &mut o,
+                "held out: how far runs of these kinds were off on systems the model was not fitted to",
+            );
+            let rows: Vec<Vec<String>> = held
+                .iter()
+                .map(|(k, to)| vec![cephplan::predict::format::held_out_kind(k), to.join(", ")])
+                .collect();
+            o.push_str(&render(
+                md,
+                &["leave-one-system-out record", "applies to"],
+                &rows,
+            ));
+        }
         let rec: Vec<Vec<String>> = r
             .designs
             .iter()

@@ -1049,12 +1049,38 @@ fn evaluate(
     Ok(Outcome::Meets)
 }
 
+/// The state of a workload's prediction with every node up.
+pub const ALL_UP: &str = "all nodes up";
+
 fn state_or_up(state: &str) -> &str {
     if state.is_empty() {
-        "all nodes up"
+        ALL_UP
     } else {
         state
     }
+}
+
+/// The model's held-out record ([`crate::predict::PredictionReport::held_out_by_kind`])
+/// over a report's designs: each kind of run any design's workload is, once, with the
+/// `design workload` pairs it applies to (all nodes up; the kinds do not change with nodes
+/// down), in kind order. Empty when the model carries no record.
+pub fn held_out_records(r: &DesignReport) -> Vec<(crate::model::TransferKind, Vec<String>)> {
+    let mut by_kind: std::collections::BTreeMap<
+        crate::spec::RunClass,
+        (crate::model::TransferKind, Vec<String>),
+    > = std::collections::BTreeMap::new();
+    for d in &r.designs {
+        for w in d.results.iter().filter(|w| w.state == ALL_UP) {
+            for k in &w.prediction.held_out_by_kind {
+                by_kind
+                    .entry(k.kind)
+                    .or_insert_with(|| (k.clone(), Vec::new()))
+                    .1
+                    .push(format!("{} {}", d.id, w.workload));
+            }
+        }
+    }
+    by_kind.into_values().collect()
 }
 
 /// The full report of a found design: BOM, capacity, predictions with intervals.
@@ -1114,7 +1140,7 @@ fn full_design(
         );
         let s = sp.validate(&req.catalogue)?;
         capacity = Some(s.capacity);
-        let mut states = vec![(String::from("all nodes up"), s.clone())];
+        let mut states = vec![(String::from(ALL_UP), s.clone())];
         if let Some(d) = &degraded {
             states.push((down_label(d), degraded_scenario(&s, d)?));
             recovery = Some(recovery_estimate(&s, d));

@@ -229,10 +229,14 @@ pub fn held_out_kind(k: &TransferKind) -> String {
         .map_or(String::new(), |l| format!(", mean latency {l:.1} %"));
     let few = if (k.systems as usize) < crate::evaluate::MIN_SYSTEMS_FOR_OWN_SIGMA {
         format!(
-            " (only {} system{} of this kind held out: {} own error, not yet a transfer figure)",
+            " (only {} system{} of this kind held out: {}, not yet a transfer figure)",
             k.systems,
             if k.systems == 1 { "" } else { "s" },
-            if k.systems == 1 { "its" } else { "their" }
+            if k.systems == 1 {
+                "its own error"
+            } else {
+                "their own errors"
+            }
         )
     } else {
         String::new()
