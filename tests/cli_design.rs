@@ -16,26 +16,26 @@ fn cephplan() -> Command {
 /// scenarios into a fresh directory: the directory and the JSON report.
 fn design_oltp_with_scenarios() -> (tempfile::TempDir, serde_json::Value) {
     let dir = tempfile::tempdir().unwrap();
-    let out = cephplan()
-        .args([
-            "design",
-            "--requirements",
-            OLTP,
-            "--prices",
-            PRICES,
-            "--format",
-            "json",
-        ])
-        .arg("--write-scenarios")
-        .arg(dir.path())
-        .output()
-        .unwrap();
+    let out = design_oltp(&["--format", "json", "--write-scenarios"], Some(dir.path()));
+    (dir, serde_json::from_slice(&out).unwrap())
+}
+
+/// `cephplan design` on the OLTP example with the test prices and `args` (then `path`, when
+/// given): its standard output, after checking that it succeeded.
+fn design_oltp(args: &[&str], path: Option<&std::path::Path>) -> Vec<u8> {
+    let mut c = cephplan();
+    c.args(["design", "--requirements", OLTP, "--prices", PRICES])
+        .args(args);
+    if let Some(p) = path {
+        c.arg(p);
+    }
+    let out = c.output().unwrap();
     assert!(
         out.status.success(),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    (dir, serde_json::from_slice(&out.stdout).unwrap())
+    out.stdout
 }
 
 #[test]
@@ -271,39 +271,15 @@ fn design_lists_the_held_out_record_of_its_designs_kinds_of_run() {
     // The library's record over the report's designs (`design::held_out_records`), each
     // line as `predict` formats it, with the designs and workloads it applies to; the OLTP
     // example has an erasure-coded design and 70/30 mixes.
-    let out = cephplan()
-        .args([
-            "design",
-            "--requirements",
-            OLTP,
-            "--prices",
-            PRICES,
-            "--format",
-            "json",
-        ])
-        .output()
-        .unwrap();
-    assert!(out.status.success());
-    let report: cephplan::design::DesignReport = serde_json::from_slice(&out.stdout).unwrap();
+    let report: cephplan::design::DesignReport =
+        serde_json::from_slice(&design_oltp(&["--format", "json"], None)).unwrap();
     let held = cephplan::design::held_out_records(&report);
     let kinds: Vec<cephplan::spec::RunClass> = held.iter().map(|(k, _)| k.kind).collect();
     assert!(
         kinds.contains(&cephplan::spec::RunClass::Mixed),
         "{kinds:?}"
     );
-    let out = cephplan()
-        .args([
-            "design",
-            "--requirements",
-            OLTP,
-            "--prices",
-            PRICES,
-            "--format",
-            "md",
-        ])
-        .output()
-        .unwrap();
-    let text = String::from_utf8(out.stdout).unwrap();
+    let text = String::from_utf8(design_oltp(&["--format", "md"], None)).unwrap();
     assert!(
         text.contains("held out: how far runs of these kinds were off"),
         "{text}"

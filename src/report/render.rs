@@ -183,6 +183,16 @@ pub fn table_rows(r: &ComparisonReport) -> Vec<Vec<String>> {
 const HELD_OUT_TITLE: &str =
     "How far runs of this kind were off on systems the model was not fitted to (leave-one-system-out)";
 
+/// A variant's held-out record, a line per kind as `cephplan predict` lists it; none for a
+/// model without the record (a prior, a fit to one system), whose report then says nothing
+/// of it.
+fn held_out_lines(v: &VariantReport) -> Vec<String> {
+    v.held_out_by_kind
+        .iter()
+        .map(crate::predict::format::held_out_kind)
+        .collect()
+}
+
 fn md_escape(s: &str) -> String {
     s.replace('|', "\\|").replace('\n', " ")
 }
@@ -280,16 +290,9 @@ pub fn markdown(r: &ComparisonReport, stem: &str) -> Result<Rendered, PlotError>
         o.push_str(&format!("\n## {}\n\n", md_escape(&v.name)));
         o.push_str(&format!("Solver: {}.\n\n", v.solver));
         section_md(&mut o, "Caveats", &v.warnings);
-        // A model without the record (a prior, a fit to one system) says nothing here.
-        if !v.held_out_by_kind.is_empty() {
-            section_md(
-                &mut o,
-                HELD_OUT_TITLE,
-                &v.held_out_by_kind
-                    .iter()
-                    .map(crate::predict::format::held_out_kind)
-                    .collect::<Vec<_>>(),
-            );
+        let held_out = held_out_lines(v);
+        if !held_out.is_empty() {
+            section_md(&mut o, HELD_OUT_TITLE, &held_out);
         }
         section_md(
             &mut o,
@@ -369,16 +372,9 @@ pub fn html(r: &ComparisonReport) -> Result<Rendered, PlotError> {
             html_escape(&v.solver)
         ));
         section_html(&mut o, "Caveats", &v.warnings);
-        // A model without the record (a prior, a fit to one system) says nothing here.
-        if !v.held_out_by_kind.is_empty() {
-            section_html(
-                &mut o,
-                HELD_OUT_TITLE,
-                &v.held_out_by_kind
-                    .iter()
-                    .map(crate::predict::format::held_out_kind)
-                    .collect::<Vec<_>>(),
-            );
+        let held_out = held_out_lines(v);
+        if !held_out.is_empty() {
+            section_html(&mut o, HELD_OUT_TITLE, &held_out);
         }
         section_html(
             &mut o,
