@@ -618,7 +618,7 @@ fn a_prediction_names_the_held_out_record_of_its_own_kinds_only() {
             .map(|(i, &k)| record(k, 10.0 + i as f64))
             .collect(),
     });
-    let s = with("iodepth = 1", "iodepth = 1");
+    let s = tiny(|t| t.to_string());
     let expect: Vec<RunClass> = RunClass::ALL
         .into_iter()
         .filter(|k| k.contains(&s))
