@@ -293,3 +293,33 @@ fn design_lists_the_held_out_record_of_its_designs_kinds_of_run() {
         assert!(text.contains(&row), "{row}\n{text}");
     }
 }
+
+#[test]
+fn the_readmes_worked_example_is_todays_output() {
+    // README.md shows `design`'s output on the OLTP example "unedited" (its `###` headings as
+    // `####`): a model refit or a search change that moves it must move the README too.
+    let out = cephplan()
+        .args(["design", "--requirements", OLTP, "--format", "md"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let md = String::from_utf8(out.stdout).unwrap();
+    let readme = std::fs::read_to_string("README.md").unwrap();
+    let start = readme
+        .find("$ cephplan design --requirements models/requirements/oltp-nvme.toml --format md\n")
+        .expect("README.md shows the worked example");
+    let shown = &readme[start..];
+    let fix = "regenerate README.md's worked example from `cargo run --release -- design \
+               --requirements models/requirements/oltp-nvme.toml --format md` (its `###` \
+               headings as `####`)";
+    for line in md.lines().filter(|l| !l.trim().is_empty()) {
+        let line = match line.strip_prefix("### ") {
+            Some(h) => format!("#### {h}"),
+            None => line.to_string(),
+        };
+        assert!(
+            shown.contains(&format!("{line}\n")),
+            "README.md lacks today's line\n{line}\n{fix}"
+        );
+    }
+}

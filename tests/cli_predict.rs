@@ -187,20 +187,23 @@ fn bad_vary_fails_with_the_fix() {
         .stderr(predicate::str::contains("use one of: iodepth"));
 }
 
+/// `size` arguments on the fixture with a target 6 nodes reach.
+const SIZE_REACHABLE: [&str; 8] = [
+    "--scenario",
+    FIXTURE,
+    "--iops",
+    "100000",
+    "--latency-target",
+    "4ms",
+    "--max-nodes",
+    "6",
+];
+
 #[test]
 fn size_exit_code_says_whether_a_node_count_was_found() {
     cephplan()
-        .args([
-            "size",
-            "--scenario",
-            FIXTURE,
-            "--iops",
-            "100000",
-            "--latency-target",
-            "4ms",
-            "--max-nodes",
-            "6",
-        ])
+        .arg("size")
+        .args(SIZE_REACHABLE)
         .assert()
         .success()
         .stdout(predicate::str::contains("nodes reach"));
@@ -603,4 +606,27 @@ fn predict_states_the_held_out_record_of_the_scenarios_kinds_in_the_table_and_th
     let got: Vec<cephplan::model::TransferKind> =
         serde_json::from_value(v["held_out_by_kind"].clone()).unwrap();
     assert_eq!(got, expect);
+}
+
+#[test]
+fn size_states_the_same_held_out_record_as_predict() {
+    let args = SIZE_REACHABLE;
+    let predicted = json(&["predict", "--scenario", FIXTURE, "--format", "json"]);
+    let mut size_json = vec!["size", "--format", "json"];
+    size_json.extend(args);
+    let sized = json(&size_json);
+    let record: Vec<cephplan::model::TransferKind> =
+        serde_json::from_value(predicted["held_out_by_kind"].clone()).unwrap();
+    assert!(!record.is_empty());
+    assert_eq!(sized["held_out_by_kind"], predicted["held_out_by_kind"]);
+    let mut size_table = vec!["size"];
+    size_table.extend(args);
+    let out = cephplan().args(&size_table).output().unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    for k in &record {
+        assert!(
+            text.contains(&cephplan::predict::format::held_out_kind(k)),
+            "{text}"
+        );
+    }
 }

@@ -40,9 +40,21 @@ fn sizing_searches_and_opens_a_design_in_the_designer() {
     search_and_wait(&mut h, 60);
     let s = &h.state().state.sizing;
     assert_eq!(s.error(), None);
-    let r = s.report().unwrap();
+    let r = s.report().unwrap().clone();
     assert!(!r.designs.is_empty());
     h.run();
+    // How far runs of the designs' kinds were off when held out, in `cephplan design`'s
+    // words (`design::held_out_records`), with the designs each applies to.
+    let held = cephplan::design::held_out_records(&r);
+    assert!(!held.is_empty());
+    h.get_by_label_contains("held out: how far runs of these kinds were off");
+    for (k, to) in &held {
+        h.get_by_label(&format!(
+            "{} (applies to {})",
+            cephplan::predict::format::held_out_kind(k),
+            to.join(", ")
+        ));
+    }
     h.get_by_label("Add d1 to Compare").click();
     h.run();
     assert!(

@@ -80,6 +80,13 @@ fn table_report(r: &SizingReport) -> String {
     o.push('\n');
     o.push_str(&r.note);
     o.push('\n');
+    for (i, k) in r.held_out_by_kind.iter().enumerate() {
+        o.push_str(&format!(
+            "{:<10}{}\n",
+            if i == 0 { "held out" } else { "" },
+            cephplan::predict::format::held_out_kind(k)
+        ));
+    }
     if let (Some(raw), Some(usable)) = (r.raw_bytes, r.usable_bytes) {
         o.push_str(&format!(
             "capacity: raw {}, usable {}\n",

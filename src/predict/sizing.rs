@@ -48,6 +48,10 @@ pub struct SizingReport {
     pub note: String,
     pub complete: bool,
     pub model: ModelInfo,
+    /// The model's held-out record for the kinds of run the scenario's workload is, as
+    /// written ([`super::held_out_by_kind`]): what `predict` lists under "held out".
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub held_out_by_kind: Vec<crate::model::TransferKind>,
 }
 
 /// Finds the smallest node count (1..=max_nodes, skipping counts that cannot hold the
@@ -181,5 +185,6 @@ pub fn size(
         note,
         complete,
         model: ModelInfo::of(p),
+        held_out_by_kind: super::held_out_by_kind(s, p),
     })
 }

@@ -289,6 +289,24 @@ fn designs_ui(ui: &mut egui::Ui, found: &Searched, cmds: &mut Vec<Command>) {
         s.feasible,
         if s.complete { "" } else { " (cancelled)" }
     ));
+    // How far runs of the designs' kinds were off when held out, as `cephplan design` lists
+    // them.
+    let held = crate::design::held_out_records(r);
+    if !held.is_empty() {
+        ui.strong(
+            "held out: how far runs of these kinds were off on systems the model was not fitted to",
+        );
+        for (k, to) in &held {
+            ui.add(
+                egui::Label::new(format!(
+                    "{} (applies to {})",
+                    crate::predict::format::held_out_kind(k),
+                    to.join(", ")
+                ))
+                .wrap(),
+            );
+        }
+    }
 }
 
 fn design_row_ui(
