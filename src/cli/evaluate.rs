@@ -14,9 +14,10 @@ use cephplan::evaluate::spread::{
     TransferComparison, CHANGE_HEADER, SYSTEM_CHANGE_HEADER,
 };
 use cephplan::evaluate::{
-    evaluate, EvaluateOptions, EvaluationReport, FoldFit, SplitKind, SystemEvaluation,
+    evaluate, EvaluateOptions, EvaluationReport, FoldFit, ParameterSpread, SplitKind,
+    SystemEvaluation,
 };
-use cephplan::predict::format::{significant as sig, thousands};
+use cephplan::predict::format::thousands;
 
 #[derive(Debug, Args)]
 pub struct EvaluateArgs {
@@ -294,31 +295,12 @@ fn parameter_table(r: &EvaluationReport) -> String {
     let rows: Vec<Vec<String>> = r
         .parameter_spread
         .iter()
-        .map(|q| {
-            vec![
-                q.name.clone(),
-                q.folds.to_string(),
-                format!("{} (without {})", sig(q.min), q.min_without),
-                sig(q.median),
-                format!("{} (without {})", sig(q.max), q.max_without),
-                q.max_over_min().map_or("-".into(), |x| format!("{x:.2}")),
-            ]
-        })
+        .map(|q| q.cells().to_vec())
         .collect();
     let mut out = String::from(
         "\nfitted parameters over the leave-one-system-out folds (what holding one system out moves; a wide max/min is decided by which system is left out):\n",
     );
-    out += &table(
-        &[
-            "parameter",
-            "folds",
-            "smallest",
-            "median",
-            "largest",
-            "max/min",
-        ],
-        &rows,
-    );
+    out += &table(&ParameterSpread::HEADER, &rows);
     for note in r.folds.iter().filter_map(FoldFit::non_convergence_note) {
         out += &format!("note: {note}\n");
     }

@@ -392,6 +392,32 @@ impl ParameterSpread {
     pub fn max_over_min(&self) -> Option<f64> {
         (self.min > 0.0 && self.max > 0.0).then(|| self.max / self.min)
     }
+
+    /// The cells of one row of the range table, under [`ParameterSpread::HEADER`], as the
+    /// CLI's table and the app's grid show them (4 significant digits, the system whose
+    /// leaving out gave each extreme).
+    pub fn cells(&self) -> [String; 6] {
+        use crate::predict::format::significant;
+        [
+            self.name.clone(),
+            self.folds.to_string(),
+            format!("{} (without {})", significant(self.min), self.min_without),
+            significant(self.median),
+            format!("{} (without {})", significant(self.max), self.max_without),
+            self.max_over_min()
+                .map_or("-".into(), |x| format!("{x:.2}")),
+        ]
+    }
+
+    /// The range table's column names.
+    pub const HEADER: [&'static str; 6] = [
+        "parameter",
+        "folds",
+        "smallest",
+        "median",
+        "largest",
+        "max/min",
+    ];
 }
 
 /// Options of an evaluation.

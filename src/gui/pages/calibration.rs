@@ -780,7 +780,6 @@ fn evaluation_ui(ui: &mut egui::Ui, r: &EvaluationReport) {
             });
     }
     if !r.parameter_spread.is_empty() {
-        use crate::predict::format::significant;
         ui.label(
             "fitted parameters over the leave-one-system-out folds (what holding one system \
              out moves):",
@@ -789,32 +788,14 @@ fn evaluation_ui(ui: &mut egui::Ui, r: &EvaluationReport) {
             .striped(true)
             .num_columns(6)
             .show(ui, |ui| {
-                for h in [
-                    "parameter",
-                    "folds",
-                    "smallest",
-                    "median",
-                    "largest",
-                    "max/min",
-                ] {
+                for h in crate::evaluate::ParameterSpread::HEADER {
                     ui.strong(h);
                 }
                 ui.end_row();
                 for q in &r.parameter_spread {
-                    ui.label(&q.name);
-                    ui.label(q.folds.to_string());
-                    ui.label(format!(
-                        "{} (without {})",
-                        significant(q.min),
-                        q.min_without
-                    ));
-                    ui.label(significant(q.median));
-                    ui.label(format!(
-                        "{} (without {})",
-                        significant(q.max),
-                        q.max_without
-                    ));
-                    ui.label(q.max_over_min().map_or("-".into(), |x| format!("{x:.2}")));
+                    for c in q.cells() {
+                        ui.label(c);
+                    }
                     ui.end_row();
                 }
             });
