@@ -1,7 +1,12 @@
 //! Sweeps: one axis of a scenario over a list of values, and the knee under a latency
-//! target. A population axis (iodepth, images, jobs) only changes the number of I/Os in
-//! flight, so the network is built once and solved per value; other axes rebuild the
-//! scenario (re-validated, so e.g. fewer nodes than replicas is reported as skipped).
+//! target. The iodepth axis only changes the number of I/Os in flight, so the network is
+//! built once and solved per value; every other axis rebuilds the scenario (re-validated,
+//! so e.g. fewer nodes than replicas is reported as skipped). Images and jobs are not
+//! population axes: each fio job is a client with its own connections and threads, and
+//! each image adds objects to the data set, so the network itself changes with them
+//! (`qn::ceph`: messenger coalescing per connection, the client-thread cap, the active
+//! client nodes, the onode cache); a sweep over them gives what `predict` gives on a
+//! file with that many images or jobs.
 //!
 //! With [`SweepTails`] every point is also simulated (`qn::ceph::build_sim`, the same seed at
 //! every point so that points differ only by the axis value: common random numbers) and
@@ -62,12 +67,10 @@ impl SweepAxis {
         }
     }
 
-    /// True when the axis only changes the number of I/Os in flight.
+    /// True when the axis only changes the number of I/Os in flight (iodepth: the
+    /// network is the same at every value; see the module doc for images and jobs).
     pub fn is_population(self) -> bool {
-        matches!(
-            self,
-            SweepAxis::Iodepth | SweepAxis::Images | SweepAxis::Jobs
-        )
+        matches!(self, SweepAxis::Iodepth)
     }
 }
 
@@ -361,12 +364,8 @@ pub fn sweep(
             Some(t) => Some(build_sim(s, p, &t.options.service)?),
             None => None,
         };
-        // I/Os in flight per unit of the axis value.
-        let other = match spec.axis {
-            SweepAxis::Iodepth => s.images * s.jobs_per_image,
-            SweepAxis::Images => s.iodepth * s.jobs_per_image,
-            _ => s.images * s.iodepth,
-        };
+        // I/Os in flight per unit of the iodepth.
+        let other = s.images * s.jobs_per_image;
         let opts = crate::solve::SolveOptions::default();
         let mut wanted = Vec::new();
         for &v in &spec.values {
@@ -426,7 +425,9 @@ pub fn sweep(
                 SweepAxis::DevicesPerNode => sp.cluster.node.data_devices.count = v32,
                 SweepAxis::Clients => sp.clients.nodes = v32,
                 SweepAxis::BlockSize => sp.workload.block_size = crate::units::Bytes(v),
-                _ => unreachable!("population axes are handled above"),
+                SweepAxis::Images => sp.workload.images = v32,
+                SweepAxis::Jobs => sp.workload.jobs_per_image = v32,
+                SweepAxis::Iodepth => unreachable!("the iodepth axis is handled above"),
             }
             match s.revalidate(&sp) {
                 Err(e) => skipped.push(SkippedPoint {
