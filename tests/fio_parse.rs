@@ -152,6 +152,28 @@ fn truncated_document_is_rejected() {
     assert!(matches!(e, FioParseError::NoDocument { .. }), "{e}");
 }
 
+/// Well-formed JSON that is not fio's (another tool's output, or a hand edit) is not an
+/// interrupted run: the message says which field is wrong and asks for fio's own output.
+#[test]
+fn json_that_is_not_fios_is_refused_as_such() {
+    let path = fixture("single-randwrite.json");
+    for (text, field) in [
+        (
+            r#"{"fio version": "fio-3.33", "jobs": [{"jobname": 5}]}"#,
+            "integer `5`",
+        ),
+        (r#"{"jobs": [{"jobname": "a"}]}"#, "missing field `read`"),
+    ] {
+        let e = parse_fio_output(text, &path, EngineCheck::Any).unwrap_err();
+        assert!(matches!(e, FioParseError::NotFioJson { .. }), "{e}");
+        let msg = e.to_string();
+        assert!(msg.contains(field), "{msg}");
+        assert!(msg.contains("line 1, column"), "{msg}");
+        assert!(msg.contains("point at fio's own JSON output"), "{msg}");
+        assert!(!msg.contains("interrupted"), "{msg}");
+    }
+}
+
 /// Found by tests/robustness.rs: a count of 2^64-1 I/Os (or a negative or infinite IOPS)
 /// in a damaged file overflowed the sums of `summary` (a panic in debug builds) or made a
 /// dataset row of infinite IOPS. Refused at parse time, naming the job and the field.

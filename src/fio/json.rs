@@ -34,6 +34,15 @@ pub enum FioParseError {
         column: usize,
         detail: String,
     },
+    /// Well-formed JSON whose fields are not fio's (a missing section or a value of
+    /// another type): not an interrupted run but another file, or one edited by hand.
+    #[error("{file}: line {line}, column {column}: {detail}, where fio's JSON output (fio 3.x, --output-format=json) holds its own fields; this is not a file fio wrote, or it was edited: point at fio's own JSON output")]
+    NotFioJson {
+        file: PathBuf,
+        line: usize,
+        column: usize,
+        detail: String,
+    },
     #[error("{file}: job \"{job}\"{host} reports error {code}; fix the cause (fio's stderr says which) and repeat the run")]
     JobError {
         file: PathBuf,
@@ -218,13 +227,30 @@ pub fn parse_fio_output(
         })?;
     let skipped_lines = text[..start].lines().count();
     let mut de = serde_json::Deserializer::from_str(&text[start..]);
-    let out: FioOutput =
-        serde::Deserialize::deserialize(&mut de).map_err(|e| FioParseError::Malformed {
-            file: source.to_path_buf(),
-            line: e.line() + skipped_lines,
-            column: e.column(),
-            detail: e.to_string(),
-        })?;
+    let out: FioOutput = serde::Deserialize::deserialize(&mut de).map_err(|e| {
+        let (file, line, column) = (source.to_path_buf(), e.line() + skipped_lines, e.column());
+        // serde_json appends " at line L column C" to the message; the variant says where.
+        let detail = e.to_string();
+        let detail = match detail.rfind(" at line ") {
+            Some(i) => detail[..i].to_string(),
+            None => detail,
+        };
+        if e.classify() == serde_json::error::Category::Data {
+            FioParseError::NotFioJson {
+                file,
+                line,
+                column,
+                detail,
+            }
+        } else {
+            FioParseError::Malformed {
+                file,
+                line,
+                column,
+                detail,
+            }
+        }
+    })?;
     check(&out, source, engine)?;
     Ok(out)
 }
