@@ -271,6 +271,26 @@ pub(crate) fn error_at(
     }
 }
 
+/// The remedy for a value of the wrong type or range, from serde's "expected …" (None for
+/// other messages): what to write instead, with the range of a whole number.
+fn value_type_fix(message: &str) -> Option<String> {
+    let expected = message.rsplit_once("expected ")?.1.trim_end_matches('.');
+    let whole = |max: &str| {
+        format!("write a whole number from 0 to {max}, without quotes or a decimal point")
+    };
+    Some(match expected {
+        "u8" => whole("255"),
+        "u16" => whole("65,535"),
+        "u32" => whole("4,294,967,295"),
+        "u64" | "usize" => whole("18,446,744,073,709,551,615"),
+        "f64" | "f32" => "write a number without quotes (e.g. 2.5)".to_string(),
+        "a boolean" => "write true or false, without quotes".to_string(),
+        "a string" => "write the value in double quotes (e.g. \"4k\")".to_string(),
+        "a sequence" => "write a list in brackets (e.g. [1, 2])".to_string(),
+        _ => return None,
+    })
+}
+
 pub(crate) fn toml_error(text: &str, origin: &str, e: &toml::de::Error) -> SpecError {
     let message = e.message().trim().to_string();
     let missing = message
@@ -303,7 +323,7 @@ pub(crate) fn toml_error(text: &str, origin: &str, e: &toml::de::Error) -> SpecE
     } else if message.contains("unknown variant") {
         "use one of the listed values".to_string()
     } else {
-        "correct the value as described".to_string()
+        value_type_fix(&message).unwrap_or_else(|| "correct the value as described".to_string())
     };
     SpecError {
         origin: origin.to_string(),

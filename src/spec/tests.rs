@@ -634,3 +634,42 @@ fn impossible_cache_options_are_refused_with_the_line_the_field_and_a_fix() {
         assert_located(&err(&text), line_of(&text, option), field, fix);
     }
 }
+
+/// A value of the wrong type or out of its type's range names what to write instead: a
+/// whole number and its range, a quoted string, true or false.
+#[test]
+fn values_of_the_wrong_type_say_what_to_write() {
+    for (from, to, field, fix) in [
+        (
+            "iodepth = 16",
+            "iodepth = 4294967296",
+            "workload.iodepth",
+            "whole number from 0 to 4,294,967,295",
+        ),
+        (
+            "iodepth = 16",
+            "iodepth = 2.5",
+            "workload.iodepth",
+            "without quotes or a decimal point",
+        ),
+        (
+            "iodepth = 16",
+            "iodepth = \"16\"",
+            "workload.iodepth",
+            "whole number",
+        ),
+        (
+            "ceph_release = \"19.2.0\"",
+            "ceph_release = 19",
+            "cluster.ceph_release",
+            "double quotes",
+        ),
+    ] {
+        assert!(GOOD.contains(from), "{from}");
+        let e = err(&GOOD.replace(from, to));
+        assert_eq!(e.field, field, "{e}");
+        let msg = e.to_string();
+        assert!(msg.contains(fix), "{to}: {msg}");
+        assert!(!msg.contains("correct the value as described"), "{msg}");
+    }
+}
