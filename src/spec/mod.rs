@@ -145,32 +145,62 @@ fn split_dotted(key: &str) -> Vec<String> {
     parts
 }
 
-/// The dotted path of the key at byte `offset`: the enclosing `[section]` header found by
-/// scanning back, then the innermost key (inline tables included) covering the offset.
+/// The dotted path of the key at byte `offset`: the enclosing `[section]` or
+/// `[[array]]` header found by scanning back, then the innermost key (inline tables
+/// included) covering the offset. An element of an array of tables is named with its index
+/// (`workload[1].target.iops_min`): the count of its `[[header]]` lines up to the offset.
 fn path_at(text: &str, offset: usize) -> String {
     let offset = offset.min(text.len());
-    let mut path: Vec<String> = Vec::new();
-    for line in text[..offset].lines().rev() {
+    let header = |line: &str| -> Option<Vec<String>> {
         let t = line.trim();
-        if t.starts_with('[') && !t.starts_with("[[") {
-            if let Some(inner) = t.strip_prefix('[').and_then(|r| r.split(']').next()) {
-                path = split_dotted(inner);
-            }
-            break;
-        }
-    }
+        let inner = t.strip_prefix("[[").or_else(|| t.strip_prefix('['))?;
+        inner.split(']').next().map(split_dotted)
+    };
+    let keys: Vec<String> = text[..offset]
+        .lines()
+        .rev()
+        .find_map(header)
+        .unwrap_or_default();
+    // `[[a.b]]` lines before the offset: the index of the element of array `a.b` it is in.
+    let element = |prefix: &[String]| -> usize {
+        text[..offset]
+            .lines()
+            .filter(|l| {
+                let t = l.trim();
+                t.starts_with("[[")
+                    && t.strip_prefix("[[")
+                        .and_then(|r| r.split(']').next())
+                        .is_some_and(|h| split_dotted(h) == prefix)
+            })
+            .count()
+            .saturating_sub(1)
+    };
+    let mut shown: Vec<String> = keys.clone();
     let Ok(root) = toml::de::DeTable::parse(text) else {
-        return path.join(".");
+        return shown.join(".");
     };
     let mut table = root.get_ref();
-    for key in &path {
-        match table
+    for (i, key) in keys.iter().enumerate() {
+        let Some(v) = table
             .iter()
             .find(|(k, _)| k.get_ref().as_ref() == key.as_str())
-            .and_then(|(_, v)| v.get_ref().as_table())
-        {
-            Some(t) => table = t,
-            None => return path.join("."),
+            .map(|(_, v)| v.get_ref())
+        else {
+            return shown.join(".");
+        };
+        if let Some(t) = v.as_table() {
+            table = t;
+        } else if let Some(items) = v.as_array() {
+            let at = element(&keys[..=i]);
+            match items.get(at).and_then(|e| e.get_ref().as_table()) {
+                Some(t) => {
+                    shown[i] = format!("{key}[{at}]");
+                    table = t;
+                }
+                None => return shown.join("."),
+            }
+        } else {
+            return shown.join(".");
         }
     }
     let covers = |r: Range<usize>| r.start <= offset && offset < r.end.max(r.start + 1);
@@ -178,7 +208,7 @@ fn path_at(text: &str, offset: usize) -> String {
     'walk: loop {
         for (k, v) in table.iter() {
             if covers(k.span()) || covers(v.span()) {
-                path.push(k.get_ref().to_string());
+                shown.push(k.get_ref().to_string());
                 found = true;
                 if let Some(t) = v.get_ref().as_table() {
                     table = t;
@@ -195,10 +225,10 @@ fn path_at(text: &str, offset: usize) -> String {
         let line = &text[line_start..];
         let line = line.lines().next().unwrap_or("");
         if let Some((k, _)) = line.split_once('=') {
-            path.extend(split_dotted(k.trim()));
+            shown.extend(split_dotted(k.trim()));
         }
     }
-    path.join(".")
+    shown.join(".")
 }
 
 /// The dotted path of the table that starts at `offset`: a `[header]` (or `[[header]]`)

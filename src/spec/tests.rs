@@ -673,3 +673,21 @@ fn values_of_the_wrong_type_say_what_to_write() {
         assert!(!msg.contains("correct the value as described"), "{msg}");
     }
 }
+
+/// The path of a key inside an array of tables names the element: the second
+/// `[[workload]]`'s target is `workload[1].target`, not a key of the table before it.
+#[test]
+fn keys_in_arrays_of_tables_are_named_with_their_element() {
+    let text = "schema_version = 1\n[capacity]\nusable_tb = 1\n[[workload]]\nname = \"a\"\nimages = 1\n[workload.target]\niops_min = 1\n[[workload]]\nname = \"b\"\nimages = 2\n[workload.target]\niops_min = 2\n[protection]\nreplicated = [3]\n";
+    for (needle, want) in [
+        ("usable_tb = 1", "capacity.usable_tb"),
+        ("images = 1", "workload[0].images"),
+        ("iops_min = 1", "workload[0].target.iops_min"),
+        ("images = 2", "workload[1].images"),
+        ("iops_min = 2", "workload[1].target.iops_min"),
+        ("replicated = [3]", "protection.replicated"),
+    ] {
+        let at = text.find(needle).unwrap() + needle.find('=').unwrap() + 2;
+        assert_eq!(super::path_at(text, at), want, "{needle}");
+    }
+}
