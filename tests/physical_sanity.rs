@@ -15,9 +15,10 @@
 //! violation, not only the first 20.
 //!
 //! **Known violations (a ratchet, not the goal).** Some generated scenarios still break a
-//! property by more than the slack (128 of 10,000 with the shipped model since session
-//! 37, 85 of them beyond the measured effect; 121 and 83 from session 34; 122 and 86 from
-//! session 30, all one more drive; 86 when the list below was written):
+//! property by more than the slack (125 of 10,000 with the shipped model since session
+//! 41, 79 of them beyond the measured effect; 128 and 85 from session 37; 121 and 83 from
+//! session 34; 122 and 86 from session 30, all one more drive; 86 when the list below was
+//! written):
 //! - one more drive per node (83 violations, median −3.0 %, up to 17 % fewer IOPS in a
 //!   node short of cores): more OSDs on the same cores. Write batching is per OSD, so the same
 //!   writes form more, smaller batches; messenger coalescing is per client connection, so
@@ -228,6 +229,16 @@
 //! the one disk scenario among the violators is still session 29's node bound by its three
 //! cores, and the refit moves the per-op costs by less than 0.1 %.
 //!
+//! Session 41: a third of the scenarios state their images' size (64 GiB to 32 TiB each,
+//! chosen from the other draws so the stream of scenarios is otherwise the same), so the
+//! onode cache (`qn::ceph`, "Onode cache") is exercised too; twice the images come at half
+//! the size, the same data over more clients (with twice the data, fewer IOPS are the
+//! cache's measured effect, not a defect). The model did not change; the counts moved 128
+//! → 125 (85 → 79 beyond the measured effect) because a scenario whose OSDs miss onodes
+//! gains from one more drive (more OSDs share the data set, so more of it is cached) what
+//! the thinner write batches cost it: 121 drive drops (median −2.8 %, worst −15.9 %; 46 within the
+//! measured effect), no violation of a new kind.
+//!
 //! Coalescing (it lowered the leave-one-system-out IOPS MAPE 48.7 → 43.6 %) raised the
 //! count from 60 to 101 scenarios. The rounding of effective cores to whole servers (four
 //! more cores lowering IOPS by up to 4 %, 112 scenarios) is fixed by fractional server
@@ -266,6 +277,10 @@ struct Draw {
     /// then land in allocation order). Set from the other draws, so the seeded stream of
     /// scenarios is the one the counts below were taken on.
     wal: bool,
+    /// Every image's size in GiB when stated (a third of the scenarios; set from the other
+    /// draws, as `wal`): the data set the onode cache holds or misses. Twice the images
+    /// then come at half the size, the same data over more clients.
+    image_gib: Option<u32>,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -314,8 +329,13 @@ impl Draw {
             release: ["14.2.22", "16.2.7", "17.2.6", "18.2.0", "19.2.0", "20.2.0"]
                 [rng.random_range(0..6usize)],
             wal: false,
+            image_gib: None,
         };
         d.wal = d.drive.contains("\"hdd\"") && d.images.is_multiple_of(2);
+        d.image_gib = d
+            .client_nodes
+            .is_multiple_of(3)
+            .then(|| 64 << (d.iodepth.trailing_zeros() + d.nodes % 4));
         // Enough OSDs for the pool's width when the failure domain is the OSD.
         let width = d.width();
         let per_drive = d.nodes * d.osds_per_drive;
@@ -363,6 +383,9 @@ impl Draw {
         } else {
             String::new()
         };
+        let size = self
+            .image_gib
+            .map_or(String::new(), |g| format!("image_size = \"{g}G\"\n"));
         let mix = if self.pattern == "randrw" {
             "read_percent = 70\n"
         } else {
@@ -392,7 +415,7 @@ images = {images}
 iodepth = {iodepth}
 block_size = "{block}"
 pattern = "{pattern}"
-{mix}"#,
+{mix}{size}"#,
             nodes = self.nodes,
             release = self.release,
             cores = self.cores,
@@ -433,12 +456,12 @@ const SLACK: f64 = 1e-3;
 
 /// Scenarios (of the first 10,000 of seed 14) that break a property today; see the
 /// module doc. Lower it when a fix lowers the count.
-const KNOWN_VIOLATIONS_PER_10K: usize = 128;
+const KNOWN_VIOLATIONS_PER_10K: usize = 125;
 
 /// Of those, the scenarios that break a property by more than what is measured: every
 /// violation except one more drive per node lowering the IOPS of a node bound by its OSD
 /// CPU by no more than [`measured_drive_drop`]. Lower it when a fix lowers the count.
-const KNOWN_BEYOND_MEASURED_PER_10K: usize = 85;
+const KNOWN_BEYOND_MEASURED_PER_10K: usize = 79;
 
 /// The measured cost of more OSDs on the same cores, per doubling of the OSDs:
 ///
@@ -505,6 +528,7 @@ fn predictions_are_physically_sane_over_generated_scenarios() {
         deeper.iodepth *= 2;
         let mut wider = d.clone();
         wider.images *= 2;
+        wider.image_gib = d.image_gib.map(|g| g / 2);
         for (what, from, to, more) in [
             ("iodepth", d.iodepth, deeper.iodepth, &deeper),
             ("images", d.images, wider.images, &wider),
