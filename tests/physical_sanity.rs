@@ -229,15 +229,15 @@
 //! the one disk scenario among the violators is still session 29's node bound by its three
 //! cores, and the refit moves the per-op costs by less than 0.1 %.
 //!
-//! Session 41: a third of the scenarios state their images' size (64 GiB to 32 TiB each,
+//! Session 41: a quarter of the scenarios state their images' size (64 GiB to 32 TiB each,
 //! chosen from the other draws so the stream of scenarios is otherwise the same), so the
 //! onode cache (`qn::ceph`, "Onode cache") is exercised too; twice the images come at half
 //! the size, the same data over more clients (with twice the data, fewer IOPS are the
 //! cache's measured effect, not a defect). The model did not change; the counts moved 128
 //! → 125 (85 → 79 beyond the measured effect) because a scenario whose OSDs miss onodes
 //! gains from one more drive (more OSDs share the data set, so more of it is cached) what
-//! the thinner write batches cost it: 121 drive drops (median −2.8 %, worst −15.9 %; 46 within the
-//! measured effect), no violation of a new kind.
+//! the thinner write batches cost it: 121 drive drops (median −2.8 %, worst −15.9 %; 46
+//! within the measured effect), no violation of a new kind.
 //!
 //! Coalescing (it lowered the leave-one-system-out IOPS MAPE 48.7 → 43.6 %) raised the
 //! count from 60 to 101 scenarios. The rounding of effective cores to whole servers (four
@@ -277,7 +277,7 @@ struct Draw {
     /// then land in allocation order). Set from the other draws, so the seeded stream of
     /// scenarios is the one the counts below were taken on.
     wal: bool,
-    /// Every image's size in GiB when stated (a third of the scenarios; set from the other
+    /// Every image's size in GiB when stated (a quarter of the scenarios; set from the other
     /// draws, as `wal`): the data set the onode cache holds or misses. Twice the images
     /// then come at half the size, the same data over more clients.
     image_gib: Option<u32>,
