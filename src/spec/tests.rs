@@ -664,6 +664,12 @@ fn values_of_the_wrong_type_say_what_to_write() {
             "cluster.ceph_release",
             "double quotes",
         ),
+        (
+            "block_size = \"4k\"",
+            "block_size = \"4 kilo\"",
+            "workload.block_size",
+            "in one of those forms",
+        ),
     ] {
         assert!(GOOD.contains(from), "{from}");
         let e = err(&GOOD.replace(from, to));
