@@ -726,7 +726,14 @@ impl RowReader<'_> {
                 s.parse::<u32>()
                     .ok()
                     .filter(|n| *n > 0)
-                    .ok_or_else(|| self.err(c, format!("\"{s}\" is not a positive whole number")))
+                    .ok_or_else(|| {
+                        self.err(
+                            c,
+                            format!(
+                                "\"{s}\" is not a positive whole number; write one from 1 to 4294967295, or leave the cell empty for the scenario's value"
+                            ),
+                        )
+                    })
             })
             .transpose()
     }
@@ -736,7 +743,7 @@ impl RowReader<'_> {
         } else {
             Err(self.err(
                 c,
-                format!("\"{raw}\" must be a finite number greater than zero"),
+                format!("\"{raw}\" must be a finite number greater than zero; write the measured figure, or leave the cell empty where the source gives none"),
             ))
         }
     }

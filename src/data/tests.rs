@@ -81,6 +81,17 @@ fn negative_iops_is_an_error() {
     let (line, column, msg) = field_err(&GOOD.replace("230000", "-230000"));
     assert_eq!((line, column.as_str()), (2, "iops"));
     assert!(msg.contains("greater than zero"), "{msg}");
+    assert!(msg.contains("leave the cell empty"), "{msg}");
+}
+
+#[test]
+fn a_count_that_is_not_a_whole_number_says_what_to_write() {
+    for bad in ["abc", "0", "2.5"] {
+        let (line, column, msg) = field_err(&GOOD.replace(",16,48,1,", &format!(",16,48,{bad},")));
+        assert_eq!((line, column.as_str()), (2, "jobs_per_image"), "{bad}");
+        assert!(msg.contains("write one from 1 to 4294967295"), "{msg}");
+        assert!(msg.contains("leave the cell empty"), "{msg}");
+    }
 }
 
 #[test]
