@@ -253,12 +253,15 @@ pub struct ModelParams {
 pub enum ModelError {
     #[error("{origin}: cannot read the model file ({message}); check the path")]
     Io { origin: String, message: String },
-    #[error("{origin}:{line}:{column}: {message}; fix: correct the model file (see models/prior.toml for the format)")]
+    #[error("{origin}:{line}:{column}: {field}{message}; fix: {fix}")]
     Parse {
         origin: String,
         line: usize,
         column: usize,
+        /// "field `param.x.value`: " where the error is in a value, else empty.
+        field: String,
         message: String,
+        fix: String,
     },
     #[error("{origin}: schema_version {found} is not supported; fix: use schema_version = {MODEL_SCHEMA_VERSION}")]
     Schema { origin: String, found: u32 },
@@ -322,11 +325,22 @@ impl ModelParams {
                     )
                 })
                 .unwrap_or((0, 0));
+            let message = e.message().trim().to_string();
+            let field = e
+                .span()
+                .map(|r| crate::spec::path_at(text, r.start))
+                .filter(|f| !f.is_empty())
+                .map_or(String::new(), |f| format!("field `{f}`: "));
+            let fix = crate::spec::value_type_fix(&message).unwrap_or_else(|| {
+                "correct the model file (see models/prior.toml for the format)".to_string()
+            });
             ModelError::Parse {
                 origin: origin.to_string(),
                 line,
                 column,
-                message: e.message().trim().to_string(),
+                field,
+                message,
+                fix,
             }
         })?;
         m.validate(origin)?;
@@ -896,5 +910,27 @@ mod tests {
         let e = ModelParams::parse(&text, "m.toml").unwrap_err();
         assert!(matches!(e, ModelError::BadCovariance { .. }), "{e}");
         assert!(e.to_string().contains("is NaN"), "{e}");
+    }
+
+    /// A value of the wrong type names the parameter and what to write, at its line.
+    #[test]
+    fn a_value_of_the_wrong_type_names_the_parameter_and_the_fix() {
+        let at = DEFAULT_TOML.find("[param.cpu_core_contention]").unwrap();
+        let v = at + DEFAULT_TOML[at..].find("value = ").unwrap();
+        let end = v + DEFAULT_TOML[v..].find('\n').unwrap();
+        let text = format!(
+            "{}value = \"fast\"{}",
+            &DEFAULT_TOML[..v],
+            &DEFAULT_TOML[end..]
+        );
+        let e = ModelParams::parse(&text, "m.toml").unwrap_err();
+        let line = DEFAULT_TOML[..v].matches('\n').count() + 1;
+        let msg = e.to_string();
+        assert!(msg.starts_with(&format!("m.toml:{line}:")), "{msg}");
+        assert!(
+            msg.contains("field `param.cpu_core_contention.value`"),
+            "{msg}"
+        );
+        assert!(msg.contains("fix: write a number without quotes"), "{msg}");
     }
 }

@@ -149,7 +149,7 @@ fn split_dotted(key: &str) -> Vec<String> {
 /// `[[array]]` header found by scanning back, then the innermost key (inline tables
 /// included) covering the offset. An element of an array of tables is named with its index
 /// (`workload[1].target.iops_min`): the count of its `[[header]]` lines up to the offset.
-fn path_at(text: &str, offset: usize) -> String {
+pub(crate) fn path_at(text: &str, offset: usize) -> String {
     let offset = offset.min(text.len());
     let header = |line: &str| -> Option<Vec<String>> {
         let t = line.trim();
@@ -303,7 +303,7 @@ pub(crate) fn error_at(
 
 /// The remedy for a value of the wrong type or range, from serde's "expected …" (None for
 /// other messages): what to write instead, with the range of a whole number.
-fn value_type_fix(message: &str) -> Option<String> {
+pub(crate) fn value_type_fix(message: &str) -> Option<String> {
     let expected = message.rsplit_once("expected ")?.1.trim_end_matches('.');
     let whole = |max: &str| {
         format!("write a whole number from 0 to {max}, without quotes or a decimal point")
