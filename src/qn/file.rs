@@ -48,12 +48,14 @@ pub enum NetworkFileError {
         path: PathBuf,
         error: std::io::Error,
     },
-    #[error("{origin}:{line}:{column}: {message}\n  | {snippet}")]
+    #[error("{origin}:{line}:{column}: {message}; fix: {fix}\n  | {snippet}")]
     Syntax {
         origin: String,
         line: usize,
         column: usize,
+        /// TOML's message, after "field `station[1].servers`: " where it is about a value.
         message: String,
+        fix: String,
         snippet: String,
     },
     #[error("{origin}:{line}:{column}: {field}: {message}\n  | {snippet}")]
@@ -144,11 +146,25 @@ pub fn parse_network(text: &str, origin: &str) -> Result<Network, NetworkFileErr
     };
     let spec: FileSpec = toml::from_str(text).map_err(|e| {
         let (origin, line, column, snippet) = at(e.span());
+        let message = e.message().trim().to_string();
+        let field = e
+            .span()
+            .map(|r| crate::spec::path_at(text, r.start))
+            .filter(|f| !f.is_empty())
+            .map_or(String::new(), |f| format!("field `{f}`: "));
+        let fix = if message.contains("untagged enum ServerCount") {
+            "write servers as a number without quotes: a whole count (e.g. 4) or a real count above 1 (e.g. 2.5)".to_string()
+        } else {
+            crate::spec::value_type_fix(&message).unwrap_or_else(|| {
+                "correct the network file (models/networks/ has complete examples)".to_string()
+            })
+        };
         NetworkFileError::Syntax {
             origin,
             line,
             column,
-            message: e.message().trim().to_string(),
+            message: format!("{field}{message}"),
+            fix,
             snippet,
         }
     })?;
@@ -413,6 +429,20 @@ demand = { read = "100us" }
         let e = err(&GOOD.replace("servers = 4", "servrs = 4"));
         assert!(e.starts_with("net.toml:11:1:"), "{e}");
         assert!(e.contains("servrs") && e.contains("servers"), "{e}");
+    }
+
+    #[test]
+    fn a_value_of_the_wrong_type_names_the_field_and_the_fix() {
+        let e = err(&GOOD.replace("servers = 4", "servers = \"four\""));
+        assert!(e.starts_with("net.toml:11:"), "{e}");
+        assert!(e.contains("field `station[0].servers`"), "{e}");
+        assert!(
+            e.contains("fix: write servers as a number without quotes"),
+            "{e}"
+        );
+        let e = err(&GOOD.replace("servers = 4", "servers = 4\nmultiplicity = \"3\""));
+        assert!(e.contains("field `station[0].multiplicity`"), "{e}");
+        assert!(e.contains("fix: write a whole number"), "{e}");
     }
 
     #[test]

@@ -313,6 +313,9 @@ pub(crate) fn value_type_fix(message: &str) -> Option<String> {
         "u16" => whole("65,535"),
         "u32" => whole("4,294,967,295"),
         "u64" | "usize" => whole("18,446,744,073,709,551,615"),
+        "i8" | "i16" | "i32" | "i64" | "isize" => {
+            "write a whole number without quotes or a decimal point".to_string()
+        }
         "f64" | "f32" => "write a number without quotes (e.g. 2.5)".to_string(),
         "a boolean" => "write true or false, without quotes".to_string(),
         "a string" => "write the value in double quotes (e.g. \"4k\")".to_string(),
