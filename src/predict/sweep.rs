@@ -332,6 +332,18 @@ pub fn sweep(
     spec: &SweepSpec,
     progress: &dyn Progress,
 ) -> Result<SweepReport, PredictError> {
+    if s.engine == crate::spec::Engine::Rados
+        && matches!(spec.axis, SweepAxis::Images | SweepAxis::Jobs)
+    {
+        return Err(PredictError::BadSweep {
+            input: spec.axis.key().to_string(),
+            problem: format!(
+                "scenario \"{}\" is a rados bench workload, which has no images or fio jobs",
+                s.name
+            ),
+            fix: "vary clients (one rados bench process per client node) or iodepth (its concurrency, ops in flight per process)".into(),
+        });
+    }
     let mut points = Vec::with_capacity(spec.values.len());
     let mut skipped = Vec::new();
     let mut warnings = Vec::new();

@@ -717,3 +717,28 @@ fn a_held_out_record_reads_as_its_figures_and_says_when_one_system_is_all_it_has
         "reads only: IOPS off by 30.6 % on average (median 18.6 %, bias -1.7 %); 9 systems, 704 runs"
     );
 }
+
+/// A rados bench scenario has no images or fio jobs: a sweep over them is refused up front
+/// with the axes that do vary its load, not skipped point by point.
+#[test]
+fn an_image_or_job_sweep_of_a_rados_scenario_names_the_axes_to_vary() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("calibration-data/scenarios/seed-003-x86-radosbench.toml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let s = crate::spec::parse_scenario(&text, "rados.toml", &crate::spec::Catalogue::builtin())
+        .unwrap();
+    for vary in ["images=1,2", "jobs=1,2"] {
+        let spec = SweepSpec::parse_vary(vary, None).unwrap();
+        let e = sweep(&s, &params(), &spec, &NoProgress).unwrap_err();
+        assert!(matches!(e, PredictError::BadSweep { .. }), "{e}");
+        assert!(e.to_string().contains("vary clients"), "{e}");
+    }
+    let spec = SweepSpec::parse_vary("iodepth=1,16", None).unwrap();
+    assert_eq!(
+        sweep(&s, &params(), &spec, &NoProgress)
+            .unwrap()
+            .points
+            .len(),
+        2
+    );
+}
