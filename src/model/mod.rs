@@ -326,11 +326,7 @@ impl ModelParams {
                 })
                 .unwrap_or((0, 0));
             let message = e.message().trim().to_string();
-            let field = e
-                .span()
-                .map(|r| crate::spec::path_at(text, r.start))
-                .filter(|f| !f.is_empty())
-                .map_or(String::new(), |f| format!("field `{f}`: "));
+            let field = crate::spec::field_prefix(text, &e);
             let fix = crate::spec::value_type_fix(&message).unwrap_or_else(|| {
                 "correct the model file (see models/prior.toml for the format)".to_string()
             });

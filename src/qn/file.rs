@@ -147,11 +147,7 @@ pub fn parse_network(text: &str, origin: &str) -> Result<Network, NetworkFileErr
     let spec: FileSpec = toml::from_str(text).map_err(|e| {
         let (origin, line, column, snippet) = at(e.span());
         let message = e.message().trim().to_string();
-        let field = e
-            .span()
-            .map(|r| crate::spec::path_at(text, r.start))
-            .filter(|f| !f.is_empty())
-            .map_or(String::new(), |f| format!("field `{f}`: "));
+        let field = crate::spec::field_prefix(text, &e);
         let fix = if message.contains("untagged enum ServerCount") {
             "write servers as a number without quotes: a whole count (e.g. 4) or a real count above 1 (e.g. 2.5)".to_string()
         } else {

@@ -301,6 +301,16 @@ pub(crate) fn error_at(
     }
 }
 
+/// "field `a.b[1].c`: " for a TOML error located in a value of `text` (the key path at its
+/// span, [`path_at`]), empty when it has no span or no path: the prefix that model and
+/// network files put before TOML's message.
+pub(crate) fn field_prefix(text: &str, e: &toml::de::Error) -> String {
+    e.span()
+        .map(|r| path_at(text, r.start))
+        .filter(|f| !f.is_empty())
+        .map_or(String::new(), |f| format!("field `{f}`: "))
+}
+
 /// The remedy for a value of the wrong type or range, from serde's "expected …" (None for
 /// other messages): what to write instead, with the range of a whole number.
 pub(crate) fn value_type_fix(message: &str) -> Option<String> {
