@@ -2174,3 +2174,89 @@ fn the_ec_write_plan_reads_what_the_lab_measures_except_padded_appends() {
     assert!((measured - padded).abs() < 0.01, "{measured}");
     assert_eq!(plan_reads("write", "4k"), 0.0);
 }
+
+/// Flash fill ([`flash`]): on Luminous (4 KiB writes deferred below the 16 KiB allocation
+/// unit) images filling 2 % of the drives run the data device's small writes at the
+/// sequential bandwidth's rate. Hand check: the drive's full-span amplification is
+/// 1e9 B/s / (4096 B × 50,000/s) = 4.8828; 4 images × 10 GiB × 3 copies = 120 GiB over
+/// 3 nodes × 2 drives × 1 TiB = 6 TiB fill 1.953 %, where LRW copies nothing (α = 1.0x /
+/// 0.0195 ≈ 55, A = 1 + 1e-23): a 4 KiB write's device time falls from 1/50,000 s = 20 µs to
+/// 4096 B / 1e9 B/s = 4.096 µs, 1/4.8828 of it. Reads, direct writes (19.2: 4 KiB writes
+/// are not deferred), disks and an unstated image size keep the datasheet's rate.
+#[test]
+fn deferred_writes_on_lightly_filled_flash_run_at_the_bandwidth() {
+    let luminous = |t: String| t.replace("\"19.2.0\"", "\"12.2.2\"");
+    let sized = |t: String| t.replace("images = 4\n", "images = 4\nimage_size = \"10G\"\n");
+    let s = tiny(|t| sized(luminous(t)));
+    let span = flash::flash_span(&s).expect("a flash drive with a stated image size");
+    assert_relative_eq!(span.filled_share, 120.0 / 6144.0, max_relative = 1e-12);
+    assert_relative_eq!(span.amplification_full, 1e9 / (4096.0 * 50_000.0));
+    assert_relative_eq!(span.amplification, 1.0, max_relative = 1e-9);
+    assert_relative_eq!(span.gain, 4.8828125, max_relative = 1e-9);
+
+    let p = params();
+    let device = |s: &Scenario| {
+        let net = build(s, &p).unwrap();
+        at(&net, &net.write, "data_device").secs
+    };
+    let full_span = tiny(luminous);
+    assert!(flash::flash_span(&full_span).is_none());
+    assert_relative_eq!(
+        device(&s) / device(&full_span),
+        4096.0 / 1e9 * 50_000.0,
+        max_relative = 1e-9
+    );
+    let net = build(&s, &p).unwrap();
+    assert!(
+        net.warnings
+            .iter()
+            .any(|w| w.contains("fill 2 % of the flash") && w.contains("4.9× its 50000 IOPS")),
+        "{:?}",
+        net.warnings
+    );
+    assert!(!build(&full_span, &p)
+        .unwrap()
+        .warnings
+        .iter()
+        .any(|w| w.contains("of the flash")));
+
+    // Direct writes: the same fill, but 19.2's 4 KiB allocation unit writes 4 KiB directly.
+    let direct = tiny(sized);
+    assert!(flash::flash_span(&direct).is_some());
+    assert_relative_eq!(device(&direct), device(&tiny(|t| t)), max_relative = 1e-12);
+    // Reads never: a read's device time is the datasheet's.
+    let reads = |t: String| t.replace("pattern = \"randwrite\"", "pattern = \"randread\"");
+    let r = |s: &Scenario| {
+        let net = build(s, &p).unwrap();
+        at(&net, &net.read, "data_device").secs
+    };
+    assert_relative_eq!(
+        r(&tiny(|t| reads(sized(luminous(t))))),
+        r(&tiny(|t| reads(luminous(t)))),
+        max_relative = 1e-12
+    );
+    // Disks have no garbage collection.
+    let hdd = |t: String| t.replace("kind = \"nvme\"", "kind = \"hdd\"");
+    assert!(flash::flash_span(&tiny(|t| hdd(sized(luminous(t))))).is_none());
+}
+
+/// More data on the same drives never makes the flash-fill gain larger (the sanity
+/// property "more hardware never fewer IOPS" rests on it: one more drive lowers the fill).
+#[test]
+fn the_flash_fill_gain_falls_as_the_images_grow() {
+    let mut last = f64::INFINITY;
+    for gib in [10, 100, 300, 600, 1000, 1500, 2000] {
+        let s = tiny(|t| {
+            t.replace("\"19.2.0\"", "\"12.2.2\"").replace(
+                "images = 4\n",
+                &format!("images = 4\nimage_size = \"{gib}G\"\n"),
+            )
+        });
+        let g = flash::flash_span(&s).unwrap().gain;
+        assert!(g <= last + 1e-12, "{gib} GiB: gain {g} > {last}");
+        assert!(g >= 1.0);
+        last = g;
+    }
+    // 4 × 2000 GiB × 3 copies over 6 TiB is more than full: the datasheet's rate.
+    assert_relative_eq!(last, 1.0, max_relative = 1e-9);
+}
