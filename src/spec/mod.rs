@@ -1158,7 +1158,9 @@ impl ScenarioSpec {
         let efficiency = protection.efficiency();
         // RocksDB lives on the WAL/DB device when there is one, else on the data device.
         let db_kind = wal.as_ref().map_or(data_drive.kind, |w| w.drive.kind);
-        let ceph_config = c.ceph_config.resolve(&c.ceph_release, db_kind);
+        let ceph_config = c
+            .ceph_config
+            .resolve(&c.ceph_release, db_kind, data_drive.kind);
         Ok(Scenario {
             name: self.name.clone(),
             ceph_release: c.ceph_release.clone(),

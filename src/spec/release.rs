@@ -215,6 +215,52 @@ pub const OSD_MEMORY_CACHE_MIN_BYTES: f64 = 128.0 * 1048576.0;
 /// the option table, see models/prior.toml `onode_cache_bytes`).
 pub const BLUESTORE_CACHE_META_RATIO_DEFAULT: f64 = 0.45;
 
+/// `bluestore_cache_size_ssd` / `_hdd` before cache autotuning: the fixed BlueStore cache
+/// of a flash / rotational main device (3 GiB / 1 GiB; the Luminous BlueStore configuration
+/// reference).
+pub const BLUESTORE_CACHE_SIZE_SSD_FIXED_BYTES: f64 = 3.0 * 1073741824.0;
+pub const BLUESTORE_CACHE_SIZE_HDD_FIXED_BYTES: f64 = 1073741824.0;
+/// `bluestore_cache_kv_max` before cache autotuning (512 MiB): RocksDB's share of the fixed
+/// cache is capped there and the metadata share takes the rest.
+pub const BLUESTORE_CACHE_KV_MAX_BYTES: f64 = 536870912.0;
+/// `bluestore_cache_kv_ratio` before cache autotuning (0.99; `bluestore_cache_meta_ratio`
+/// 0.01).
+pub const BLUESTORE_CACHE_KV_RATIO_FIXED: f64 = 0.99;
+
+/// True for releases whose BlueStore cache is a fixed size: before 12.2.10, where
+/// `osd_memory_target` and cache autotuning replaced it (ceph.io "v12.2.10 Luminous
+/// released": "The bluestore_cache_* options are no longer needed. They are replaced by
+/// osd_memory_target, defaulting to 4GB"; the changelog's "os/bluestore: cache autotuning
+/// and memory limit (pr#24065)"). A downstream build of an older version that carries the
+/// backport (Red Hat Ceph Storage 3.2 on 12.2.8 has `bluestore_cache_autotune`) states
+/// `osd_memory_target`.
+pub fn fixed_bluestore_cache(release: &str) -> bool {
+    CephVersion::parse(release)
+        .is_some_and(|v| v.major < 12 || (v.major == 12 && (v.minor, v.patch) < (2, 10)))
+}
+
+/// Bytes of a fixed-size BlueStore cache (before 12.2.10) that hold onodes:
+/// `bluestore_cache_size` (else 3 GiB on a flash main device, 1 GiB on a disk) times the
+/// metadata share, which `BlueStore::_set_cache_sizes` raises by what `bluestore_cache_kv_max`
+/// (512 MiB) takes from RocksDB's 0.99: `1 − min(0.99, 512 MiB / cache)` (0.83 of 3 GiB,
+/// 0.5 of 1 GiB) unless `bluestore_cache_meta_ratio` is stated.
+pub fn fixed_onode_cache_bytes(
+    cache_size: Option<Bytes>,
+    meta_ratio: Option<f64>,
+    rotational: bool,
+) -> f64 {
+    let cache = cache_size.map_or(
+        if rotational {
+            BLUESTORE_CACHE_SIZE_HDD_FIXED_BYTES
+        } else {
+            BLUESTORE_CACHE_SIZE_SSD_FIXED_BYTES
+        },
+        |b| b.0 as f64,
+    );
+    let kv = (BLUESTORE_CACHE_KV_MAX_BYTES / cache.max(1.0)).min(BLUESTORE_CACHE_KV_RATIO_FIXED);
+    cache * meta_ratio.unwrap_or(1.0 - kv)
+}
+
 /// Bytes of BlueStore cache that hold onodes: a fixed cache when `cache_size` is stated,
 /// else what the autotuner leaves of the memory target (target × (1 − fragmentation) −
 /// base, at least the cache minimum), times the metadata share.
@@ -245,8 +291,10 @@ impl CephConfigSpec {
             && self.bluestore_cache_meta_ratio.is_none()
     }
 
-    /// The effective options for `release` with the DB on a device of `db_kind`.
-    pub fn resolve(&self, release: &str, db_kind: DriveKind) -> CephConfig {
+    /// The effective options for `release` with the DB on a device of `db_kind` and the
+    /// main (data) device of `data_kind`.
+    pub fn resolve(&self, release: &str, db_kind: DriveKind, data_kind: DriveKind) -> CephConfig {
+        let fixed_cache = fixed_bluestore_cache(release) && self.osd_memory_target.is_none();
         CephConfig {
             bluefs_buffered_io: self
                 .bluefs_buffered_io
@@ -257,11 +305,19 @@ impl CephConfigSpec {
                 .unwrap_or_else(|| allocation_from_file_default(release, db_kind)),
             allocation_from_file_stated: self.bluestore_allocation_from_file.is_some(),
             ec_optimizations: self.allow_ec_optimizations.unwrap_or(false),
-            onode_cache_bytes: onode_cache_bytes(
-                self.osd_memory_target,
-                self.bluestore_cache_size,
-                self.bluestore_cache_meta_ratio,
-            ),
+            onode_cache_bytes: if fixed_cache {
+                fixed_onode_cache_bytes(
+                    self.bluestore_cache_size,
+                    self.bluestore_cache_meta_ratio,
+                    data_kind == DriveKind::Hdd,
+                )
+            } else {
+                onode_cache_bytes(
+                    self.osd_memory_target,
+                    self.bluestore_cache_size,
+                    self.bluestore_cache_meta_ratio,
+                )
+            },
         }
     }
 }

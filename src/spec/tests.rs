@@ -616,6 +616,46 @@ fn the_onode_cache_follows_the_memory_target_or_a_fixed_cache() {
     assert!((tuned - 8_589_934_592.0 * 0.8).abs() < 1e-3);
 }
 
+/// Before 12.2.10 BlueStore's cache is a fixed size (ceph.io "v12.2.10 Luminous released":
+/// osd_memory_target and cache autotuning replace the `bluestore_cache_*` options), and
+/// `BlueStore::_set_cache_sizes` hands the metadata what `bluestore_cache_kv_max` (512 MiB)
+/// takes from RocksDB's 0.99. Hand check: a flash main device's 3 GiB cache,
+/// kv = 536,870,912 / 3,221,225,472 = 1/6, so 3,221,225,472 × 5/6 = 2,684,354,560 bytes of
+/// onodes; a disk's 1 GiB, kv = 1/2: 536,870,912.
+#[test]
+fn releases_before_cache_autotuning_have_a_fixed_cache() {
+    let luminous = |options: &str, release: &str| {
+        let text = with_ceph_config(options).replace(
+            "ceph_release = \"19.2.0\"",
+            &format!("ceph_release = \"{release}\""),
+        );
+        parse_scenario(&text, "c.toml", &cat())
+            .unwrap()
+            .ceph_config
+            .onode_cache_bytes
+    };
+    assert!((luminous("", "12.2.2") - 2_684_354_560.0).abs() < 1e-3);
+    assert!((luminous("", "12.2.9") - 2_684_354_560.0).abs() < 1e-3);
+    // From 12.2.10 the 4 GiB memory target, as today (see the test above).
+    assert!((luminous("", "12.2.10") - 1_280_437_125.12).abs() < 1e-3);
+    // A downstream build with the backport states its memory target (RHCS 3.2 on 12.2.8).
+    assert!((luminous("osd_memory_target = \"4G\"", "12.2.8") - 1_280_437_125.12).abs() < 1e-3);
+    // A stated fixed size: 4 GiB, kv 1/8, metadata 7/8; a stated ratio wins.
+    assert!((luminous("bluestore_cache_size = \"4G\"", "12.2.8") - 3_758_096_384.0).abs() < 1e-3);
+    let tuned = luminous(
+        "bluestore_cache_size = \"8G\"\nbluestore_cache_meta_ratio = 0.8",
+        "12.2.8",
+    );
+    assert!((tuned - 8_589_934_592.0 * 0.8).abs() < 1e-3);
+    assert!(
+        (crate::spec::release::fixed_onode_cache_bytes(None, None, true) - 536_870_912.0).abs()
+            < 1e-3
+    );
+    assert!(crate::spec::release::fixed_bluestore_cache("11.2.0"));
+    assert!(!crate::spec::release::fixed_bluestore_cache("13.2.0"));
+    assert!(!crate::spec::release::fixed_bluestore_cache("squid"));
+}
+
 #[test]
 fn impossible_cache_options_are_refused_with_the_line_the_field_and_a_fix() {
     for (option, field, fix) in [
