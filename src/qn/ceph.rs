@@ -1190,7 +1190,10 @@ impl<'a> Plan<'a> {
         let deferred_writes = s.read_fraction < 1.0
             && (s.block_size_bytes.min(su) as f64)
                 < deferred_below_bytes(s.data.drive.kind, &s.ceph_release);
-        let span = flash::flash_span(s).filter(|f| deferred_writes && f.gain > 1.0);
+        let span = deferred_writes
+            .then(|| flash::flash_span(s))
+            .flatten()
+            .filter(|f| f.gain > 1.0);
         let deferred_write_iops = span.map(|f| s.data.drive.write_4k_iops * f.gain);
         warnings.extend(span.and_then(|f| flash::span_note(&f, s.data.drive.write_4k_iops)));
         let mut plan = Plan {

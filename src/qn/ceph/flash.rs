@@ -90,20 +90,26 @@ pub fn flash_span(s: &Scenario) -> Option<FlashSpan> {
 }
 
 /// LRW write amplification `1/(1 − x)` for `α` physical pages per live page, `x` the
-/// smallest root of `x = e^(−α(1−x))` in 0..1 (1 for `α ≤ 1`: a full drive copies
-/// everything). The iteration from 0 rises monotonically to that root.
+/// smallest root of `g(x) = x − e^(−α(1−x)) = 0` in 0..1 (∞ for `α ≤ 1`: a full drive
+/// copies everything). Newton's method from 0: `g` is increasing and concave left of that
+/// root (`g'(x) = 1 − α·e^(−α(1−x)) > 0` there), so every step stays left of it and the
+/// steps rise to it, quadratically once near.
 pub fn lrw_amplification(alpha: f64) -> f64 {
     if alpha.is_nan() || alpha <= 1.0 {
         return f64::INFINITY;
     }
     let mut x = 0.0_f64;
-    for _ in 0..10_000 {
-        let next = (-alpha * (1.0 - x)).exp();
-        if (next - x).abs() < 1e-12 {
-            x = next;
+    for _ in 0..200 {
+        let e = (-alpha * (1.0 - x)).exp();
+        let slope = 1.0 - alpha * e;
+        if slope <= 0.0 {
             break;
         }
-        x = next;
+        let step = (x - e) / slope;
+        x -= step;
+        if step.abs() < 1e-13 {
+            break;
+        }
     }
     1.0 / (1.0 - x)
 }
