@@ -243,7 +243,10 @@ pub fn fixed_bluestore_cache(release: &str) -> bool {
 /// `bluestore_cache_size` (else 3 GiB on a flash main device, 1 GiB on a disk) times the
 /// metadata share, which `BlueStore::_set_cache_sizes` raises by what `bluestore_cache_kv_max`
 /// (512 MiB) takes from RocksDB's 0.99: `1 − min(0.99, 512 MiB / cache)` (0.83 of 3 GiB,
-/// 0.5 of 1 GiB) unless `bluestore_cache_meta_ratio` is stated.
+/// 0.5 of 1 GiB) unless `bluestore_cache_meta_ratio` is stated. A stated ratio is taken as
+/// it is: Ceph also adds to it what the kv cap takes from `bluestore_cache_kv_ratio`, which
+/// is not a scenario option (rhcs32's tuned 8 GiB at 0.8 / 0.2 would hold 0.94 of the cache
+/// for metadata, not 0.8).
 pub fn fixed_onode_cache_bytes(
     cache_size: Option<Bytes>,
     meta_ratio: Option<f64>,
