@@ -15,8 +15,9 @@
 //! violation, not only the first 20.
 //!
 //! **Known violations (a ratchet, not the goal).** Some generated scenarios still break a
-//! property by more than the slack (125 of 10,000 with the shipped model since session
-//! 41, 79 of them beyond the measured effect; 128 and 85 from session 37; 121 and 83 from
+//! property by more than the slack (124 of 10,000 with the shipped model since session
+//! 43, 78 of them beyond the measured effect; 125 and 79 from session 41; 128 and 85 from
+//! session 37; 121 and 83 from
 //! session 34; 122 and 86 from session 30, all one more drive; 86 when the list below was
 //! written):
 //! - one more drive per node (83 violations, median −3.0 %, up to 17 % fewer IOPS in a
@@ -239,6 +240,11 @@
 //! the thinner write batches cost it: 121 drive drops (median −2.8 %, worst −15.9 %; 46
 //! within the measured effect), no violation of a new kind.
 //!
+//! Session 43: an unoptimised RocksDB build's factor on a read's onode load (`qn::ceph`,
+//! "RocksDB build") and the refit move the counts 125 → 124 (79 → 78 beyond the measured
+//! effect): a four-more-cores drop of 0.14 % and a drive drop within the measured effect
+//! are gone, another drive drop within it (−0.17 %) appears.
+//!
 //! Coalescing (it lowered the leave-one-system-out IOPS MAPE 48.7 → 43.6 %) raised the
 //! count from 60 to 101 scenarios. The rounding of effective cores to whole servers (four
 //! more cores lowering IOPS by up to 4 %, 112 scenarios) is fixed by fractional server
@@ -456,12 +462,12 @@ const SLACK: f64 = 1e-3;
 
 /// Scenarios (of the first 10,000 of seed 14) that break a property today; see the
 /// module doc. Lower it when a fix lowers the count.
-const KNOWN_VIOLATIONS_PER_10K: usize = 125;
+const KNOWN_VIOLATIONS_PER_10K: usize = 124;
 
 /// Of those, the scenarios that break a property by more than what is measured: every
 /// violation except one more drive per node lowering the IOPS of a node bound by its OSD
 /// CPU by no more than [`measured_drive_drop`]. Lower it when a fix lowers the count.
-const KNOWN_BEYOND_MEASURED_PER_10K: usize = 79;
+const KNOWN_BEYOND_MEASURED_PER_10K: usize = 78;
 
 /// The measured cost of more OSDs on the same cores, per doubling of the OSDs:
 ///

@@ -1365,6 +1365,38 @@ fn onode_cache_misses_add_one_load_per_op_on_the_share_not_cached() {
 }
 
 #[test]
+fn an_unoptimised_rocksdb_build_scales_a_reads_onode_load() {
+    // [`onode_case`]'s random reads of 96 GiB images miss half their onodes: 2e-4 + ½ ×
+    // 2e-4 = 3e-4 gigacycles = 150 µs with an optimised RocksDB. The load is RocksDB's
+    // work, so an unoptimised build (16.2.7 upstream, inferred) at a factor of 1.5 makes it
+    // ½ × 2e-4 × 1.5: 3.5e-4 gigacycles = 175 µs. Images of 24 GiB keep every primary's
+    // onode cached: no RocksDB work, 100 µs whatever the build.
+    let read_cpu = |image: &str, release: &str, stated: &str| {
+        let (_, mut p) = onode_case(image, "randread");
+        p.set(names::ROCKSDB_UNOPT_WRITE, 1.5).unwrap();
+        let s = tiny(|t| {
+            t.replace(
+                "ceph_release = \"19.2.0\"",
+                &format!("ceph_release = \"{release}\"\n{stated}"),
+            )
+            .replace("pattern = \"randwrite\"", "pattern = \"randread\"")
+                + &format!("image_size = \"{image}\"\n")
+                + "[cluster.ceph_config]\nbluestore_cache_size = \"1G\"\nbluestore_cache_meta_ratio = 0.5\n"
+        });
+        let net = build(&s, &p).unwrap();
+        at(&net, &net.read, "osd_cpu").secs
+    };
+    assert_relative_eq!(read_cpu("96G", "19.2.0", ""), 150e-6, epsilon = 1e-12);
+    assert_relative_eq!(read_cpu("96G", "16.2.7", ""), 175e-6, epsilon = 1e-12);
+    assert_relative_eq!(
+        read_cpu("96G", "16.2.7", "rocksdb_build = \"optimised\""),
+        150e-6,
+        epsilon = 1e-12
+    );
+    assert_relative_eq!(read_cpu("24G", "16.2.7", ""), 100e-6, epsilon = 1e-12);
+}
+
+#[test]
 fn sequential_streams_load_an_objects_onode_once_per_visit() {
     // The random case above misses 1/3 of its writes' onodes. A sequential 4 KiB stream
     // makes 4 MiB / 4 KiB = 1,024 ops on an object before the next: only the first can
