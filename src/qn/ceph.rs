@@ -123,7 +123,7 @@
 //! "Onode cache"): that load costs the same factor more (session 43). Seed 002 shows it:
 //! its upstream 15.2.14 packages read 10-11 % slower than Canonical's build of the same
 //! release, with 16 % of its 4k reads loading an onode (predicted 11.5-11.7 % slower with the
-//! factor on the loads, the same without it); leave-one-system-out IOPS MAPE 23.11 →
+//! factor on the loads; without it, no slower at all); leave-one-system-out IOPS MAPE 23.11 →
 //! 22.44 % (seed 002 19.0 → 14.3 %). The factor is PR #54891's "doubled", not fitted:
 //! only seed 002 (the upstream and Canonical builds of 15.2.14, and 16.2.x against
 //! 14.2.x) informs it.
