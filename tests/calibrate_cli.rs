@@ -536,6 +536,43 @@ fn missing_input_files_are_named_once_with_their_cause_and_the_fix() {
     assert!(!out_csv.exists(), "nothing is written for a missing input");
 }
 
+/// A row whose `scenario` cell names no file: the run, the CSV and its line, the path
+/// tried, the OS's cause once, and where the path is resolved from.
+#[test]
+fn a_rows_missing_scenario_file_is_named_with_the_fix() {
+    let dir = tempfile::tempdir().unwrap();
+    let source = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/calibration-data/public-mclock-qos.csv"
+    ))
+    .unwrap();
+    // The header and the first run, copied away from their scenario files.
+    let rows: Vec<&str> = source
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .take(2)
+        .collect();
+    let csv = dir.path().join("runs.csv");
+    std::fs::write(&csv, rows.join("\n") + "\n").unwrap();
+    let out = cephplan()
+        .args(["calibrate", "--no-loo", "--data"])
+        .arg(&csv)
+        .arg("--out")
+        .arg(dir.path().join("model.toml"))
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("runs.csv:2"), "{err}");
+    assert!(err.contains("mclock-e5-2650v3-1n.toml"), "{err}");
+    assert_eq!(err.matches("No such file or directory").count(), 1, "{err}");
+    assert!(err.contains("relative to the CSV file's folder"), "{err}");
+    assert!(
+        !dir.path().join("model.toml").exists(),
+        "no model is written"
+    );
+}
+
 #[test]
 fn evaluate_refuses_a_row_without_its_quote_naming_file_line_and_fix() {
     let dir = tempfile::tempdir().unwrap();

@@ -213,7 +213,11 @@ pub fn prepare_runs(
         let mut spec = match cache.get(&path) {
             Some(s) => s.clone(),
             None => {
-                let text = std::fs::read_to_string(&path).map_err(|e| err(e.to_string()))?;
+                let text = std::fs::read_to_string(&path).map_err(|e| {
+                    err(format!(
+                        "{e}; fix: the row's `scenario` cell is a path relative to the CSV file's folder: correct it, or put the scenario file there"
+                    ))
+                })?;
                 let s = ScenarioSpec::parse(&text, &path.display().to_string())
                     .map_err(|e| err(e.to_string()))?;
                 cache.insert(path.clone(), s.clone());
