@@ -226,6 +226,13 @@ fn lab_end_to_end() {
     let rep: validate::ValidationReport =
         serde_json::from_value(doc["validation"].clone()).unwrap();
     assert_eq!(rep.points.len(), 2);
+    // The pool's PG count, asked of the real cluster, is the one the lab created it with
+    // and the one its scenario states, so no note.
+    assert_eq!(
+        (rep.pool_pg_num, rep.scenario_pg_count),
+        (Some(32), Some(32))
+    );
+    assert!(validate::pool_note_lines(&rep).is_empty());
     for p in &rep.points {
         assert!(p.measured.total_iops > 0.0, "measured IOPS > 0");
         assert!(p.measured.latency_mean_secs > 0.0);

@@ -399,6 +399,9 @@ pub fn run(a: ValidateArgs) -> anyhow::Result<ExitCode> {
             for line in validate::osd_counter_lines(&report.points) {
                 println!("{line}");
             }
+            for line in validate::pool_note_lines(&report) {
+                println!("{line}");
+            }
             println!(
                 "saved in {}: {}, {}, {}, raw/",
                 spec.out_dir.display(),

@@ -45,6 +45,9 @@ pub trait Cluster {
     fn remove_image(&self, pool: &str, name: &str) -> Result<(), LabError>;
     /// The OSDs reported down, `None` if the cluster does not answer.
     fn osds_down(&self) -> Option<Vec<String>>;
+    /// The number of placement groups of `pool` (`ceph osd pool get POOL pg_num`), `None`
+    /// if the cluster does not say.
+    fn pool_pg_num(&self, pool: &str) -> Option<u32>;
     /// Every OSD's `perf dump`, by OSD id (`ceph osd ls`, then `ceph tell osd.N perf dump`
     /// for each); refused beyond [`super::counters::MAX_COUNTER_OSDS`] OSDs.
     fn osd_perf_dumps(&self) -> Result<BTreeMap<u32, serde_json::Value>, LabError>;
@@ -117,6 +120,19 @@ impl Cluster for CephCluster<'_> {
                 &NoProgress,
             )
             .map(|_| ())
+    }
+
+    fn pool_pg_num(&self, pool: &str) -> Option<u32> {
+        let quiet = CephCli {
+            conf: self.0.conf,
+            log_dir: self.0.log_dir.clone(),
+            progress: &NoProgress,
+        };
+        let s = quiet
+            .ceph(&["osd", "pool", "get", pool, "pg_num", "-f", "json"])
+            .ok()?;
+        let v: serde_json::Value = serde_json::from_str(&s).ok()?;
+        v.get("pg_num")?.as_u64()?.try_into().ok()
     }
 
     fn osds_down(&self) -> Option<Vec<String>> {
@@ -444,6 +460,8 @@ pub(super) mod tests {
         pub cpu_error: Option<String>,
         /// Pools besides "rbd" (an erasure-coded data pool).
         pub more_pools: Vec<String>,
+        /// What `pool_pg_num` answers for every pool.
+        pub pg_num: Option<u32>,
     }
 
     /// The images of run "r1" in pool "rbd" (data there too), recorded in `dir`.
@@ -497,6 +515,9 @@ pub(super) mod tests {
         }
         fn osds_down(&self) -> Option<Vec<String>> {
             Some(self.osds_down.clone())
+        }
+        fn pool_pg_num(&self, _pool: &str) -> Option<u32> {
+            self.pg_num
         }
         fn osd_perf_dumps(&self) -> Result<BTreeMap<u32, serde_json::Value>, LabError> {
             self.calls.borrow_mut().push("perf dump".into());

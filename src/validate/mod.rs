@@ -25,7 +25,7 @@ pub mod osd_cpu;
 mod output;
 pub mod refit;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
@@ -314,6 +314,14 @@ pub struct ValidationReport {
     pub image_size_bytes: u64,
     pub images_used: Vec<String>,
     pub prefilled: bool,
+    /// The pool's placement groups when the run started (`ceph osd pool get`), what its
+    /// points ran on; `None` where the cluster did not say (reports before session 44).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pool_pg_num: Option<u32>,
+    /// The `[pool] pg_count` the scenario states, the one the dataset rows refer to
+    /// (`None`: not stated, or not a scenario validate could read).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scenario_pg_count: Option<u32>,
     pub points: Vec<PointResult>,
     /// Files written (relative to the output directory).
     pub dataset_csv: String,
@@ -617,6 +625,8 @@ fn run_points(
         image_size_bytes: spec.image_size_bytes,
         images_used: names.clone(),
         prefilled: prefill,
+        pool_pg_num: cluster.pool_pg_num(&spec.pool),
+        scenario_pg_count: scenario_pg_count(&spec.scenario),
         points: Vec::new(),
         dataset_csv: format!("validation-{}.csv", spec.run_id),
         comparison_csv: format!("comparison-{}.csv", spec.run_id),
@@ -904,6 +914,35 @@ fn predicted_parts_text(p: &PointResult) -> String {
 /// The predicted latency parts a point's counters line names, largest first.
 const PREDICTED_PARTS_SHOWN: usize = 2;
 
+/// The `[pool] pg_count` a scenario file states, if it states one (a file that is not
+/// TOML, or has no such key, states none: validate copies the scenario as it is).
+fn scenario_pg_count(path: &Path) -> Option<u32> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let v: toml::Value = toml::from_str(&text).ok()?;
+    v.get("pool")?
+        .get("pg_count")?
+        .as_integer()?
+        .try_into()
+        .ok()
+}
+
+/// A line when the pool the points ran on has another PG count than the scenario the
+/// dataset rows refer to: a pool of few PGs serialises reads (a replicated read holds its
+/// PG while BlueStore reads it; `calibration-data/lab/README.md`, "pg-count-2vcpu"), so the
+/// rows would describe a different cluster. The CLI prints it under its table and the app
+/// shows it on its Validation page.
+pub fn pool_note_lines(report: &ValidationReport) -> Vec<String> {
+    match (report.pool_pg_num, report.scenario_pg_count) {
+        (Some(pool), Some(stated)) if pool != stated => vec![format!(
+            "pool {} has {pool} placement groups, but the scenario {} states pg_count = {stated}: its dataset rows describe a pool of {stated}; fix: state pg_count = {pool} in scenario-{}.toml, the copy beside them, before feeding these runs back, or validate against a pool of {stated} PGs",
+            report.pool,
+            report.scenario.display(),
+            report.run_id
+        )],
+        _ => Vec::new(),
+    }
+}
+
 /// One line per point whose OSD counters were asked for: where the measured time went
 /// inside the OSDs ([`counters::counters_line`]), or why the counters could not be read.
 /// The CLI prints them under its table and the app shows them on its Validation page.
@@ -1012,6 +1051,8 @@ mod tests {
             image_size_bytes: 1 << 30,
             images_used: vec![],
             prefilled: false,
+            pool_pg_num: None,
+            scenario_pg_count: None,
             points,
             dataset_csv: "d.csv".into(),
             comparison_csv: "c.csv".into(),
@@ -1150,6 +1191,65 @@ mod tests {
             self.seen.lock().unwrap().push(listed);
             self.replay.run(job, progress)
         }
+    }
+
+    /// The report records the PG count of the pool the points ran on and the one the
+    /// scenario states, and says so when they differ (the lab's one-PG pool reads 2.2×
+    /// slower than its 32-PG pool: `calibration-data/lab/README.md`, "pg-count-2vcpu").
+    #[test]
+    fn a_pool_whose_pg_count_differs_from_the_scenarios_is_recorded_and_named() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(
+            d.path().join("s.toml"),
+            "# scenario\nschema_version = 1\n[pool]\nreplicated = 1\npg_count = 32 # stated\n",
+        )
+        .unwrap();
+        let mut spec = spec_for(d.path());
+        spec.vary = None;
+        spec.base.iodepth = 8;
+        // Each run in an output directory of its own (a run never writes over another's).
+        let outs: Vec<_> = (0..3).map(|_| tempfile::tempdir().unwrap()).collect();
+        let next = std::cell::Cell::new(0);
+        let run_with = |pg_num: Option<u32>| {
+            let mut spec = spec.clone();
+            spec.out_dir = outs[next.replace(next.get() + 1)].path().to_path_buf();
+            let exec = crate::fio::ReplayExecutor::new(vec![multi_randwrite_output()]);
+            let cluster = images::tests::FakeCluster {
+                pg_num,
+                ..Default::default()
+            };
+            run_quiet(&spec, &exec, &cluster).unwrap()
+        };
+        let one = run_with(Some(1));
+        assert_eq!(
+            (one.pool_pg_num, one.scenario_pg_count),
+            (Some(1), Some(32))
+        );
+        let lines = pool_note_lines(&one);
+        assert_eq!(lines.len(), 1, "{lines:?}");
+        for part in [
+            "pool rbd has 1 placement groups",
+            "pg_count = 32",
+            "fix: state pg_count = 1 in scenario-r1.toml",
+        ] {
+            assert!(lines[0].contains(part), "{part}: {}", lines[0]);
+        }
+        // Written to the JSON report and read back.
+        let json = serde_json::to_string(&one).unwrap();
+        let back: ValidationReport = serde_json::from_str(&json).unwrap();
+        assert_eq!(back.pool_pg_num, Some(1));
+        // The same count, or a cluster that does not say, gives no line; an older report
+        // without the fields still loads.
+        assert!(pool_note_lines(&run_with(Some(32))).is_empty());
+        let silent = run_with(None);
+        assert_eq!(silent.pool_pg_num, None);
+        assert!(pool_note_lines(&silent).is_empty());
+        let mut old: serde_json::Value = serde_json::from_str(&json).unwrap();
+        let o = old.as_object_mut().unwrap();
+        o.remove("pool_pg_num");
+        o.remove("scenario_pg_count");
+        let old: ValidationReport = serde_json::from_value(old).unwrap();
+        assert_eq!((old.pool_pg_num, old.scenario_pg_count), (None, None));
     }
 
     /// Issue 17 item 7: the images are recorded in the output directory before fio first

@@ -804,6 +804,11 @@ impl ValidationPage {
             return;
         }
         points_table_ui(ui, &self.rt.points);
+        if let Some(r) = &self.rt.report {
+            for line in validate::pool_note_lines(r) {
+                ui.add(egui::Label::new(line).wrap());
+            }
+        }
         let iops: Vec<[f64; 2]> = self
             .rt
             .points
