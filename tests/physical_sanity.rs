@@ -15,8 +15,9 @@
 //! violation, not only the first 20.
 //!
 //! **Known violations (a ratchet, not the goal).** Some generated scenarios still break a
-//! property by more than the slack (124 of 10,000 with the shipped model since session
-//! 43, 78 of them beyond the measured effect; 125 and 79 from session 41; 128 and 85 from
+//! property by more than the slack (129 of 10,000 with the shipped model since session
+//! 46, 80 of them beyond the measured effect; 124 and 78 from session 43; 125 and 79 from
+//! session 41; 128 and 85 from
 //! session 37; 121 and 83 from
 //! session 34; 122 and 86 from session 30, all one more drive; 86 when the list below was
 //! written):
@@ -245,6 +246,13 @@
 //! effect): a four-more-cores drop of 0.14 % and a drive drop within the measured effect
 //! are gone, another drive drop within it (−0.17 %) appears.
 //!
+//! Session 46: the fit evaluates every run, a system of many weighing as 48 of them, where
+//! it had sampled 48 (`calibrate::ceph::SYSTEM_WEIGHT_RUNS`). No model change; the refit's
+//! write batches are a little larger (`osd_write_batch_scale` 0.174 → 0.194, the BlueFS
+//! direct-I/O factor 2.92 → 3.46), so more of them thin with one more drive: 124 → 129 (78
+//! → 80 beyond the measured effect), nine drive drops new (two within the measured effect)
+//! and four gone (all within it), no violation of a new kind.
+//!
 //! Coalescing (it lowered the leave-one-system-out IOPS MAPE 48.7 → 43.6 %) raised the
 //! count from 60 to 101 scenarios. The rounding of effective cores to whole servers (four
 //! more cores lowering IOPS by up to 4 %, 112 scenarios) is fixed by fractional server
@@ -462,12 +470,12 @@ const SLACK: f64 = 1e-3;
 
 /// Scenarios (of the first 10,000 of seed 14) that break a property today; see the
 /// module doc. Lower it when a fix lowers the count.
-const KNOWN_VIOLATIONS_PER_10K: usize = 124;
+const KNOWN_VIOLATIONS_PER_10K: usize = 129;
 
 /// Of those, the scenarios that break a property by more than what is measured: every
 /// violation except one more drive per node lowering the IOPS of a node bound by its OSD
 /// CPU by no more than [`measured_drive_drop`]. Lower it when a fix lowers the count.
-const KNOWN_BEYOND_MEASURED_PER_10K: usize = 78;
+const KNOWN_BEYOND_MEASURED_PER_10K: usize = 80;
 
 /// The measured cost of more OSDs on the same cores, per doubling of the OSDs:
 ///

@@ -22,6 +22,13 @@ pub trait FitProblem {
     fn residual_count(&self) -> usize;
     /// Residuals at `x`; `None` when the model cannot be evaluated there.
     fn residuals(&self, x: &[f64]) -> Option<Vec<f64>>;
+    /// The number of independent observations the residuals stand for, which sets the
+    /// degrees of freedom of `s² = SSR / dof`. The default is [`Self::residual_count`]; a
+    /// problem that weights its residuals (e.g. many runs of one system weighing as a few)
+    /// returns the sum of the squared weights.
+    fn effective_residual_count(&self) -> usize {
+        self.residual_count()
+    }
     /// Jacobian `∂r_i/∂x_j` at `x`. The default is central finite differences.
     fn jacobian(&self, x: &[f64]) -> Option<DMatrix<f64>> {
         finite_difference_jacobian(|p| self.residuals(p), x)
@@ -234,7 +241,7 @@ pub fn uncertainty(
 ) -> FitOutcome {
     let residuals = problem.residuals(x).unwrap_or_default();
     let ssr: f64 = residuals.iter().map(|r| r * r).sum();
-    let m = residuals.len();
+    let m = residuals.len().min(problem.effective_residual_count());
     let n = x.len();
     let dof = m.saturating_sub(n);
     let residual_std = (dof > 0).then(|| (ssr / dof as f64).sqrt());

@@ -527,3 +527,63 @@ fn a_users_own_disks_rated_at_one_io_fit_their_reordering_share() {
     assert_eq!(lone.len(), 1);
     assert!(!has(&lone));
 }
+
+#[test]
+fn every_run_is_fitted_and_a_system_of_many_weighs_as_48() {
+    // Officinalis's 139 runs against seed 001's 4: all 143 are evaluated (none sampled
+    // away), each officinalis residual weighted √(48/139) so that the system counts as 48
+    // runs, each seed-001 residual 1; the degrees of freedom count the same weights; and
+    // the residuals, computed on several threads above 128 runs, are exactly the serial
+    // computation's, in run order.
+    let (prep, _) =
+        seed_runs(|r| r.system_id == "epyc7742-pm983-officinalis" || r.system_id == "seed-001");
+    let runs: Vec<&PreparedRun> = prep.iter().collect();
+    let n_big = runs
+        .iter()
+        .filter(|r| r.run.system_id == "epyc7742-pm983-officinalis")
+        .count();
+    assert_eq!((n_big, runs.len() - n_big), (139, 4));
+    let weights = fit_weights(&runs);
+    let big_w = (SYSTEM_WEIGHT_RUNS as f64 / 139.0).sqrt();
+    for (r, w) in runs.iter().zip(&weights) {
+        let want = if r.run.system_id == "seed-001" {
+            1.0
+        } else {
+            big_w
+        };
+        assert!((w - want).abs() < 1e-15, "{}: {w}", r.run.run_id);
+    }
+    let base = ModelParams::prior();
+    let names = vec!["osd_cpu_read_gcycles".to_string()];
+    let problem = CephProblem::new(&runs, base.clone(), names.clone(), vec![(0.0, 1.0)]);
+    assert_eq!(problem.runs.len(), 143);
+    use crate::calibrate::lm::FitProblem;
+    let targets_of = |r: &PreparedRun| targets(&r.run, r.scenario.block_size_bytes);
+    let weighted: f64 = runs
+        .iter()
+        .zip(&weights)
+        .map(|(r, w)| w * w * targets_of(r).len() as f64)
+        .sum();
+    assert_eq!(
+        problem.effective_residual_count(),
+        weighted.round() as usize + 1
+    );
+    assert!(problem.effective_residual_count() < problem.residual_count());
+    let x = [base.get("osd_cpu_read_gcycles").unwrap().ln()];
+    let got = problem.residuals(&x).unwrap();
+    let mut want = Vec::new();
+    for (r, w) in runs.iter().zip(&weights) {
+        let pred = predict_scenario(&r.scenario, &base).unwrap();
+        for (m, meas) in targets_of(r) {
+            let v = match m {
+                Metric::Iops => pred.iops,
+                Metric::Bandwidth => pred.bandwidth_bytes_per_sec,
+                Metric::LatencyMean => pred.latency_mean_secs,
+            };
+            want.push(w * (v / meas).ln() / MEASUREMENT_NOISE_REL);
+        }
+    }
+    // The prior residual (ln v − 0) / 1.
+    want.push(x[0]);
+    assert_eq!(got, want);
+}
