@@ -98,10 +98,10 @@ for page in "${pages[@]}"; do
       settle=${SCREENSHOT_FIT_SECS:-30} ;;
     transfer)
       # The Calibration page's transfer evaluation over the whole corpus (cephplan
-      # evaluate: about 5 s in a release build).
+      # evaluate: about 20 s in a release build since its fits evaluate every run).
       app_page=calibration
       extra=(--calibration-data calibration-data --evaluate-on-start)
-      settle=${SCREENSHOT_EVALUATE_SECS:-40} ;;
+      settle=${SCREENSHOT_EVALUATE_SECS:-70} ;;
     prediction)
       # With simulated tails (--tails): the MVA prediction, the headline simulation, then
       # the p99 curve, one simulation per iodepth (minutes in a debug build: raise
