@@ -742,3 +742,61 @@ fn an_image_or_job_sweep_of_a_rados_scenario_names_the_axes_to_vary() {
         2
     );
 }
+
+#[test]
+fn a_devices_sweep_reports_the_drops_its_own_points_show() {
+    // A node of 6 cores with 1-4 NVMe OSDs, 4k reads from separate clients: on the
+    // shipped model one more OSD on the same cores costs reads here (coalescing groups
+    // thin), which the sweep must say, pair by pair, and only where its points fall.
+    let text = r#"schema_version = 1
+name = "six cores"
+[cluster]
+nodes = 7
+ceph_release = "14.2.22"
+[cluster.node]
+cpu = { arch = "x86_64", cores = 6, threads_per_core = 1, ghz = 2.9 }
+osds_per_device = 1
+[cluster.node.data_devices]
+count = 2
+model = { kind = "nvme", capacity = "3840G", read_4k_iops = 600000, write_4k_iops = 100000, read_bytes_per_sec = 3200000000, write_bytes_per_sec = 2000000000, read_latency = "90us", write_latency = "30us" }
+[cluster.node.network]
+public = 10
+[pool]
+failure_domain = "host"
+replicated = 3
+[clients]
+nodes = 3
+cpu = { arch = "x86_64", cores = 16, threads_per_core = 2, ghz = 2.5 }
+nic = 25
+[workload]
+images = 16
+iodepth = 32
+block_size = "4k"
+pattern = "read"
+"#;
+    let s = crate::spec::parse_scenario(text, "six-cores.toml", &crate::spec::Catalogue::builtin())
+        .unwrap();
+    let spec = SweepSpec::parse_vary("devices_per_node=3,1,2,4", None).unwrap();
+    let r = sweep(&s, &ModelParams::shipped_default(), &spec, &NoProgress).unwrap();
+    let mut pts: Vec<&SweepPoint> = r.points.iter().collect();
+    pts.sort_by_key(|p| p.value);
+    let said: Vec<&String> = r
+        .warnings
+        .iter()
+        .filter(|w| w.starts_with("IOPS fall with more hardware"))
+        .collect();
+    let mut falls = 0;
+    for w in pts.windows(2) {
+        let pair = format!("{} → {}: ", w[0].value, w[1].value);
+        let fell = w[1].iops < w[0].iops * (1.0 - 1e-3);
+        falls += usize::from(fell);
+        assert_eq!(
+            said.iter().any(|s| s.contains(&pair)),
+            fell,
+            "{pair} {} → {}: {said:?}",
+            w[0].iops,
+            w[1].iops
+        );
+    }
+    assert_eq!(said.len(), usize::from(falls > 0), "{said:?}");
+}
