@@ -27,6 +27,11 @@ impl Drop for LabGuard {
     }
 }
 
+/// The second (CPU-pinned) lab's ports sit this far above the first's: both blocks of 200,
+/// and the fio server 300 above the second's start, stay under 32768 for any PID (first
+/// block at most 10000 + 55 × 200 = 21000, so the fio server at most 32500).
+const SECOND_LAB_OFFSET: u16 = 11_200;
+
 /// `rbd ARGS` against the lab's cluster.
 fn rbd(conf: &Path, args: &[&str]) -> std::process::Output {
     Command::new("rbd")
@@ -176,8 +181,12 @@ fn lab_end_to_end() {
         .tempdir()
         .unwrap();
     let dir = root.path().join("lab");
-    // Unique per test binary run: ports PORT..PORT+199 derived from the PID.
-    let port = 20000 + (std::process::id() % 200) as u16 * 200;
+    // Unique per test binary run: ports PORT..PORT+199 derived from the PID, and every port
+    // this test binds (the second lab's block and the fio server below) under 32768, where
+    // Linux's ephemeral range starts (`net.ipv4.ip_local_port_range`, 32768-60999 by
+    // default): a listening port in that range can already be the local end of an outgoing
+    // connection, and the fio server then exits at once (seen on CI with its port at 32950).
+    let port = 10000 + (std::process::id() % 56) as u16 * 200;
     let report = lab::up(
         &LabSpec {
             osds: 3,
@@ -415,7 +424,8 @@ fn lab_end_to_end() {
 
     // 5. Through fio's client/server mode: a fio server (CEPH_CONF in its environment,
     // bound to 127.0.0.1) runs the job; results come back under client_stats.
-    let fio_port = port + 150;
+    // Outside the lab's daemon range (PORT+1 ..= PORT+199) and the second lab's (below).
+    let fio_port = port + SECOND_LAB_OFFSET + 300;
     let mut server = Command::new("fio")
         .env("CEPH_CONF", &conf)
         .arg(format!("--server=ip:127.0.0.1,{fio_port}"))
@@ -636,11 +646,7 @@ fn lab_end_to_end() {
     }
     let osd_cpu = usable.iter().next().unwrap().to_string();
     let pinned_dir = root.path().join("pinned");
-    let port2 = if port > 40000 {
-        port - 10000
-    } else {
-        port + 10000
-    };
+    let port2 = port + SECOND_LAB_OFFSET;
     let up = assert_cmd::Command::cargo_bin("cephplan")
         .unwrap()
         .args(["lab", "up", "--osds", "1", "--osd-cpus", &osd_cpu, "--port"])
