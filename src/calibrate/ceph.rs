@@ -15,9 +15,10 @@
 //! Residuals, per run: log error of IOPS and of mean latency when measured, or of
 //! bandwidth for sequential rows (`ln(pred/meas)`, symmetric: a prediction 2× high
 //! weighs as much as one 2× low), divided by the assumed measurement noise
-//! [`MEASUREMENT_NOISE_REL`]; every run is evaluated, a system of
-//! many runs weighing as [`SYSTEM_WEIGHT_RUNS`] of them ([`fit_weights`]). The covariance is `(JᵀJ)⁻¹`, inflated by `s²` when
-//! the residual variance exceeds the noise (the model misfits), never deflated. Ratio rows (seed 003)
+//! [`MEASUREMENT_NOISE_REL`]; every run is evaluated, a system of many runs weighing as
+//! [`SYSTEM_WEIGHT_RUNS`] of them ([`fit_weights`]). The covariance is `(JᵀJ)⁻¹`, inflated
+//! by `s²` (its degrees of freedom counting the same weights) when the residual variance
+//! exceeds the noise (the model misfits), never deflated. Ratio rows (seed 003)
 //! are not in this fit: `calibrate::ratio` fits the factors only they inform afterwards. The chosen parameters are fitted as `ln(value)`, which
 //! keeps them positive and makes steps relative; each also gets a prior residual
 //! `(ln v − ln v_prior) / w` from `models/prior.toml`, with the stated width
