@@ -16,7 +16,8 @@
 //!
 //! **Known violations (a ratchet, not the goal).** Some generated scenarios still break a
 //! property by more than the slack (129 of 10,000 with the shipped model since session
-//! 46, 80 of them beyond the measured effect; 124 and 78 from session 43; 125 and 79 from
+//! 46, 77 of them beyond the measured effect since session 47 (80 before); 124 and 78 from
+//! session 43; 125 and 79 from
 //! session 41; 128 and 85 from
 //! session 37; 121 and 83 from
 //! session 34; 122 and 86 from session 30, all one more drive; 86 when the list below was
@@ -253,6 +254,14 @@
 //! → 80 beyond the measured effect), nine drive drops new (two within the measured effect)
 //! and four gone (all within it), no violation of a new kind.
 //!
+//! Session 47: no model change; the measured effect gains the lab's one-core node with its
+//! client on another core (`calibration-data/lab/osd-count-1core-pinned/`, measured in
+//! session 36 and not used here until now): with separate clients and at most one
+//! effective core per OSD a drive drop is allowed −25.2 % (reads) or −12.2 % (writes) per
+//! doubling of the OSDs instead of officinalis's six-core −3.1 / −7.5 %. Still 129
+//! violations, 80 → 77 beyond the measured effect: the rest are nodes with more than one
+//! core per OSD, where no measurement is that large.
+//!
 //! Coalescing (it lowered the leave-one-system-out IOPS MAPE 48.7 → 43.6 %) raised the
 //! count from 60 to 101 scenarios. The rounding of effective cores to whole servers (four
 //! more cores lowering IOPS by up to 4 %, 112 scenarios) is fixed by fractional server
@@ -475,7 +484,7 @@ const KNOWN_VIOLATIONS_PER_10K: usize = 129;
 /// Of those, the scenarios that break a property by more than what is measured: every
 /// violation except one more drive per node lowering the IOPS of a node bound by its OSD
 /// CPU by no more than [`measured_drive_drop`]. Lower it when a fix lowers the count.
-const KNOWN_BEYOND_MEASURED_PER_10K: usize = 80;
+const KNOWN_BEYOND_MEASURED_PER_10K: usize = 77;
 
 /// The measured cost of more OSDs on the same cores, per doubling of the OSDs:
 ///
@@ -486,7 +495,13 @@ const KNOWN_BEYOND_MEASURED_PER_10K: usize = 80;
 /// - clients co-located on a node with at most two effective cores per OSD: the lab
 ///   campaign `calibration-data/lab/osd-count-2vcpu/` (1, 2 and 4 OSDs on the same two
 ///   cores with fio beside them, 4k at iodepth 16 and 64): reads −25 % and writes −18 %
-///   from 1 to 4 OSDs, i.e. −13.5 % and −9.6 % per doubling.
+///   from 1 to 4 OSDs, i.e. −13.5 % and −9.6 % per doubling;
+/// - clients on separate nodes, a node with at most one effective core per OSD: the lab
+///   campaign `calibration-data/lab/osd-count-1core-pinned/` (1, 2 and 4 OSDs pinned to one
+///   core, fio pinned to another, 4k at 4-256 in flight, three repetitions): from 1 to 4
+///   OSDs reads ×0.46-0.56 and writes ×0.55-0.77 at every load (geometric means of the
+///   repetitions), of which the smallest drops, ×0.56 and ×0.77, give −25.2 % and −12.2 %
+///   per doubling.
 ///
 /// The relative drop allowed for growing a node from `d` to `d'` OSDs on the same cores is
 /// that figure times `log2(d'/d)`: the measurements are real, their size away from a
@@ -497,11 +512,13 @@ fn measured_drive_drop(before: &Draw, after: &Draw) -> f64 {
         * (1.0 + 0.25 * f64::from(before.threads_per_core - 1))
         / osds(before);
     let read = matches!(before.pattern, "randread" | "read");
-    let per_doubling = match (before.colocated && cores_per_osd <= 2.0, read) {
-        (true, true) => 0.135,
-        (true, false) => 0.096,
-        (false, true) => 0.031,
-        (false, false) => 0.075,
+    let per_doubling = match (before.colocated, cores_per_osd, read) {
+        (true, c, true) if c <= 2.0 => 0.135,
+        (true, c, false) if c <= 2.0 => 0.096,
+        (false, c, true) if c <= 1.0 => 0.252,
+        (false, c, false) if c <= 1.0 => 0.122,
+        (_, _, true) => 0.031,
+        (_, _, false) => 0.075,
     };
     per_doubling * (osds(after) / osds(before)).log2()
 }
