@@ -121,6 +121,19 @@ impl Uarch {
             Uarch::Other => "other",
         }
     }
+
+    /// The instruction set a core of this generation runs; `None` for `Other`. Intel's
+    /// and AMD's generations are x86-64 cores; Arm's Neoverse cores are Armv8-A (N1, V1)
+    /// and Armv9-A (N2, V2) server cores, which run a 64-bit (AArch64) operating system.
+    pub fn arch(self) -> Option<Arch> {
+        match self {
+            Uarch::NeoverseN1 | Uarch::NeoverseN2 | Uarch::NeoverseV1 | Uarch::NeoverseV2 => {
+                Some(Arch::Aarch64)
+            }
+            Uarch::Other => None,
+            _ => Some(Arch::X86_64),
+        }
+    }
 }
 
 /// A CPU model (figures per socket).
@@ -325,6 +338,32 @@ impl CpuEntry {
                 },
             ));
         }
+        if let Some(core_arch) = self.uarch.and_then(Uarch::arch) {
+            if core_arch != self.arch {
+                let uarch = self.uarch.map_or("", |u| u.as_str());
+                let same: Vec<&str> = Uarch::ALL
+                    .iter()
+                    .filter(|u| u.arch() == Some(self.arch))
+                    .map(|u| u.as_str())
+                    .collect();
+                return Err((
+                    format!("{at}.uarch"),
+                    SpecErrorKind::Invalid {
+                        problem: format!(
+                            "uarch = \"{uarch}\" is an {} core but arch = \"{}\"",
+                            core_arch.as_str(),
+                            self.arch.as_str()
+                        ),
+                        fix: format!(
+                            "set arch = \"{}\" for a {uarch} CPU, or a uarch of the {} generations ({}), or \"other\"",
+                            core_arch.as_str(),
+                            self.arch.as_str(),
+                            if same.is_empty() { "none known".to_string() } else { same.join(", ") }
+                        ),
+                    },
+                ));
+            }
+        }
         if !(self.ghz.is_finite() && self.ghz > 0.0 && self.ghz <= 10.0) {
             return Err((
                 format!("{at}.ghz"),
@@ -477,6 +516,43 @@ mod tests {
         }
         // The test checks something: the catalogue carries power figures.
         assert!(figures > 0);
+    }
+
+    /// Every generation's instruction set matches the catalogue's CPUs of that generation,
+    /// and a CPU whose `uarch` runs another instruction set than its `arch` is refused,
+    /// naming the field and the generations that fit.
+    #[test]
+    fn a_cpu_whose_generation_runs_another_instruction_set_is_refused() {
+        for (n, e) in &Catalogue::builtin().cpu {
+            assert!(e.check(n).is_ok(), "catalogue cpu {n} fails its own check");
+        }
+        let cpu = |arch, uarch| CpuEntry {
+            vendor: String::new(),
+            model: String::new(),
+            arch,
+            uarch: Some(uarch),
+            cores: 64,
+            threads_per_core: 1,
+            ghz: 3.0,
+            tdp_watts: None,
+            source: String::new(),
+        };
+        let (field, kind) = cpu(Arch::X86_64, Uarch::NeoverseV2)
+            .check("cluster.node.cpu")
+            .unwrap_err();
+        assert_eq!(field, "cluster.node.cpu.uarch");
+        let text = format!("{kind:?}");
+        assert!(
+            text.contains("aarch64 core")
+                && text.contains("set arch = \\\"aarch64\\\"")
+                && text.contains("zen5"),
+            "{text}"
+        );
+        assert!(cpu(Arch::Aarch64, Uarch::Zen4).check("c").is_err());
+        assert!(cpu(Arch::Armv7, Uarch::NeoverseN1).check("c").is_err());
+        assert!(cpu(Arch::Aarch64, Uarch::NeoverseN1).check("c").is_ok());
+        assert!(cpu(Arch::Armv7, Uarch::Other).check("c").is_ok());
+        assert!(cpu(Arch::X86_64, Uarch::Zen5).check("c").is_ok());
     }
 
     #[test]
