@@ -187,6 +187,9 @@ pub fn render(r: &EvaluationReport) -> String {
     if let Some(line) = range_text(l.iops_mape_range95, l.latency_mape_range95) {
         out += &format!("{line}\n");
     }
+    if let Some(line) = cephplan::evaluate::level_text(l) {
+        out += &format!("{line}\n");
+    }
     out += &format!(
         "scale series ({} runs at larger sizes, fitted on the smallest size plus the other systems): IOPS MAPE {} %, median {} %\n",
         s.runs,
@@ -354,6 +357,9 @@ pub fn markdown(r: &EvaluationReport) -> String {
     );
     if let Some(line) = range_text(l.iops_mape_range95, l.latency_mape_range95) {
         out += &format!("\n{line} (all systems).\n");
+    }
+    if let Some(line) = cephplan::evaluate::level_text(l) {
+        out += &format!("\n{line}.\n");
     }
     out += "\n| runs of kind | runs | systems | IOPS MAPE | median | bias | mean-latency MAPE | inside 80 % / 95 % |\n|---|---|---|---|---|---|---|---|\n";
     for k in &r.classes {

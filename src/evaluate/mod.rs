@@ -211,6 +211,18 @@ pub struct ErrorSummary {
     pub iops_mape_range95: Option<(f64, f64)>,
     #[serde(default)]
     pub latency_mape_range95: Option<(f64, f64)>,
+    /// The IOPS MAPE (systems weighted equally) once each throughput figure's error is taken
+    /// relative to its system's level, read from the system's *other* figures: the figure's
+    /// log error less the median log error of the rest of its system's throughput figures
+    /// (a system with one figure keeps its error). How far the model would be off had the
+    /// user measured the cluster's other runs and calibrated its level away: the part of
+    /// `iops_mape` that is not a per-system offset ([`level_known_mape`]).
+    #[serde(default)]
+    pub iops_mape_level_known: Option<f64>,
+    /// The same with one level per system and direction (reads, writes, mixes: a run's
+    /// `reads` / `writes` / `mixed` class), the others of its direction only.
+    #[serde(default)]
+    pub iops_mape_level_known_by_direction: Option<f64>,
 }
 
 /// Coverage of the stated intervals over held-out figures, percent.
@@ -481,6 +493,63 @@ fn system_median(figs: &[&HeldOut]) -> Option<f64> {
     spread::weighted_median(&errors, &vec![1; errors.len()])
 }
 
+/// A run's direction for [`level_known_mape`]: its reads / writes / mixed class.
+fn direction(h: &HeldOut) -> Option<RunClass> {
+    [RunClass::Reads, RunClass::Writes, RunClass::Mixed]
+        .into_iter()
+        .find(|c| h.classes.contains(c))
+}
+
+/// MAPE (systems weighted equally) of the throughput figures `tp` with each figure's system
+/// level removed, the level estimated without the figure: `exp(ln(p/m) − median of the
+/// ln(p/m) of the system's other figures) − 1`, the others restricted to the figure's
+/// direction when `by_direction`. A figure with no other figure to learn the level from
+/// keeps its error, so a one-run system is not credited with a level it could not know.
+fn level_known_mape(tp: &[&HeldOut], by_direction: bool) -> Option<f64> {
+    let log_error = |h: &HeldOut| (h.predicted / h.measured).ln();
+    let mut per: BTreeMap<&str, Vec<&HeldOut>> = BTreeMap::new();
+    for h in tp {
+        if h.predicted > 0.0 && h.measured > 0.0 {
+            per.entry(h.system_id.as_str()).or_default().push(h);
+        }
+    }
+    let mut system_mapes = Vec::new();
+    for figs in per.values() {
+        let errors: Vec<f64> = figs
+            .iter()
+            .enumerate()
+            .map(|(i, h)| {
+                let others: Vec<f64> = figs
+                    .iter()
+                    .enumerate()
+                    .filter(|&(j, o)| j != i && (!by_direction || direction(o) == direction(h)))
+                    .map(|(_, o)| log_error(o))
+                    .collect();
+                let level = median(&others).unwrap_or(0.0);
+                100.0 * ((log_error(h) - level).exp() - 1.0).abs()
+            })
+            .collect();
+        system_mapes.extend(mean(&errors));
+    }
+    mean(&system_mapes)
+}
+
+/// The line the CLI and the app print under the leave-one-system-out figures: how much of
+/// the IOPS MAPE is each system's own level ([`ErrorSummary::iops_mape_level_known`]).
+pub fn level_text(e: &ErrorSummary) -> Option<String> {
+    let (all, known, by_dir) = (
+        e.iops_mape?,
+        e.iops_mape_level_known?,
+        e.iops_mape_level_known_by_direction?,
+    );
+    Some(format!(
+        "with each system's offset learned from its other runs (the error a calibration of \
+         the cluster's level alone would leave): IOPS MAPE {all:.2} % → {known:.2} %, \
+         {by_dir:.2} % with an offset per system and direction; the rest is how a system's \
+         runs differ from one another"
+    ))
+}
+
 fn summary<'a>(
     figs: impl Iterator<Item = &'a HeldOut> + Clone,
     prepared: &[PreparedRun],
@@ -512,6 +581,8 @@ fn summary<'a>(
         p99_measured: p99,
         iops_mape_range95: iops_range,
         latency_mape_range95: latency_range,
+        iops_mape_level_known: level_known_mape(&tp, false),
+        iops_mape_level_known_by_direction: level_known_mape(&tp, true),
     }
 }
 

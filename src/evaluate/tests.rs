@@ -639,3 +639,52 @@ fn every_split_reports_the_parameters_its_fit_chose() {
         assert_eq!(value_without(&q.max_without), q.max);
     }
 }
+
+/// The level-known MAPE removes exactly a system's offset and nothing else. Oracle by hand:
+/// system "a" is predicted ×2 on every run with ±10 % around it (log errors ln 2 + {ln 1.1,
+/// 0, ln 0.9}), so each figure's level, the median of its two siblings' log errors, is
+/// ln 2 + ln 0.9 / 0 / 0 for the three figures, leaving errors of 1.1 / 0.9 − 1 = 22.2 %,
+/// 0 / 1 − 1 and 0.9 / 1.1 − 1 = 18.2 % (medians of two are their mean: ln 2 + (0 + ln 0.9)
+/// / 2 for the first, …). System "b" has one figure 50 % high: with nothing to learn its
+/// level from, it keeps 50 %. Directions: "c" reads ×2 and writes ×0.5, exact within each
+/// direction, so per direction its level-known error is 0 and overall it is not.
+#[test]
+fn the_level_known_mape_removes_each_systems_offset_learned_from_its_other_runs() {
+    let a: Vec<HeldOut> = [1.1, 1.0, 0.9]
+        .iter()
+        .map(|f| figure("a", 100.0, 200.0 * f, 0.0))
+        .collect();
+    let b = figure("b", 100.0, 150.0, 0.0);
+    let refs: Vec<&HeldOut> = a.iter().chain([&b]).collect();
+    // Figure 1: siblings ln 2, ln 2 + ln 0.9 -> level ln 2 + ln 0.9 / 2; figure 2: siblings
+    // ln 2 + ln 1.1, ln 2 + ln 0.9 -> level ln 2 + (ln 1.1 + ln 0.9) / 2; figure 3: level
+    // ln 2 + ln 1.1 / 2.
+    let e1 = (1.1f64.ln() - 0.9f64.ln() / 2.0).exp() - 1.0;
+    let e2 = (0.0 - (1.1f64.ln() + 0.9f64.ln()) / 2.0).exp() - 1.0;
+    let e3 = (0.9f64.ln() - 1.1f64.ln() / 2.0).exp() - 1.0;
+    let a_mape = 100.0 * (e1.abs() + e2.abs() + e3.abs()) / 3.0;
+    let expected = (a_mape + 50.0) / 2.0;
+    let got = level_known_mape(&refs, false).unwrap();
+    assert!((got - expected).abs() < 1e-9, "{got} vs {expected}");
+    // Without the levels "a" is 100 % off (the pair's MAPE 75 %); its level-known error is
+    // the ±10 % around it, about 10 %.
+    assert!(a_mape > 9.0 && a_mape < 11.0, "{a_mape}");
+    assert!(got < 0.5 * (100.0 + 50.0));
+
+    let mut c: Vec<HeldOut> = Vec::new();
+    for (class, factor) in [(RunClass::Reads, 2.0), (RunClass::Writes, 0.5)] {
+        for _ in 0..3 {
+            let mut h = figure("c", 100.0, 100.0 * factor, 0.0);
+            h.classes = vec![class];
+            c.push(h);
+        }
+    }
+    let refs: Vec<&HeldOut> = c.iter().collect();
+    assert!(level_known_mape(&refs, true).unwrap() < 1e-9);
+    assert!(level_known_mape(&refs, false).unwrap() > 50.0);
+    // The summary carries both, and the shared text names them.
+    let s = summary(c.iter(), &[]);
+    assert!(s.iops_mape_level_known_by_direction.unwrap() < 1e-9);
+    let line = level_text(&s).unwrap();
+    assert!(line.contains("→") && line.contains("direction"), "{line}");
+}

@@ -678,6 +678,9 @@ fn evaluation_ui(ui: &mut egui::Ui, r: &EvaluationReport) {
     {
         ui.label(line);
     }
+    if let Some(line) = crate::evaluate::level_text(l) {
+        ui.label(line);
+    }
     if r.scale.runs > 0 {
         ui.label(format!(
             "scale series ({} runs at larger sizes of {} systems, fitted on the smallest size \
