@@ -369,13 +369,27 @@ fn evaluate_markdown_shows_the_json_figures_as_the_readme_tables() {
     // `--no-scale`: no scale-series figure.
     assert!(all.contains("| - | **"), "{all}");
     assert!(lines[6].starts_with("| every run weighing the same | |"));
-    // The by-kind table follows after a blank line, one row per class.
+    // Then how much of the error is the systems' offsets, with the JSON's figures.
     assert_eq!(lines[7], "");
+    let f2 = |path: &str| format!("{:.2}", v.pointer(path).unwrap().as_f64().unwrap());
+    assert!(
+        lines[8].starts_with("with each system's offset learned from its other runs")
+            && lines[8].contains(&format!(
+                "IOPS MAPE {} % would be {} %, {} % with an offset per system and direction",
+                f2("/loso/iops_mape"),
+                f2("/loso/iops_mape_level_known"),
+                f2("/loso/iops_mape_level_known_by_direction")
+            )),
+        "{}",
+        lines[8]
+    );
+    // The by-kind table follows after a blank line, one row per class.
+    assert_eq!(lines[9], "");
     assert_eq!(
-        lines[8],
+        lines[10],
         "| runs of kind | runs | systems | IOPS MAPE | median | bias | mean-latency MAPE | inside 80 % / 95 % |"
     );
-    assert_eq!(lines.len(), 10 + v["classes"].as_array().unwrap().len());
+    assert_eq!(lines.len(), 12 + v["classes"].as_array().unwrap().len());
     assert!(md.contains("| co-located clients | 6 | 2 |"), "{md}");
 }
 

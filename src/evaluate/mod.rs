@@ -544,7 +544,7 @@ pub fn level_text(e: &ErrorSummary) -> Option<String> {
     );
     Some(format!(
         "with each system's offset learned from its other runs (the error a calibration of \
-         the cluster's level alone would leave): IOPS MAPE {all:.2} % → {known:.2} %, \
+         the cluster's level alone would leave): IOPS MAPE {all:.2} % would be {known:.2} %, \
          {by_dir:.2} % with an offset per system and direction; the rest is how a system's \
          runs differ from one another"
     ))
