@@ -29,6 +29,11 @@
 //!   value with the system whose leaving out gave each extreme ([`parameter_spread`]): a
 //!   parameter the corpus pins down barely moves; one that swings is set by whichever
 //!   system is held out, and the held-out predictions that rest on it swing with it.
+//! - **How much of the error is a system's offset.** The IOPS MAPE once each held-out
+//!   figure's error is taken relative to the median of its system's *other* figures
+//!   ([`ErrorSummary::iops_mape_level_known`], and per direction): what a calibration of
+//!   the cluster's level alone would leave; the rest is how a system's runs differ from one
+//!   another, which only a better model structure lowers.
 //!
 //! Not here: the fitting itself (`calibrate`), the data format (`data`), printing (`cli`).
 
