@@ -221,7 +221,7 @@ pub struct ErrorSummary {
     /// log error less the median log error of the rest of its system's throughput figures
     /// (a system with one figure keeps its error). How far the model would be off had the
     /// user measured the cluster's other runs and calibrated its level away: the part of
-    /// `iops_mape` that is not a per-system offset ([`level_known_mape`]).
+    /// `iops_mape` that is not a per-system offset.
     #[serde(default)]
     pub iops_mape_level_known: Option<f64>,
     /// The same with one level per system and direction (reads, writes, mixes: a run's
