@@ -18,8 +18,8 @@
 //!
 //! Idle states: at a few I/Os in flight per OSD node the measured latency depends on how
 //! deeply the nodes' cores sleep between I/Os, which no scenario input states and the model
-//! does not take (README, "Status and known gaps", session 31: a wake-up mechanism did not
-//! lower the leave-one-system-out error). Sepia o01, with its idle states unstated, measures
+//! does not take (`models/not-adopted.md`, session 31: a wake-up mechanism did not lower
+//! the leave-one-system-out error). Sepia o01, with its idle states unstated, measures
 //! 3× 16 KiB random writes at 1.72 ms alone and 0.58 ms at 4 in flight; ceph.io's reference
 //! cluster runs TuneD's `network-latency` profile, which "primarily helps by avoiding latency
 //! spikes associated with CPU C/P state transitions" (ceph.io 2022 "Ceph OSD CPU scaling").
