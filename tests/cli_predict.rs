@@ -224,6 +224,43 @@ fn size_exit_code_says_whether_a_node_count_was_found() {
         .stdout(predicate::str::contains("no node count"));
 }
 
+/// `size --max-in-flight`: the clients may keep more I/Os in flight than the scenario's
+/// images × jobs × iodepth; the report (table and JSON) says which ceiling each node count
+/// was walked to, and an impossible one is refused with the fix.
+#[test]
+fn size_max_in_flight_sets_the_walk_and_is_checked() {
+    let v = json(
+        &[
+            &["size"][..],
+            &SIZE_REACHABLE,
+            &["--format", "json", "--max-in-flight", "2000"],
+        ]
+        .concat(),
+    );
+    assert_eq!(v["in_flight_limit"].as_u64(), Some(2000));
+    for st in v["steps"].as_array().unwrap() {
+        assert!(st["in_flight"].as_u64().unwrap() <= 2000, "{st}");
+    }
+    cephplan()
+        .arg("size")
+        .args(SIZE_REACHABLE)
+        .args(["--max-in-flight", "2000"])
+        .assert()
+        .stdout(predicate::str::contains(
+            "in flight ≤ 2000, --max-in-flight",
+        ));
+    cephplan()
+        .arg("size")
+        .args(SIZE_REACHABLE)
+        .args(["--max-in-flight", "0"])
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("max in flight = 0"))
+        .stderr(predicate::str::contains(
+            "allow from 1 to 10,000,000 I/Os in flight",
+        ));
+}
+
 #[test]
 fn predict_tails_fills_the_simulated_p99_and_the_tails_section() {
     let v = json(&[

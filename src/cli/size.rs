@@ -21,6 +21,13 @@ pub struct SizeArgs {
     /// Largest node count to try.
     #[arg(long, allow_negative_numbers = true, default_value_t = 64)]
     pub max_nodes: u32,
+    /// The most I/Os in flight the clients may keep (the same clients with deeper queues);
+    /// default: the scenario's images × jobs × iodepth. By Little's law N I/Os in flight
+    /// deliver X IOPS only at a mean latency of N / X, so an in-flight count below
+    /// IOPS × latency target makes the search size for a stricter latency (the report
+    /// says so).
+    #[arg(long, allow_negative_numbers = true)]
+    pub max_in_flight: Option<u32>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
@@ -34,6 +41,7 @@ pub fn run(a: SizeArgs) -> anyhow::Result<bool> {
         iops_target: a.iops,
         latency_target_secs: latency,
         max_nodes: a.max_nodes,
+        max_in_flight: a.max_in_flight,
     };
     // Ctrl-C stops the search after the node count being solved (the report says so).
     let progress = super::progress::BarProgress::with_ctrl_c();

@@ -194,6 +194,39 @@ pub fn working_set_note(req: &Requirements) -> String {
     }
 }
 
+/// By Little's law a closed load of `N` I/Os in flight delivers `X` IOPS only at a mean
+/// latency of `N / X`: where a workload's in-flight count is below its IOPS (or bandwidth)
+/// target × its mean-latency target, the designs must reach that stricter latency, which
+/// the requirements do not say. One note per such workload, with the in-flight count that
+/// lets the latency target decide (`cephplan size --max-in-flight` does the same for one
+/// scenario).
+pub fn littles_law_notes(req: &Requirements) -> Vec<String> {
+    req.workloads
+        .iter()
+        .filter_map(|w| {
+            let latency_max = w.target.latency_mean_max_secs?;
+            let block = w.workload.block_size.0 as f64;
+            let iops = w
+                .target
+                .iops_min
+                .into_iter()
+                .chain(w.target.bandwidth_bytes_per_sec_min.map(|b| b / block))
+                .fold(None, |m: Option<f64>, x| Some(m.map_or(x, |m| m.max(x))))?;
+            let n = f64::from(w.population());
+            let needed = n / iops;
+            (needed < latency_max).then(|| {
+                format!(
+                    "workload {}: by Little's law its {n:.0} I/Os in flight deliver {iops:.0} IOPS only at a mean latency of {:.3} ms or less, below its {:.3} ms target, so the designs must reach that latency; clients keeping at least {:.0} I/Os in flight (more images, jobs or iodepth) let the target decide",
+                    w.name,
+                    needed * 1e3,
+                    latency_max * 1e3,
+                    (iops * latency_max).ceil()
+                )
+            })
+        })
+        .collect()
+}
+
 /// "3× replicated" or "EC 4+2".
 pub fn protection_label(p: Protection) -> String {
     match p {
@@ -583,6 +616,7 @@ pub fn design(
         CheckAt::Interval95 => "targets are checked against the pessimistic end of the 95 % range (low IOPS and bandwidth, high mean latency)".to_string(),
     });
     notes.push(working_set_note(req));
+    notes.extend(littles_law_notes(req));
     let mut found: Vec<Cand> = Vec::new();
     let mut recent_failures: std::collections::VecDeque<Failure> = Default::default();
     let mut closest: Option<Failure> = None;

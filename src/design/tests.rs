@@ -692,3 +692,40 @@ fn a_working_set_larger_than_the_cluster_is_refused_with_the_fix() {
         + 1;
     assert_eq!(e.line, Some(line), "{e}");
 }
+
+/// Little's law: one image at iodepth 1 keeps one I/O in flight, which delivers 2,000 IOPS
+/// only at a mean latency of 1 / 2,000 s = 0.5 ms; with a 10 ms target the designs must
+/// still reach 0.5 ms, and the notes say so with the in-flight count (2,000 × 0.01 = 20)
+/// that lets the 10 ms target decide. The shipped OLTP example (1,024 in flight, 150,000
+/// IOPS within 3 ms: 6.8 ms by Little's law) gets no such note.
+#[test]
+fn a_workload_whose_in_flight_count_sets_its_latency_is_named_in_the_notes() {
+    let text = hand_spec_text().replace(
+        "iops_min = 100",
+        "iops_min = 2000\nlatency_mean_max = \"10ms\"",
+    );
+    let req = RequirementsSpec::parse(&text, "hand")
+        .unwrap()
+        .validate(&Catalogue::builtin())
+        .unwrap();
+    let notes = littles_law_notes(&req);
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    let n = &notes[0];
+    assert!(n.starts_with("workload qd1: by Little's law its 1 I/Os in flight deliver 2000 IOPS only at a mean latency of 0.500 ms or less, below its 10.000 ms target"), "{n}");
+    assert!(n.contains("at least 20 I/Os in flight"), "{n}");
+    // A bandwidth target counts as its IOPS: 8.192 MB/s of 4 KiB blocks is 2,000 IOPS.
+    let bw = hand_spec_text().replace(
+        "iops_min = 100",
+        "bandwidth_gb_per_sec_min = 0.008192\nlatency_mean_max = \"10ms\"",
+    );
+    let req = RequirementsSpec::parse(&bw, "hand")
+        .unwrap()
+        .validate(&Catalogue::builtin())
+        .unwrap();
+    assert_eq!(littles_law_notes(&req), notes);
+    let oltp = oltp_spec().validate(&Catalogue::builtin()).unwrap();
+    assert!(littles_law_notes(&oltp).is_empty());
+    // Without a latency target there is nothing to compare with.
+    let req = hand_spec().validate(&Catalogue::builtin()).unwrap();
+    assert!(littles_law_notes(&req).is_empty());
+}

@@ -46,7 +46,7 @@ pub use degraded::{
     degraded_scenario, mclock_recovery_share, predict_degraded, recovery_estimate, DegradedReport,
     RecoveryEstimate, DEGRADED_NOTE, MCLOCK_RECOVERY_SHARES,
 };
-pub use sizing::{size, SizingReport, SizingSpec, SizingStep};
+pub use sizing::{size, SizingReport, SizingSpec, SizingStep, MAX_SIZING_IN_FLIGHT};
 pub use sweep::{sweep, KneeReport, SweepAxis, SweepPoint, SweepReport, SweepSpec, SweepTails};
 pub(crate) use tails::CancelOnly;
 pub use tails::{predict_tails, TailFigures, TailOptions, TailReport};

@@ -1,7 +1,15 @@
 //! Sizing: the smallest OSD node count whose best IOPS under a latency target reaches an
 //! IOPS target. For each node count the in-flight count is walked from 1 up to the
-//! scenario's own (images × jobs × iodepth, the most the user's clients issue) in one MVA
-//! pass, keeping the highest IOPS whose mean latency stays within the target.
+//! scenario's own (images × jobs × iodepth, the most the user's clients issue), or up to
+//! [`SizingSpec::max_in_flight`] when the clients may issue more, in one MVA pass, keeping
+//! the highest IOPS whose mean latency stays within the target.
+//!
+//! The in-flight ceiling matters as much as the hardware: by Little's law a closed load of
+//! `N` I/Os in flight delivers `X` IOPS only at a mean latency of `N / X`, so with
+//! `N < X · T` the target `X` can be met only below the latency target `T`, at `N / X`, and
+//! the search sizes for that stricter latency. The report says so ([`SizingReport::
+//! littles_law_latency_secs`]) and names the in-flight count that lets `T` decide.
+//! What this is not: an open-loop (arrival-rate) sizing; the load is always fio's closed one.
 
 use serde::{Deserialize, Serialize};
 
@@ -18,7 +26,15 @@ pub struct SizingSpec {
     pub latency_target_secs: f64,
     /// Largest node count to try.
     pub max_nodes: u32,
+    /// The most I/Os in flight the clients may keep (the same clients with deeper queues);
+    /// `None`: the scenario's own images × jobs × iodepth.
+    #[serde(default)]
+    pub max_in_flight: Option<u32>,
 }
+
+/// The most I/Os in flight a sizing may walk to: the scenario's own limit
+/// (`spec::Workload` validation).
+pub const MAX_SIZING_IN_FLIGHT: u32 = 10_000_000;
 
 /// One node count tried.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -46,6 +62,14 @@ pub struct SizingReport {
     pub raw_bytes: Option<f64>,
     pub usable_bytes: Option<f64>,
     pub note: String,
+    /// The in-flight count each node count was walked up to.
+    #[serde(default)]
+    pub in_flight_limit: u32,
+    /// When `in_flight_limit / iops_target` is below the latency target, the mean latency
+    /// the IOPS target needs by Little's law (`in_flight_limit / iops_target`): the search
+    /// could meet the target only at or below it. `None` when the latency target decides.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub littles_law_latency_secs: Option<f64>,
     pub complete: bool,
     pub model: ModelInfo,
     /// The model's held-out record for the kinds of run the scenario's workload is, as
@@ -80,6 +104,22 @@ pub fn size(
             fix: "allow at least 1 node".into(),
         });
     }
+    if let Some(n) = spec.max_in_flight {
+        if n == 0 || n > MAX_SIZING_IN_FLIGHT {
+            return Err(PredictError::BadSizing {
+                problem: format!("max in flight = {n}"),
+                fix: format!(
+                    "allow from 1 to {} I/Os in flight",
+                    super::format::thousands(f64::from(MAX_SIZING_IN_FLIGHT))
+                ),
+            });
+        }
+    }
+    let in_flight_limit = spec.max_in_flight.unwrap_or_else(|| s.population());
+    let littles_law_latency_secs = {
+        let needed = f64::from(in_flight_limit) / spec.iops_target;
+        (needed < spec.latency_target_secs).then_some(needed)
+    };
     // No larger cluster passes validation (`spec::MAX_OSDS`): stop there, instead of
     // trying (and listing) every count up to a `max_nodes` of billions.
     let allowed = (crate::spec::MAX_OSDS / u64::from(s.osds_per_node().max(1))).max(1) as u32;
@@ -115,7 +155,7 @@ pub fn size(
         let opts = crate::solve::SolveOptions::default();
         // Every in-flight count 1..=N in one MVA pass; the latency need not grow with n
         // (write batching can make a deeper queue faster), so no bisection.
-        let populations: Vec<u32> = (1..=sv.population()).collect();
+        let populations: Vec<u32> = (1..=in_flight_limit).collect();
         let mut best = (0.0, 0u32, 0.0);
         for (n, point) in populations
             .iter()
@@ -143,36 +183,48 @@ pub fn size(
     }
     progress.finish();
     let tried = steps.last().map_or(0, |st: &SizingStep| st.nodes);
-    let note = match &found {
+    let whose = if spec.max_in_flight.is_some() {
+        "--max-in-flight"
+    } else {
+        "as in the scenario"
+    };
+    let mut note = match &found {
         _ if !complete => format!(
             "cancelled after {tried} node count(s); none of them reaches {:.0} IOPS within {:.3} ms",
             spec.iops_target,
             spec.latency_target_secs * 1e3
         ),
         None if last < spec.max_nodes => format!(
-            "no node count up to {last} reaches {:.0} IOPS within {:.3} ms with at most {} I/Os in flight; {last} nodes × {} OSDs is the largest cluster cephplan models ({} OSDs), so larger counts up to --max-nodes {} were not tried; raise the in-flight count (images, jobs, iodepth) or change the hardware",
+            "no node count up to {last} reaches {:.0} IOPS within {:.3} ms with at most {in_flight_limit} I/Os in flight; {last} nodes × {} OSDs is the largest cluster cephplan models ({} OSDs), so larger counts up to --max-nodes {} were not tried; raise the in-flight count (--max-in-flight, or images, jobs, iodepth) or change the hardware",
             spec.iops_target,
             spec.latency_target_secs * 1e3,
-            s.population(),
             s.osds_per_node(),
             crate::spec::MAX_OSDS,
             spec.max_nodes
         ),
         Some(sv) => format!(
-            "{} nodes reach {:.0} IOPS within {:.3} ms mean latency (in flight ≤ {} as in the scenario)",
+            "{} nodes reach {:.0} IOPS within {:.3} ms mean latency (in flight ≤ {in_flight_limit}, {whose})",
             sv.nodes,
             spec.iops_target,
             spec.latency_target_secs * 1e3,
-            s.population()
         ),
         None => format!(
-            "no node count up to {} reaches {:.0} IOPS within {:.3} ms with at most {} I/Os in flight; raise the in-flight count (images, jobs, iodepth), --max-nodes, or change the hardware",
+            "no node count up to {} reaches {:.0} IOPS within {:.3} ms with at most {in_flight_limit} I/Os in flight; raise the in-flight count (--max-in-flight, or images, jobs, iodepth), --max-nodes, or change the hardware",
             spec.max_nodes,
             spec.iops_target,
             spec.latency_target_secs * 1e3,
-            s.population()
         ),
     };
+    if let Some(needed) = littles_law_latency_secs {
+        note.push_str(&format!(
+            "\nby Little's law {in_flight_limit} I/Os in flight deliver {:.0} IOPS only at a mean latency of {:.3} ms or less, below the {:.3} ms target, so the clients' in-flight count, not the target, sets the latency these node counts must reach; clients keeping at least {:.0} I/Os in flight let the {:.3} ms target decide (--max-in-flight, or more images, jobs or iodepth)",
+            spec.iops_target,
+            needed * 1e3,
+            spec.latency_target_secs * 1e3,
+            (spec.iops_target * spec.latency_target_secs).ceil(),
+            spec.latency_target_secs * 1e3,
+        ));
+    }
     Ok(SizingReport {
         schema_version: REPORT_SCHEMA_VERSION,
         scenario: s.name.clone(),
@@ -183,6 +235,8 @@ pub fn size(
         raw_bytes: found.as_ref().map(|sv| sv.capacity.raw_bytes),
         usable_bytes: found.as_ref().map(|sv| sv.capacity.usable_bytes),
         note,
+        in_flight_limit,
+        littles_law_latency_secs,
         complete,
         model: ModelInfo::of(p),
         held_out_by_kind: super::held_out_by_kind(s, p),

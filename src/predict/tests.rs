@@ -333,6 +333,7 @@ fn sizing_finds_the_smallest_node_count() {
         iops_target: 30_000.0,
         latency_target_secs: 20e-3,
         max_nodes: 12,
+        max_in_flight: None,
     };
     let r = size(&s, &params(), &spec, &NoProgress).unwrap();
     let n = r.nodes.unwrap();
@@ -345,6 +346,66 @@ fn sizing_finds_the_smallest_node_count() {
     assert!(r.steps[0].skipped.is_some() && r.steps[1].skipped.is_some());
     // 4.5 nodes' worth of CPU at 20,000 per 3 nodes: at least 5 nodes.
     assert!(n >= 5, "{n}");
+}
+
+/// Little's law: a closed load of `N` I/Os in flight delivers `X` IOPS only at a mean
+/// latency of `N / X`. The tiny cluster at 4 images × iodepth 8 keeps 32 in flight; a target
+/// of 30,000 IOPS within 20 ms would need 600 (30,000 × 0.02 s), so with the scenario's 32
+/// the search can meet it only at 32 / 30,000 = 1.07 ms or less, and says so. Allowed
+/// 600 in flight, the 20 ms target decides: fewer nodes (a node count's best IOPS is the
+/// best over more in-flight counts, so never more), and no such note.
+#[test]
+fn sizing_says_when_the_in_flight_count_not_the_target_sets_the_latency() {
+    let s = tiny(|t| t.replace("iodepth = 1", "iodepth = 8"));
+    let spec = |max_in_flight| SizingSpec {
+        iops_target: 30_000.0,
+        latency_target_secs: 20e-3,
+        max_nodes: 24,
+        max_in_flight,
+    };
+    let tight = size(&s, &params(), &spec(None), &NoProgress).unwrap();
+    let n = s.population();
+    assert_eq!(tight.in_flight_limit, n);
+    let needed = tight.littles_law_latency_secs.unwrap();
+    assert!((needed - f64::from(n) / 30_000.0).abs() < 1e-15, "{needed}");
+    assert!(
+        tight
+            .note
+            .contains(&format!("by Little's law {n} I/Os in flight")),
+        "{}",
+        tight.note
+    );
+    assert!(
+        tight.note.contains("at least 600 I/Os in flight"),
+        "{}",
+        tight.note
+    );
+    let n_tight = tight
+        .nodes
+        .expect("the tiny cluster reaches 30,000 IOPS by 24 nodes");
+    let met = tight.steps.last().unwrap();
+    // Met at N or fewer in flight, so at a mean latency ≤ N / 30,000 s.
+    assert!(met.in_flight <= n && met.latency_mean_secs <= needed * (1.0 + 1e-12));
+
+    let loose = size(&s, &params(), &spec(Some(600)), &NoProgress).unwrap();
+    assert_eq!(loose.in_flight_limit, 600);
+    assert_eq!(loose.littles_law_latency_secs, None);
+    assert!(!loose.note.contains("Little's law"), "{}", loose.note);
+    assert!(loose.note.contains("--max-in-flight"), "{}", loose.note);
+    let n_loose = loose.nodes.unwrap();
+    assert!(n_loose < n_tight, "{n_loose} ≥ {n_tight}");
+    // Each node count's best IOPS is the best over a superset of in-flight counts.
+    for (a, b) in tight.steps.iter().zip(&loose.steps) {
+        assert_eq!(a.nodes, b.nodes);
+        assert!(b.best_iops >= a.best_iops * (1.0 - 1e-12), "{a:?} {b:?}");
+        assert!(b.in_flight <= 600);
+    }
+    for bad in [0, MAX_SIZING_IN_FLIGHT + 1] {
+        let e = size(&s, &params(), &spec(Some(bad)), &NoProgress)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("max in flight") && e.contains("fix"), "{e}");
+    }
 }
 
 #[test]
@@ -378,6 +439,7 @@ fn sizing_takes_the_best_depth_on_a_batching_cluster() {
         iops_target: 1e12,
         latency_target_secs: target,
         max_nodes: 3,
+        max_in_flight: None,
     };
     let r = size(&s, &p, &spec, &NoProgress).unwrap();
     let step = r.steps.last().unwrap();
@@ -431,6 +493,7 @@ fn sizing_stops_where_no_larger_cluster_is_allowed() {
         iops_target: 1e15,
         latency_target_secs: 1.0,
         max_nodes: 4_000_000_000,
+        max_in_flight: None,
     };
     let r = size(&s, &params(), &spec, &NoProgress).unwrap();
     assert_eq!(r.nodes, None);
@@ -453,6 +516,7 @@ fn a_cancelled_sizing_stops_and_says_so() {
         iops_target: 1e15,
         latency_target_secs: 1.0,
         max_nodes: 1000,
+        max_in_flight: None,
     };
     let r = size(&s, &params(), &spec, &cancel).unwrap();
     assert!(!r.complete);
