@@ -250,20 +250,40 @@ fn predict_down_reports_recovery() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains("--recovery-share"));
-    // Three nodes, three replicas: one down cannot recover.
+    // Three nodes, three replicas: one down leaves each PG 2 copies (min_size 2) and
+    // nothing recovers, so no share is asked for; JSON says so with `undersized`.
     cephplan()
+        .args(["predict", "--down", "nodes=1", "--scenario"])
+        .arg("models/examples/seed-002-epyc-7402.toml")
+        .assert()
+        .success()
+        .stdout(
+            predicate::str::contains("undersized: 2 copies a PG, no recovery")
+                .and(predicate::str::contains("recovery    none")),
+        );
+    let out = cephplan()
         .args([
             "predict",
             "--down",
             "nodes=1",
-            "--recovery-share",
-            "0.3",
+            "--format",
+            "json",
             "--scenario",
         ])
         .arg("models/examples/seed-002-epyc-7402.toml")
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["degraded"]["undersized"].as_u64(), Some(2));
+    assert!(v["degraded"]["recovery"].is_null());
+    // Two down: one copy left, below min_size: the PGs stop serving I/O.
+    cephplan()
+        .args(["predict", "--down", "nodes=2", "--scenario"])
+        .arg("models/examples/seed-002-epyc-7402.toml")
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("cannot re-home"));
+        .stderr(predicate::str::contains("min_size is 2"));
 }
 
 #[test]

@@ -240,9 +240,21 @@ pub fn degraded_args(
         }
         return Ok(None);
     };
-    let recovery_share = share.or(from_file.map(|f| f.recovery_share)).ok_or_else(|| {
-        anyhow::anyhow!("--down needs the share of the OSDs' resources recovery takes: add --recovery-share 0.3 (your mClock profile's recovery reservation), or recovery_share in the scenario's [degraded] table")
-    })?;
+    // Undersized (fewer surviving failure domains than copies): nothing recovers, so no
+    // share is needed.
+    let probe = cephplan::spec::DegradedSpec {
+        nodes_down,
+        recovery_share: 0.0,
+        fill: cephplan::spec::NEARFULL_RATIO,
+    };
+    let undersized =
+        nodes_down < scn.nodes && cephplan::predict::undersized_copies(scn, &probe).is_some();
+    let recovery_share = share
+        .or(from_file.map(|f| f.recovery_share))
+        .or(undersized.then_some(0.0))
+        .ok_or_else(|| {
+            anyhow::anyhow!("--down needs the share of the OSDs' resources recovery takes: add --recovery-share 0.3 (your mClock profile's recovery reservation), or recovery_share in the scenario's [degraded] table")
+        })?;
     let d = cephplan::spec::DegradedSpec {
         nodes_down,
         recovery_share,
@@ -503,12 +515,18 @@ fn latency_parts_table(r: &PredictionReport) -> String {
 /// The degraded prediction: client figures during recovery and the recovery time.
 pub fn degraded_table(d: &cephplan::predict::DegradedReport) -> String {
     let p = &d.prediction;
-    let mut o = format!(
-        "with {} node(s) down ({} surviving), during recovery at a {:.0} % share:\n",
-        d.nodes_down,
-        d.surviving_nodes,
-        d.recovery_share * 100.0
-    );
+    let mut o = match d.undersized {
+        Some(copies) => format!(
+            "with {} node(s) down ({} surviving), undersized: {copies} copies a PG, no recovery:\n",
+            d.nodes_down, d.surviving_nodes
+        ),
+        None => format!(
+            "with {} node(s) down ({} surviving), during recovery at a {:.0} % share:\n",
+            d.nodes_down,
+            d.surviving_nodes,
+            d.recovery_share * 100.0
+        ),
+    };
     let line = |o: &mut String, k: &str, v: String| o.push_str(&format!("  {k:<12}{v}\n"));
     line(&mut o, "IOPS", thousands(p.iops));
     line(&mut o, "bandwidth", rate(p.bandwidth_bytes_per_sec));
@@ -542,13 +560,19 @@ pub fn degraded_table(d: &cephplan::predict::DegradedReport) -> String {
     line(
         &mut o,
         "recovery",
-        format!(
-            "{} to move at {} ({}): at least {:.2} h",
-            size(d.recovery.bytes_to_move),
-            rate(d.recovery.rate_bytes_per_sec),
-            d.recovery.limited_by,
-            d.recovery.time_secs / 3600.0
-        ),
+        match (&d.recovery, d.undersized) {
+            (Some(r), _) => format!(
+                "{} to move at {} ({}): at least {:.2} h",
+                size(r.bytes_to_move),
+                rate(r.rate_bytes_per_sec),
+                r.limited_by,
+                r.time_secs / 3600.0
+            ),
+            (None, Some(copies)) => format!(
+                "none: each PG keeps the {copies} copies its surviving failure domains hold, with nowhere to rebuild the others, until a node returns or one is added"
+            ),
+            (None, None) => "none".to_string(),
+        },
     );
     line(&mut o, "note", d.note.clone());
     o

@@ -229,7 +229,7 @@ fn every_design_meets_every_target_when_its_scenario_is_predicted() {
             // The report carries the same numbers.
             assert_eq!(d.results[0].prediction.iops, up.iops);
             let max = req.resilience.unwrap().max_recovery_secs.unwrap();
-            assert!(down.recovery.time_secs <= max);
+            assert!(down.recovery.as_ref().unwrap().time_secs <= max);
         }
     }
 }
