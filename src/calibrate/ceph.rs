@@ -976,6 +976,39 @@ pub fn fit_model(
 /// Fits `base`'s chosen parameters to the runs and evaluates the fit.
 /// Returns the report and the fitted model (a copy of `base` with fitted values, standard
 /// errors, covariance and provenance).
+/// One system's runs that never read (or never write) cannot inform the read (write) op
+/// cost or fixed latency: fitted, they stay at their start values with the prior's whole
+/// width, which the model's covariance then carries into every read (write) prediction's
+/// range. A warning per missing direction, naming those parameters and the remedy. (Runs of
+/// several systems are a corpus fit, which has both.)
+pub fn uninformed_direction_warnings(runs: &[PreparedRun], fit_names: &[String]) -> Vec<String> {
+    let systems: BTreeSet<&str> = runs.iter().map(|r| r.run.system_id.as_str()).collect();
+    if systems.len() != 1 {
+        return Vec::new();
+    }
+    let reads = runs.iter().any(|r| r.scenario.read_fraction > 0.0);
+    let writes = runs.iter().any(|r| r.scenario.read_fraction < 1.0);
+    [
+        (reads, "read", [names::OSD_CPU_READ, names::FIXED_READ]),
+        (writes, "write", [names::OSD_CPU_WRITE, names::FIXED_WRITE]),
+    ]
+    .into_iter()
+    .filter(|(has, _, _)| !has)
+    .filter_map(|(_, side, params)| {
+        let fitted: Vec<&str> = params
+            .into_iter()
+            .filter(|p| fit_names.iter().any(|n| n == p))
+            .collect();
+        (!fitted.is_empty()).then(|| {
+            format!(
+                "no {side} runs: {} cannot be informed by these runs, so they stay at their start values with the prior's whole width, and this model's {side} predictions state a range that wide; measure {side}s too, or calibrate together with the corpus (--data calibration-data YOUR.csv)",
+                fitted.join(" and ")
+            )
+        })
+    })
+    .collect()
+}
+
 pub fn calibrate(
     prepared: &[PreparedRun],
     not_modelled: Vec<NotModelled>,
@@ -1082,7 +1115,7 @@ pub fn calibrate(
     // Per-run comparisons, with the exact solver `predict` uses; where the fit's
     // approximate solver differs from it by more than APPROX_GAP_WARN_PCT, say so.
     let mut runs = Vec::new();
-    let mut warnings = Vec::new();
+    let mut warnings = uninformed_direction_warnings(prepared, &fit_names);
     let compared = par_map(prepared, |r| {
         (!progress.is_cancelled()).then(|| {
             (

@@ -587,3 +587,35 @@ fn every_run_is_fitted_and_a_system_of_many_weighs_as_48() {
     want.push(x[0]);
     assert_eq!(got, want);
 }
+
+/// Seed 001's write runs alone (one system, no reads): the read op cost and fixed latency
+/// are in the default fit of one system's runs but nothing in them reads, so the report
+/// says they cannot be informed, with the remedy; with its reads too, no such warning.
+#[test]
+fn one_systems_runs_without_reads_are_told_they_cannot_inform_the_read_parameters() {
+    let (writes, _) = seed_runs(|r| r.system_id == "seed-001" && r.run_id.contains("write"));
+    assert!(!writes.is_empty());
+    let fit = default_fit_names(&ModelParams::prior(), &writes);
+    assert!(
+        fit.iter().any(|n| n == crate::model::names::OSD_CPU_READ),
+        "{fit:?}"
+    );
+    let w = uninformed_direction_warnings(&writes, &fit);
+    assert_eq!(w.len(), 1, "{w:?}");
+    assert!(
+        w[0].starts_with("no read runs: osd_cpu_read_gcycles and fixed_latency_read_secs")
+            && w[0].contains("--data calibration-data"),
+        "{}",
+        w[0]
+    );
+    let (all, _) = seed_runs(|r| r.system_id == "seed-001");
+    assert!(
+        uninformed_direction_warnings(&all, &default_fit_names(&ModelParams::prior(), &all))
+            .is_empty()
+    );
+    // Several systems are a corpus fit: no warning whatever their directions.
+    let (two, _) = seed_runs(|r| {
+        (r.system_id == "seed-001" || r.system_id == "seed-000") && r.run_id.contains("write")
+    });
+    assert!(uninformed_direction_warnings(&two, &fit).is_empty());
+}
