@@ -700,32 +700,27 @@ fn a_working_set_larger_than_the_cluster_is_refused_with_the_fix() {
 /// IOPS within 3 ms: 6.8 ms by Little's law) gets no such note.
 #[test]
 fn a_workload_whose_in_flight_count_sets_its_latency_is_named_in_the_notes() {
-    let text = hand_spec_text().replace(
-        "iops_min = 100",
-        "iops_min = 2000\nlatency_mean_max = \"10ms\"",
-    );
-    let req = RequirementsSpec::parse(&text, "hand")
-        .unwrap()
-        .validate(&Catalogue::builtin())
-        .unwrap();
-    let notes = littles_law_notes(&req);
+    // The hand case with its 100 IOPS target replaced by `target`.
+    let notes_with = |target: &str| {
+        let text = hand_spec_text().replace("iops_min = 100", target);
+        let req = RequirementsSpec::parse(&text, "hand")
+            .unwrap()
+            .validate(&Catalogue::builtin())
+            .unwrap();
+        littles_law_notes(&req)
+    };
+    let notes = notes_with("iops_min = 2000\nlatency_mean_max = \"10ms\"");
     assert_eq!(notes.len(), 1, "{notes:?}");
     let n = &notes[0];
     assert!(n.starts_with("workload qd1: by Little's law its 1 I/Os in flight deliver 2000 IOPS only at a mean latency of 0.500 ms or less, below its 10.000 ms target"), "{n}");
     assert!(n.contains("at least 20 I/Os in flight"), "{n}");
     // A bandwidth target counts as its IOPS: 8.192 MB/s of 4 KiB blocks is 2,000 IOPS.
-    let bw = hand_spec_text().replace(
-        "iops_min = 100",
-        "bandwidth_gb_per_sec_min = 0.008192\nlatency_mean_max = \"10ms\"",
+    assert_eq!(
+        notes_with("bandwidth_gb_per_sec_min = 0.008192\nlatency_mean_max = \"10ms\""),
+        notes
     );
-    let req = RequirementsSpec::parse(&bw, "hand")
-        .unwrap()
-        .validate(&Catalogue::builtin())
-        .unwrap();
-    assert_eq!(littles_law_notes(&req), notes);
     let oltp = oltp_spec().validate(&Catalogue::builtin()).unwrap();
     assert!(littles_law_notes(&oltp).is_empty());
     // Without a latency target there is nothing to compare with.
-    let req = hand_spec().validate(&Catalogue::builtin()).unwrap();
-    assert!(littles_law_notes(&req).is_empty());
+    assert!(notes_with("iops_min = 100").is_empty());
 }
