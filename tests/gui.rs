@@ -2384,3 +2384,46 @@ fn a_transfer_evaluation_can_be_cancelled_and_says_so() {
     assert!(!cal.evaluation().unwrap().cancelled);
     assert_eq!(cal.evaluation().unwrap().loso.systems, 5);
 }
+
+/// A scenario with a `[degraded]` table, opened in the designer as a user does, shows on
+/// the Prediction page the lines `cephplan predict` prints under its headline for it
+/// (`predict::format::degraded_lines`, computed here from the same file and the shipped
+/// model): the small fixture's 3 nodes with 3 copies, one node down, run undersized.
+#[test]
+fn prediction_shows_the_scenarios_degraded_table_as_the_cli_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("small-down.toml");
+    let text = format!(
+        "{}\n[degraded]\nnodes_down = 1\nrecovery_share = 0.3\n",
+        small_fixture()
+    );
+    std::fs::write(&path, &text).unwrap();
+    let s =
+        cephplan::spec::parse_scenario(&text, "small-down", &cephplan::spec::Catalogue::builtin())
+            .unwrap();
+    let d = cephplan::predict::predict_degraded(
+        &s,
+        &cephplan::model::ModelParams::shipped_default(),
+        &s.spec.degraded.unwrap(),
+        &cephplan::predict::PredictOptions::default(),
+    )
+    .unwrap();
+    let (heading, lines) = cephplan::predict::format::degraded_lines(&d);
+    assert!(
+        heading.contains("undersized: 2 copies a PG, no recovery"),
+        "{heading}"
+    );
+
+    let mut h = harness(State::default());
+    h.run();
+    open_in_designer(&mut h, path.to_str().unwrap());
+    h.get_by_label("Prediction").click();
+    run_until_within(&mut h, "prediction", 180, |a| {
+        a.state.prediction.result().is_some() && !a.state.prediction.is_busy()
+    });
+    h.get_by_label(&heading);
+    for (label, value) in &lines {
+        h.get_by_label(label);
+        h.get_by_label(value);
+    }
+}

@@ -316,24 +316,14 @@ pub fn run(a: PredictArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Bytes per second → "1.23 GB/s" (decimal, as storage vendors quote bandwidth).
+/// Bytes per second → "1.23 GB/s" ([`cephplan::predict::format::rate`]).
 pub fn rate(bytes_per_sec: f64) -> String {
-    let (v, u) = if bytes_per_sec >= 1e9 {
-        (bytes_per_sec / 1e9, "GB/s")
-    } else {
-        (bytes_per_sec / 1e6, "MB/s")
-    };
-    format!("{v:.2} {u}")
+    cephplan::predict::format::rate(bytes_per_sec)
 }
 
-/// Bytes → "1.11 PB" (decimal).
+/// Bytes → "40.80 TB" ([`cephplan::predict::format::bytes`]).
 pub fn size(bytes: f64) -> String {
-    for (m, u) in [(1e15, "PB"), (1e12, "TB"), (1e9, "GB")] {
-        if bytes >= m {
-            return format!("{:.2} {u}", bytes / m);
-        }
-    }
-    format!("{:.0} B", bytes)
+    cephplan::predict::format::bytes(bytes)
 }
 
 fn table_report(s: &Scenario, r: &PredictionReport) -> String {
@@ -512,69 +502,14 @@ fn latency_parts_table(r: &PredictionReport) -> String {
     table(&headers, &rows)
 }
 
-/// The degraded prediction: client figures during recovery and the recovery time.
+/// The degraded prediction: client figures during recovery and the recovery time, as the
+/// library formats them (`predict::format::degraded_lines`, which the app shows too).
 pub fn degraded_table(d: &cephplan::predict::DegradedReport) -> String {
-    let p = &d.prediction;
-    let mut o = match d.undersized {
-        Some(copies) => format!(
-            "with {} node(s) down ({} surviving), undersized: {copies} copies a PG, no recovery:\n",
-            d.nodes_down, d.surviving_nodes
-        ),
-        None => format!(
-            "with {} node(s) down ({} surviving), during recovery at a {:.0} % share:\n",
-            d.nodes_down,
-            d.surviving_nodes,
-            d.recovery_share * 100.0
-        ),
-    };
-    let line = |o: &mut String, k: &str, v: String| o.push_str(&format!("  {k:<12}{v}\n"));
-    line(&mut o, "IOPS", thousands(p.iops));
-    line(&mut o, "bandwidth", rate(p.bandwidth_bytes_per_sec));
-    line(
-        &mut o,
-        "latency",
-        format!("mean {}", ms(p.latency_mean_secs)),
-    );
-    if let Some(i) = &p.interval {
-        line(
-            &mut o,
-            "95% range",
-            format!(
-                "IOPS {} – {}, mean latency {} – {}",
-                thousands(i.iops_low),
-                thousands(i.iops_high),
-                ms(i.latency_mean_low_secs),
-                ms(i.latency_mean_high_secs)
-            ),
-        );
+    let (heading, lines) = cephplan::predict::format::degraded_lines(d);
+    let mut o = format!("{heading}\n");
+    for (k, v) in lines {
+        o.push_str(&format!("  {k:<12}{v}\n"));
     }
-    line(
-        &mut o,
-        "bottleneck",
-        format!(
-            "{} at {:.1}% utilisation",
-            p.bottleneck.resource,
-            p.bottleneck.utilization * 100.0
-        ),
-    );
-    line(
-        &mut o,
-        "recovery",
-        match (&d.recovery, d.undersized) {
-            (Some(r), _) => format!(
-                "{} to move at {} ({}): at least {:.2} h",
-                size(r.bytes_to_move),
-                rate(r.rate_bytes_per_sec),
-                r.limited_by,
-                r.time_secs / 3600.0
-            ),
-            (None, Some(copies)) => format!(
-                "none: each PG keeps the {copies} copies its surviving failure domains hold, with nowhere to rebuild the others, until a node returns or one is added"
-            ),
-            (None, None) => "none".to_string(),
-        },
-    );
-    line(&mut o, "note", d.note.clone());
     o
 }
 

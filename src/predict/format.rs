@@ -191,6 +191,91 @@ pub fn ms(secs: f64) -> String {
     format!("{:.3} ms", secs * 1e3)
 }
 
+/// Bytes per second → "1.23 GB/s" (decimal, as storage vendors quote bandwidth; MB/s
+/// below 1 GB/s).
+pub fn rate(bytes_per_sec: f64) -> String {
+    let (v, u) = if bytes_per_sec >= 1e9 {
+        (bytes_per_sec / 1e9, "GB/s")
+    } else {
+        (bytes_per_sec / 1e6, "MB/s")
+    };
+    format!("{v:.2} {u}")
+}
+
+/// Bytes → "1.11 PB", "40.80 TB", "512.00 GB" (decimal), or whole bytes below 1 GB.
+pub fn bytes(bytes: f64) -> String {
+    for (m, u) in [(1e15, "PB"), (1e12, "TB"), (1e9, "GB")] {
+        if bytes >= m {
+            return format!("{:.2} {u}", bytes / m);
+        }
+    }
+    format!("{:.0} B", bytes)
+}
+
+/// A degraded prediction ([`super::DegradedReport`]) as `cephplan predict` prints it under
+/// the headline and the app's Prediction page shows it: a heading (`with 1 node(s) down (2
+/// surviving), undersized: …` or `…, during recovery at a 30 % share:`) and its lines as
+/// (label, value): IOPS, bandwidth, latency, the 95 % range when the model states one,
+/// bottleneck, recovery and the note.
+pub fn degraded_lines(d: &super::DegradedReport) -> (String, Vec<(&'static str, String)>) {
+    let p = &d.prediction;
+    let heading = match d.undersized {
+        Some(copies) => format!(
+            "with {} node(s) down ({} surviving), undersized: {copies} copies a PG, no recovery:",
+            d.nodes_down, d.surviving_nodes
+        ),
+        None => format!(
+            "with {} node(s) down ({} surviving), during recovery at a {:.0} % share:",
+            d.nodes_down,
+            d.surviving_nodes,
+            d.recovery_share * 100.0
+        ),
+    };
+    let mut lines = vec![
+        ("IOPS", thousands(p.iops)),
+        ("bandwidth", rate(p.bandwidth_bytes_per_sec)),
+        ("latency", format!("mean {}", ms(p.latency_mean_secs))),
+    ];
+    if let Some(i) = &p.interval {
+        lines.push((
+            "95% range",
+            format!(
+                "IOPS {} – {}, mean latency {} – {}",
+                thousands(i.iops_low),
+                thousands(i.iops_high),
+                ms(i.latency_mean_low_secs),
+                ms(i.latency_mean_high_secs)
+            ),
+        ));
+    }
+    lines.push((
+        "bottleneck",
+        format!(
+            "{} at {:.1}% utilisation",
+            p.bottleneck.resource,
+            p.bottleneck.utilization * 100.0
+        ),
+    ));
+    lines.push((
+        "recovery",
+        match (&d.recovery, d.undersized) {
+            (Some(r), _) => format!(
+                "{} to move at {} ({}): at least {:.2} h",
+                bytes(r.bytes_to_move),
+                rate(r.rate_bytes_per_sec),
+                r.limited_by,
+                r.time_secs / 3600.0
+            ),
+            (None, Some(copies)) => format!(
+                "none: each PG keeps the {copies} copies its surviving failure domains hold, with nowhere to rebuild the others, until a node returns or one is added"
+            ),
+            (None, None) => "none".to_string(),
+        },
+    ));
+    lines.push(("note", d.note.clone()));
+    (heading, lines)
+}
+
 /// A prediction's latency parts ([`super::LatencyPart`]), largest share first (ties by
 /// name): the order in which the CLI's table and the app's Prediction page list them.
 pub fn latency_parts_by_share(

@@ -5,7 +5,10 @@
 //! utilisation per resource with the bottleneck, latency vs IOPS as iodepth grows (with
 //! the latency target and the highest swept iodepth that meets it), and IOPS vs node
 //! count. Recomputes (debounced) whenever the scenario text changes. "Add to Compare"
-//! files the scenario's network with its node and core counts on the Compare page.
+//! files the scenario's network with its node and core counts on the Compare page. A
+//! scenario with a `[degraded]` table also shows the cluster with those nodes down (during
+//! recovery, or undersized), the lines `cephplan predict` prints under its headline
+//! (`predict::format::degraded_lines`).
 //!
 //! With "Simulate tails" on, each MVA prediction is followed by two simulation jobs (one
 //! at a time, progress and Cancel): [`tails_text`] — `predict::predict_tails`, what
@@ -91,6 +94,10 @@ pub struct CephPrediction {
     /// Whether the workload has reads and writes (which columns the latency parts show).
     pub has_reads: bool,
     pub has_writes: bool,
+    /// The scenario's `[degraded]` table predicted as `cephplan predict` does
+    /// (`predict::predict_degraded`: nodes down during recovery, or undersized); `None`
+    /// without the table, `Some(Err)` with why it cannot be predicted.
+    pub degraded: Option<Result<crate::predict::DegradedReport, String>>,
 }
 
 pub type PredictionResult = Result<CephPrediction, String>;
@@ -172,6 +179,15 @@ pub fn predict_text(
         has_writes: report.latency_write_mean_secs.is_some(),
         latency_parts: report.latency_parts,
         held_out_by_kind: report.held_out_by_kind,
+        degraded: scenario.spec.degraded.map(|d| {
+            crate::predict::predict_degraded(
+                &scenario,
+                params,
+                &d,
+                &crate::predict::PredictOptions::default(),
+            )
+            .map_err(|e| e.to_string())
+        }),
     })
 }
 
@@ -777,6 +793,28 @@ impl PredictionPage {
             ))
             .wrap(),
         );
+        match &p.degraded {
+            Some(Ok(d)) => {
+                let (heading, lines) = crate::predict::format::degraded_lines(d);
+                ui.strong(heading);
+                egui::Grid::new("degraded").num_columns(2).show(ui, |ui| {
+                    for (k, v) in lines {
+                        ui.label(k);
+                        ui.add(egui::Label::new(v).wrap());
+                        ui.end_row();
+                    }
+                });
+            }
+            Some(Err(e)) => {
+                ui.add(
+                    egui::Label::new(
+                        egui::RichText::new(format!("[degraded]: {e}")).color(plot::WARN),
+                    )
+                    .wrap(),
+                );
+            }
+            None => {}
+        }
         if !p.held_out_by_kind.is_empty() {
             ui.strong(
                 "held out: how far runs of this kind were off on systems the model was not fitted to",
