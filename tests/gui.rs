@@ -2418,9 +2418,18 @@ fn prediction_shows_the_scenarios_degraded_table_as_the_cli_does() {
     h.run();
     open_in_designer(&mut h, path.to_str().unwrap());
     h.get_by_label("Prediction").click();
-    run_until_within(&mut h, "prediction", 180, |a| {
-        a.state.prediction.result().is_some() && !a.state.prediction.is_busy()
+    // The opened file's prediction (not one of the text before it), then a frame that
+    // draws it.
+    let opened = text.clone();
+    run_until_within(&mut h, "prediction of the opened file", 180, move |a| {
+        a.state.designer.text == opened
+            && a.state
+                .prediction
+                .result()
+                .is_some_and(|r| r.scenario_text == opened)
+            && !a.state.prediction.is_busy()
     });
+    h.run();
     h.get_by_label(&heading);
     for (label, value) in &lines {
         h.get_by_label(label);

@@ -9,7 +9,10 @@
 //! sweep` give for the same file and model. Per-node, per-core and per-watt figures divide
 //! the predicted IOPS by the hardware the scenario names (watts: the OSD nodes' CPU TDP
 //! from the catalogue, the only power figure it has). Each variant carries the catalogue
-//! sources of its hardware and the assumptions its file marks (`ASSUMED`, `INFERRED`).
+//! sources of its hardware and the assumptions its file marks (`ASSUMED`, `INFERRED`). A
+//! variant whose file has a `[degraded]` table also carries `predict::predict_degraded`'s
+//! figures for it (nodes down during recovery, or undersized), so that designs can be
+//! compared with a node down too.
 //!
 //! [`render`] turns a report into Markdown or a self-contained HTML page (plots embedded),
 //! CSV, and the plots as PNG bytes drawn by `plotters` ([`plot`]). Not here: writing files
@@ -24,8 +27,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::model::ModelParams;
 use crate::predict::{
-    predict, predict_tails, sweep, Bottleneck, Interval, KneeReport, ModelInfo, PredictError,
-    PredictOptions, SweepAxis, SweepPoint, SweepSpec, TailOptions,
+    predict, predict_degraded, predict_tails, sweep, Bottleneck, Interval, KneeReport, ModelInfo,
+    PredictError, PredictOptions, SweepAxis, SweepPoint, SweepSpec, TailOptions,
 };
 use crate::progress::Progress;
 use crate::sim::Estimate;
@@ -122,6 +125,14 @@ pub struct VariantReport {
     pub sources: Vec<HardwareSource>,
     /// Lines of the scenario file marked ASSUMED or INFERRED.
     pub assumptions: Vec<String>,
+    /// The scenario's `[degraded]` table predicted as `cephplan predict` does (nodes down
+    /// during recovery, or undersized); absent without the table.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub degraded: Option<crate::predict::DegradedReport>,
+    /// Why the `[degraded]` table could not be predicted (e.g. fewer surviving hosts than
+    /// `min_size`), when so.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub degraded_error: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -252,6 +263,13 @@ pub fn compare(
             None => None,
         };
         let (curve, knee, _) = curve_past_knee(s, params, opts.latency_target_secs, progress)?;
+        let (degraded, degraded_error) = match s.spec.degraded {
+            Some(d) => match predict_degraded(s, params, &d, &PredictOptions::default()) {
+                Ok(x) => (Some(x), None),
+                Err(e) => (None, Some(e.to_string())),
+            },
+            None => (None, None),
+        };
         let cores = s.nodes * s.sockets * s.node_cpu.cores;
         let cpu_tdp_watts = s
             .node_cpu
@@ -286,6 +304,8 @@ pub fn compare(
             solver: crate::predict::format::solver_label(r.solver.method, r.warnings.len()),
             sources: sources(s),
             assumptions: marked_assumptions(&v.text),
+            degraded,
+            degraded_error,
         });
         progress.advance(1);
     }

@@ -167,9 +167,58 @@ const ROWS: [Row; 18] = [
 /// lists them all).
 const LATENCY_PARTS_SHOWN: usize = 3;
 
-/// The figures as rows of text cells (label, then one cell per variant).
+/// The rows of the variants' `[degraded]` tables, shown when any variant has one: the
+/// state (nodes down, recovering or undersized), IOPS and mean latency in it, and the
+/// recovery time (`cephplan predict`'s degraded lines, in the table's notation).
+const DEGRADED_ROWS: [Row; 4] = [
+    ("with nodes down ([degraded] table)", |v, _| {
+        match (&v.degraded, &v.degraded_error) {
+            (Some(d), _) => match d.undersized {
+                Some(copies) => format!(
+                    "{} of {} down: undersized, {copies} copies a PG, no recovery",
+                    d.nodes_down,
+                    d.nodes_down + d.surviving_nodes
+                ),
+                None => format!(
+                    "{} of {} down, recovering at a {:.0} % share",
+                    d.nodes_down,
+                    d.nodes_down + d.surviving_nodes,
+                    d.recovery_share * 100.0
+                ),
+            },
+            (None, Some(e)) => format!("– ({e})"),
+            (None, None) => "– (no [degraded] table)".into(),
+        }
+    }),
+    ("IOPS with nodes down", |v, _| {
+        v.degraded
+            .as_ref()
+            .map_or_else(|| "–".into(), |d| eng(d.prediction.iops, Quantity::Iops))
+    }),
+    ("mean latency with nodes down", |v, _| {
+        v.degraded.as_ref().map_or_else(
+            || "–".into(),
+            |d| eng(d.prediction.latency_mean_secs, Quantity::Seconds),
+        )
+    }),
+    ("recovery time (a lower bound)", |v, _| match &v.degraded {
+        Some(d) => match &d.recovery {
+            Some(r) => format!("{:.2} h ({})", r.time_secs / 3600.0, r.limited_by),
+            None => "none: nowhere to rebuild the lost copies".into(),
+        },
+        None => "–".into(),
+    }),
+];
+
+/// The figures as rows of text cells (label, then one cell per variant); the
+/// [`DEGRADED_ROWS`] follow when any variant's file has a `[degraded]` table.
 pub fn table_rows(r: &ComparisonReport) -> Vec<Vec<String>> {
+    let any_degraded = r
+        .variants
+        .iter()
+        .any(|v| v.degraded.is_some() || v.degraded_error.is_some());
     ROWS.iter()
+        .chain(DEGRADED_ROWS.iter().filter(|_| any_degraded))
         .map(|(label, cell)| {
             std::iter::once((*label).to_owned())
                 .chain(r.variants.iter().map(|v| cell(v, r)))

@@ -190,3 +190,80 @@ fn base64_matches_the_rfc_vectors() {
         assert_eq!(base64(i.as_bytes()), o);
     }
 }
+
+/// Variants whose files have a `[degraded]` table carry `predict_degraded`'s figures for it
+/// and the table gains its rows (the small fixture's 3 nodes with 3 copies, one down:
+/// undersized; the same on 6 nodes: recovering at 30 %); without any such table the rows
+/// are not there.
+#[test]
+fn degraded_tables_are_compared_with_predict_degradeds_figures() {
+    let params = ModelParams::shipped_default();
+    let (small, path) = fixture("small-3x2.toml");
+    let table = "\n[degraded]\nnodes_down = 1\nrecovery_share = 0.3\n";
+    let three = format!("{small}{table}");
+    let six = format!("{}{table}", small.replace("nodes = 3", "nodes = 6"));
+    assert_ne!(
+        six, three,
+        "the fixture states its node count as `nodes = 3`"
+    );
+    let vs = vec![
+        input("3 nodes", &three, &path),
+        input("6 nodes", &six, "six.toml"),
+    ];
+    let r = compare(&vs, &params, &opts(false), &NoProgress).unwrap();
+    for (v, i) in r.variants.iter().zip(&vs) {
+        let want = crate::predict::predict_degraded(
+            &i.scenario,
+            &params,
+            &i.scenario.spec.degraded.unwrap(),
+            &PredictOptions::default(),
+        )
+        .unwrap();
+        assert_eq!(v.degraded.as_ref(), Some(&want));
+        assert_eq!(v.degraded_error, None);
+    }
+    assert_eq!(r.variants[0].degraded.as_ref().unwrap().undersized, Some(2));
+    assert!(r.variants[1].degraded.as_ref().unwrap().recovery.is_some());
+    let rows = render::table_rows(&r);
+    let row = |label: &str| {
+        rows.iter()
+            .find(|row| row[0] == label)
+            .unwrap_or_else(|| panic!("no row {label}"))
+            .clone()
+    };
+    assert_eq!(
+        row("with nodes down ([degraded] table)")[1..],
+        [
+            "1 of 3 down: undersized, 2 copies a PG, no recovery".to_string(),
+            "1 of 6 down, recovering at a 30 % share".to_string()
+        ]
+    );
+    let iops = row("IOPS with nodes down");
+    for (cell, v) in iops[1..].iter().zip(&r.variants) {
+        let d = v.degraded.as_ref().unwrap();
+        assert_eq!(
+            *cell,
+            crate::predict::format::eng(d.prediction.iops, crate::predict::format::Quantity::Iops)
+        );
+    }
+    assert_eq!(
+        row("recovery time (a lower bound)")[1],
+        "none: nowhere to rebuild the lost copies"
+    );
+    let rec = r.variants[1]
+        .degraded
+        .as_ref()
+        .unwrap()
+        .recovery
+        .as_ref()
+        .unwrap();
+    assert_eq!(
+        row("recovery time (a lower bound)")[2],
+        format!("{:.2} h ({})", rec.time_secs / 3600.0, rec.limited_by)
+    );
+    // Without a [degraded] table anywhere, no such rows.
+    let plain = compare(&two_variants(), &params, &opts(false), &NoProgress).unwrap();
+    assert!(!render::table_rows(&plain)
+        .iter()
+        .any(|row| row[0].contains("nodes down")));
+}
