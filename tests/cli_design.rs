@@ -277,6 +277,15 @@ fn predict_down_reports_recovery() {
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["degraded"]["undersized"].as_u64(), Some(2));
     assert!(v["degraded"]["recovery"].is_null());
+    // As many down as there are nodes: refused before asking for a recovery share.
+    cephplan()
+        .args(["predict", "--down", "nodes=3", "--scenario"])
+        .arg("models/examples/seed-002-epyc-7402.toml")
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "--down nodes=3: the scenario has 3 OSD node(s); leave at least one up",
+        ));
     // Two down: one copy left, below min_size: the PGs stop serving I/O.
     cephplan()
         .args(["predict", "--down", "nodes=2", "--scenario"])

@@ -240,15 +240,16 @@ pub fn degraded_args(
         }
         return Ok(None);
     };
+    if nodes_down >= scn.nodes {
+        anyhow::bail!(
+            "--down nodes={nodes_down}: the scenario has {} OSD node(s); leave at least one up (--down nodes=1 … {})",
+            scn.nodes,
+            scn.nodes.saturating_sub(1).max(1)
+        );
+    }
     // Undersized (fewer surviving failure domains than copies): nothing recovers, so no
     // share is needed.
-    let probe = cephplan::spec::DegradedSpec {
-        nodes_down,
-        recovery_share: 0.0,
-        fill: cephplan::spec::NEARFULL_RATIO,
-    };
-    let undersized =
-        nodes_down < scn.nodes && cephplan::predict::undersized_copies(scn, &probe).is_some();
+    let undersized = cephplan::predict::undersized_copies(scn, nodes_down).is_some();
     let recovery_share = share
         .or(from_file.map(|f| f.recovery_share))
         .or(undersized.then_some(0.0))

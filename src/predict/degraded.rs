@@ -107,19 +107,21 @@ pub fn default_min_size(size: u32) -> u32 {
     size - size / 2
 }
 
-/// The copies each PG keeps when fewer failure domains survive `d` than the replicated
-/// pool's size (undersized: no recovery); `None` when the survivors hold the whole pool or
-/// the pool is erasure-coded. Does not check `min_size` ([`degraded_scenario`] does).
-pub fn undersized_copies(s: &Scenario, d: &DegradedSpec) -> Option<u32> {
+/// The copies each PG keeps with `nodes_down` nodes down when fewer failure domains
+/// survive than the replicated pool's size (undersized: no recovery); `None` when the
+/// survivors hold the whole pool, when no node survives, or for an erasure-coded pool.
+/// Does not check `min_size` ([`degraded_scenario`] does).
+pub fn undersized_copies(s: &Scenario, nodes_down: u32) -> Option<u32> {
     let Protection::Replicated { size } = s.protection else {
         return None;
     };
-    let domains = surviving_domains(s, d)?;
+    let domains = surviving_domains(s, nodes_down).filter(|&h| h > 0)?;
     (domains < size).then_some(domains)
 }
 
-fn surviving_domains(s: &Scenario, d: &DegradedSpec) -> Option<u32> {
-    let survivors = s.nodes.checked_sub(d.nodes_down)?;
+/// Failure domains left with `nodes_down` nodes down (`None` when more are down than exist).
+fn surviving_domains(s: &Scenario, nodes_down: u32) -> Option<u32> {
+    let survivors = s.nodes.checked_sub(nodes_down)?;
     Some(match s.failure_domain {
         FailureDomain::Host => survivors,
         FailureDomain::Osd => survivors * s.osds_per_node(),
@@ -165,9 +167,10 @@ pub fn degraded_scenario(s: &Scenario, d: &DegradedSpec) -> Result<Scenario, Pre
         ));
     }
     let survivors = s.nodes - d.nodes_down;
-    let domains = surviving_domains(s, d).unwrap_or(0);
-    let undersized = match s.protection {
-        Protection::Replicated { size } if domains < size => {
+    let domains = surviving_domains(s, d.nodes_down).unwrap_or(0);
+    let undersized = undersized_copies(s, d.nodes_down);
+    match (s.protection, undersized) {
+        (Protection::Replicated { size }, Some(domains)) => {
             let min_size = default_min_size(size);
             if domains < min_size {
                 return Err(bad(
@@ -178,9 +181,8 @@ pub fn degraded_scenario(s: &Scenario, d: &DegradedSpec) -> Result<Scenario, Pre
                     "add nodes, or plan for fewer nodes down",
                 ));
             }
-            Some(domains)
         }
-        Protection::Erasure { k, m } if domains < k + m => {
+        (Protection::Erasure { k, m }, _) if domains < k + m => {
             return Err(bad(
                 format!(
                     "with {} of {} nodes down, {domains} failure domains survive for an erasure-coded pool {} wide: its PGs stay undersized and read lost chunks by decoding, which cephplan does not model",
@@ -191,8 +193,8 @@ pub fn degraded_scenario(s: &Scenario, d: &DegradedSpec) -> Result<Scenario, Pre
                 "add nodes (survivors ≥ k + m), or plan for fewer nodes down",
             ));
         }
-        _ => None,
-    };
+        _ => {}
+    }
     // Undersized, nothing recovers: no share of the survivors goes to recovery.
     let keep = if undersized.is_some() {
         1.0
@@ -295,7 +297,7 @@ pub fn predict_degraded(
 ) -> Result<DegradedReport, PredictError> {
     let ds = degraded_scenario(s, d)?;
     let prediction = predict(&ds, p, opts)?;
-    let undersized = undersized_copies(s, d);
+    let undersized = undersized_copies(s, d.nodes_down);
     Ok(DegradedReport {
         nodes_down: d.nodes_down,
         surviving_nodes: ds.nodes,
@@ -368,7 +370,7 @@ mod tests {
             recovery_share: 0.5,
             fill: 0.5,
         };
-        assert_eq!(undersized_copies(&s, &d), Some(2));
+        assert_eq!(undersized_copies(&s, 1), Some(2));
         let ds = degraded_scenario(&s, &d).unwrap();
         assert_eq!(ds.nodes, 2);
         assert_eq!(ds.protection, Protection::Replicated { size: 2 });
@@ -426,7 +428,7 @@ mod tests {
             recovery_share: 0.3,
             fill: 0.5,
         };
-        assert_eq!(undersized_copies(&s, &d), None);
+        assert_eq!(undersized_copies(&s, 1), None);
         let e = degraded_scenario(&s, &d).unwrap_err().to_string();
         assert!(e.contains("decoding") && e.contains("k + m"), "{e}");
     }
