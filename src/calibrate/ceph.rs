@@ -265,7 +265,8 @@ pub fn predict_scenario_exact(s: &Scenario, p: &ModelParams) -> Result<Predicted
 }
 
 fn predict_with(s: &Scenario, p: &ModelParams, opts: &SolveOptions) -> Result<Predicted, String> {
-    let net = crate::qn::ceph::build(s, p).map_err(|e| e.to_string())?;
+    let net = crate::qn::ceph::build_with(s, p, crate::qn::ceph::Notes::Skip)
+        .map_err(|e| e.to_string())?;
     let sol = solve(&net.network, opts).map_err(|e| e.to_string())?;
     let c = &sol.classes[0];
     let iops = c.throughput_per_sec;

@@ -152,7 +152,8 @@ pub fn predicted_ratio(
         .as_ref()
         .map_or(RatioMetric::Iops, |x| x.metric);
     let one = |s: &Scenario| -> Result<f64, String> {
-        let net = crate::qn::ceph::build(s, p).map_err(|e| e.to_string())?;
+        let net = crate::qn::ceph::build_with(s, p, crate::qn::ceph::Notes::Skip)
+            .map_err(|e| e.to_string())?;
         let sol = solve(&net.network, opts).map_err(|e| e.to_string())?;
         let c = &sol.classes[0];
         let iops = c.throughput_per_sec;

@@ -562,18 +562,16 @@ impl ModelParams {
     ) -> Result<(f64, Option<String>), ModelError> {
         use crate::spec::Uarch;
         let arch = cpu.arch.as_str();
-        let known = Uarch::ALL
-            .iter()
-            .filter(|u| **u != Uarch::Other)
-            .map(|u| u.as_str())
-            .collect::<Vec<_>>()
-            .join(", ");
         let fallback = self.arch_efficiency(arch)?;
-        let name = format!("{} {}", cpu.vendor, cpu.model).trim().to_string();
-        let name = if name.is_empty() {
-            "the CPU".to_string()
-        } else {
-            format!("CPU \"{name}\"")
+        // The note's texts are built only when there is a note (a fit asks this of every
+        // run at every step).
+        let name = || {
+            let name = format!("{} {}", cpu.vendor, cpu.model).trim().to_string();
+            if name.is_empty() {
+                "the CPU".to_string()
+            } else {
+                format!("CPU \"{name}\"")
+            }
         };
         match cpu.uarch {
             Some(u) if u != Uarch::Other => {
@@ -583,8 +581,9 @@ impl ModelParams {
                     None => Ok((
                         fallback,
                         Some(format!(
-                            "model \"{}\" has no {key} for {name}: its per-GHz·core speed is the {arch} default ({fallback}, relative to Zen 2); add the factor from models/prior.toml, or calibrate on runs of this CPU",
-                            self.name
+                            "model \"{}\" has no {key} for {}: its per-GHz·core speed is the {arch} default ({fallback}, relative to Zen 2); add the factor from models/prior.toml, or calibrate on runs of this CPU",
+                            self.name,
+                            name()
                         )),
                     )),
                 }
@@ -592,22 +591,36 @@ impl ModelParams {
             // An instruction set without generations in the list (32-bit ARM) takes its
             // own factor by design.
             _ if arch == "armv7" => Ok((fallback, None)),
-            _ => Ok((
-                fallback,
-                Some(format!(
-                    "{name} names no core generation the model knows (uarch {}): its per-GHz·core speed is the {arch} default ({fallback}, relative to Zen 2), not a sourced generation factor; set its uarch to one of {known} when it is one of them, or calibrate on runs of this CPU",
-                    cpu.uarch.map_or("not given", |u| u.as_str())
-                )),
-            )),
+            _ => {
+                let known = Uarch::ALL
+                    .iter()
+                    .filter(|u| **u != Uarch::Other)
+                    .map(|u| u.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                Ok((
+                    fallback,
+                    Some(format!(
+                        "{} names no core generation the model knows (uarch {}): its per-GHz·core speed is the {arch} default ({fallback}, relative to Zen 2), not a sourced generation factor; set its uarch to one of {known} when it is one of them, or calibrate on runs of this CPU",
+                        name(),
+                        cpu.uarch.map_or("not given", |u| u.as_str())
+                    )),
+                ))
+            }
         }
     }
 
     /// The CPU factor of a Ceph release: exact match (`release_factor.19.2.0`), then
     /// major.minor, then major; otherwise 1.0 with a warning for the report.
     pub fn release_factor(&self, release: &str) -> (f64, Option<String>) {
-        let parts: Vec<&str> = release.trim().split('.').collect();
-        for n in (1..=parts.len()).rev() {
-            let key = format!("{}{}", names::RELEASE_PREFIX, parts[..n].join("."));
+        // The release itself, then each prefix that ends before one of its dots.
+        let r = release.trim();
+        let ends = std::iter::once(r.len()).chain(r.rmatch_indices('.').map(|(i, _)| i));
+        let mut key = String::with_capacity(names::RELEASE_PREFIX.len() + r.len());
+        for end in ends {
+            key.clear();
+            key.push_str(names::RELEASE_PREFIX);
+            key.push_str(&r[..end]);
             if let Some(v) = self.get(&key) {
                 return (v, None);
             }

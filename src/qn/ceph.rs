@@ -877,7 +877,8 @@ struct Plan<'a> {
 }
 
 impl<'a> Plan<'a> {
-    fn new(s: &'a Scenario, p: &ModelParams) -> Result<Self, BuildError> {
+    fn new(s: &'a Scenario, p: &ModelParams, notes: Notes) -> Result<Self, BuildError> {
+        let write_notes = notes == Notes::Write;
         let mut warnings = Vec::new();
         let osd_read = p.require(names::OSD_CPU_READ)?;
         let osd_write = p.require(names::OSD_CPU_WRITE)?;
@@ -895,7 +896,7 @@ impl<'a> Plan<'a> {
             p.get(names::ONODE_MISS_COST),
         ) {
             (Some(c), Some(cost)) => {
-                if c.miss > 0.005 {
+                if write_notes && c.miss > 0.005 {
                     let stream = if c.ops_per_object_visit > 1.0 {
                         format!(
                             "; a sequential stream loads an object's onode on the first of its {:.0} ops there",
@@ -924,11 +925,13 @@ impl<'a> Plan<'a> {
             (Engine::FioRbd, _) => client_gc,
             (Engine::Rados, Some(f)) => client_gc * f,
             (Engine::Rados, None) => {
-                warnings.push(format!(
+                if write_notes {
+                    warnings.push(format!(
                     "model \"{}\" has no {}: the rados bench client is charged fio + librbd's client CPU; add the parameter from models/prior.toml",
                     p.name,
                     names::CLIENT_LIBRADOS_SHARE
                 ));
+                }
                 client_gc
             }
         };
@@ -943,7 +946,7 @@ impl<'a> Plan<'a> {
         // factor predates the distinction; its release factors carry the effect.
         let osd_write = match (s.rocksdb_build, p.get(names::ROCKSDB_UNOPT_WRITE)) {
             (RocksdbBuild::Unoptimised, Some(f)) => {
-                if !s.rocksdb_build_stated {
+                if write_notes && !s.rocksdb_build_stated {
                     warnings.push(format!(
                         "Ceph {}: RocksDB taken as built without optimisation, as in the upstream Debian/Ubuntu packages of 15.2.x, 16.2.0-16.2.14, 17.2.0-17.2.7 and 18.2.0-18.2.2 (ceph/ceph PR #54891), so the per-op CPU cost of a write, and of an uncached onode's load, is {f:.2}× an optimised build's; set cluster.rocksdb_build = \"optimised\" for RPM, distribution or self-built packages",
                         s.ceph_release.trim()
@@ -972,7 +975,7 @@ impl<'a> Plan<'a> {
             ) {
                 (false, Some(f)) => {
                     let writes = s.read_fraction < 1.0 && write_batch > 0.0;
-                    if writes && !s.ceph_config.bluefs_buffered_io_stated {
+                    if write_notes && writes && !s.ceph_config.bluefs_buffered_io_stated {
                         warnings.push(format!(
                             "Ceph {}: bluefs_buffered_io taken as false, that release's default (Luminous and older, 14.2.10-14.2.21, 15.2.2-15.2.12), so a write batch's commit costs {f:.2}× the buffered one; state [cluster.ceph_config] bluefs_buffered_io = true if the cluster sets it",
                             s.ceph_release.trim()
@@ -1005,11 +1008,11 @@ impl<'a> Plan<'a> {
             && p.get(names::HDD_REORDER_SHARE).is_some();
         let cpu_path_share = p.get(names::OSD_CPU_PATH_SHARE).unwrap_or(1.0);
         let (release, w) = p.release_factor(&s.ceph_release);
-        warnings.extend(w);
+        warnings.extend(w.filter(|_| write_notes));
         let (osd_arch, w) = p.cpu_efficiency(&s.node_cpu)?;
-        warnings.extend(w.map(|w| format!("OSD nodes: {w}")));
+        warnings.extend(w.filter(|_| write_notes).map(|w| format!("OSD nodes: {w}")));
         let (client_arch, w) = p.cpu_efficiency(&s.client_cpu)?;
-        if s.client_cpu != s.node_cpu {
+        if write_notes && s.client_cpu != s.node_cpu {
             warnings.extend(w.map(|w| format!("clients: {w}")));
         }
 
@@ -1040,7 +1043,7 @@ impl<'a> Plan<'a> {
         let contention = p.get(names::CPU_CONTENTION).unwrap_or(0.0);
         let uncontended = osd_eff_cores;
         let osd_eff_cores = contended_cores(osd_eff_cores, contention);
-        let contention_note = (osd_eff_cores < 0.9 * uncontended).then(|| {
+        let contention_note = (write_notes && osd_eff_cores < 0.9 * uncontended).then(|| {
             format!(
                 "OSD CPU: each node's {uncontended:.1} effective cores (after the per-OSD core curve) serve as {osd_eff_cores:.1} under the busy cores' contention ({} = {contention:.4}: n / (1 + σ(n − 1))); the same cores spread over more, smaller nodes lose less to it",
                 names::CPU_CONTENTION
@@ -1051,7 +1054,9 @@ impl<'a> Plan<'a> {
         // "Time-shared cores"): the coalescing groups are those of the OSDs running.
         let busy_threads = p.get(names::OSD_BUSY_THREADS).filter(|&t| t > 0.0);
         let coalesce_osds = busy_threads.map_or(osds, |t| osds.min(node_cores / t).max(1.0));
-        let turns_note = busy_threads.filter(|_| coalesce_osds < osds).map(|t| {
+        let turns_note = busy_threads
+            .filter(|_| write_notes && coalesce_osds < osds)
+            .map(|t| {
             format!(
                 "OSD CPU: each node's {osds:.0} OSDs outnumber what its {node_cores:.1} effective cores run at once ({coalesce_osds:.1}, at {t:.0} busy threads per OSD, {}), so they take turns: more OSDs on these cores add little or no capacity; more cores, or fewer OSDs per node, do",
                 names::OSD_BUSY_THREADS
@@ -1079,7 +1084,7 @@ impl<'a> Plan<'a> {
                     let per_node = f64::from(s.images) * f64::from(s.jobs_per_image)
                         / f64::from(active_clients);
                     let capped = (threads * per_node).max(1.0);
-                    if capped < all && !shared_cpu {
+                    if write_notes && capped < all && !shared_cpu {
                         let n = |x: f64| {
                             if (x - x.round()).abs() < 1e-9 {
                                 format!("{x:.0}")
@@ -1207,7 +1212,9 @@ impl<'a> Plan<'a> {
             .flatten()
             .filter(|f| f.gain > 1.0);
         let deferred_write_iops = span.map(|f| s.data.drive.write_4k_iops * f.gain);
-        warnings.extend(span.and_then(|f| flash::span_note(&f, s.data.drive.write_4k_iops)));
+        if write_notes {
+            warnings.extend(span.and_then(|f| flash::span_note(&f, s.data.drive.write_4k_iops)));
+        }
         let mut plan = Plan {
             s,
             stations,
@@ -1269,7 +1276,9 @@ impl<'a> Plan<'a> {
         let in_order = d.write_alloc_op_secs > 0.0 && s.read_fraction < 1.0;
         plan.reorder_note = plan.stations[data]
             .batching
-            .filter(|b| (plan.hdd_reorder > 0.0 || in_order) && b.coalesce_share > 0.0)
+            .filter(|b| {
+                write_notes && (plan.hdd_reorder > 0.0 || in_order) && b.coalesce_share > 0.0
+            })
             .map(|b| {
                 // The gain of the disks' queueing alone, beside the group commit.
                 let commit_only = crate::qn::Batching {
@@ -1831,9 +1840,27 @@ fn demands(plan: &Plan) -> Demands {
     }
 }
 
-/// Builds the closed network of a scenario under a parameter set.
+/// Whether a build writes its notes for the report (`warnings` and the `*_note` texts of
+/// [`CephNetwork`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Notes {
+    /// A prediction's build: every note the report may show.
+    Write,
+    /// A fit's build, evaluated for every run at every step and its notes discarded: none
+    /// are formatted (`warnings` empty, every `*_note` `None`); the network is the same.
+    Skip,
+}
+
+/// Builds the closed network of a scenario under a parameter set, with its notes for the
+/// report.
 pub fn build(s: &Scenario, p: &ModelParams) -> Result<CephNetwork, BuildError> {
-    let plan = Plan::new(s, p)?;
+    build_with(s, p, Notes::Write)
+}
+
+/// Builds the closed network of a scenario under a parameter set; `notes` says whether its
+/// report notes are written.
+pub fn build_with(s: &Scenario, p: &ModelParams, notes: Notes) -> Result<CephNetwork, BuildError> {
+    let plan = Plan::new(s, p, notes)?;
     let d = demands(&plan);
     let read = d.read.demands();
     let write = d.write.demands();

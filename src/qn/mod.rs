@@ -425,21 +425,25 @@ impl Network {
     }
 
     pub fn validate(&self) -> Result<(), NetworkError> {
-        let too_large = |what: String, value: u32| {
+        // The name is formatted only for the error (a fit validates a network per run at
+        // every step).
+        let too_large = |what: &dyn Fn() -> String, value: u32| {
             (value > MAX_COUNT).then(|| NetworkError::TooLarge {
-                what,
+                what: what(),
                 value: value.into(),
                 max: MAX_COUNT.into(),
             })
         };
         for c in &self.classes {
-            if let Some(e) = too_large(format!("class \"{}\" population", c.name), c.population) {
+            let what = || format!("class \"{}\" population", c.name);
+            if let Some(e) = too_large(&what, c.population) {
                 return Err(e);
             }
         }
         for s in &self.stations {
             for (field, v) in [("servers", s.servers), ("multiplicity", s.multiplicity)] {
-                if let Some(e) = too_large(format!("station \"{}\" {field}", s.name), v) {
+                let what = || format!("station \"{}\" {field}", s.name);
+                if let Some(e) = too_large(&what, v) {
                     return Err(e);
                 }
             }

@@ -204,7 +204,7 @@ fn schweitzer_single(
     let speeds_at = |x: f64| -> Option<Vec<f64>> {
         let mut f = vec![1.0; parts.len()];
         for (b, members) in &flat.batches {
-            let fb = batch_factor(b, members, parts, a, x)?;
+            let (fb, _) = batch_factor(b, members, parts, a, x, 1.0)?;
             members.iter().for_each(|&i| f[i] = fb);
         }
         Some(f)
@@ -224,8 +224,18 @@ fn schweitzer_single(
     };
     // Throughput without queueing: the scale of the forward difference's step.
     let x_scale = n / (z + parts.iter().map(|s| s.copies * s.dp[0]).sum::<f64>()).max(1e-300);
+    // The batch each part belongs to (the last that lists it, as `speeds_at` applies
+    // them), and a buffer for the batches' factors: the Newton loop evaluates `g` twice a
+    // step without allocating.
+    let batch_of: Vec<Option<usize>> = (0..parts.len())
+        .map(|i| flat.batches.iter().rposition(|(_, m)| m.contains(&i)))
+        .collect();
+    let mut factors = vec![1.0; flat.batches.len()];
+    // Each batch's last root `t`, where the next search starts: the Newton loop's steps,
+    // and its forward difference, move `x` little.
+    let mut roots = vec![1.0; flat.batches.len()];
     // g and its derivative.
-    let eval = |x: f64| -> (f64, f64) {
+    let mut eval = |x: f64| -> (f64, f64) {
         if flat.batches.is_empty() {
             let mut r = z;
             let mut dr = 0.0;
@@ -241,18 +251,27 @@ fn schweitzer_single(
             }
             return (x * r - n, r + x * dr);
         }
-        let g = |x: f64| -> f64 {
-            match speeds_at(x) {
-                None => f64::INFINITY,
-                Some(f) => {
-                    let r: f64 = parts
-                        .iter()
-                        .zip(stretch_at(x, &f))
-                        .map(|(s, st)| s.copies * s.dp[0] * st)
-                        .sum();
-                    x * (z + r) - n
+        let mut g = |x: f64| -> f64 {
+            for (k, (b, members)) in flat.batches.iter().enumerate() {
+                match batch_factor(b, members, parts, a, x, roots[k]) {
+                    Some((f, t)) => (factors[k], roots[k]) = (f, t),
+                    None => return f64::INFINITY,
                 }
             }
+            let r: f64 = parts
+                .iter()
+                .zip(&batch_of)
+                .map(|(s, k)| {
+                    let f = k.map_or(1.0, |k| factors[k]);
+                    let st = if s.delay {
+                        f
+                    } else {
+                        f / (1.0 - a * x * s.d[0] * f)
+                    };
+                    s.copies * s.dp[0] * st
+                })
+                .sum();
+            x * (z + r) - n
         };
         let gx = g(x);
         let h = 1e-7 * (x + x_scale);
@@ -323,15 +342,18 @@ fn schweitzer_single(
 
 /// Demand factor of one batching station at single-class throughput `x` under
 /// Schweitzer's estimate (see [`schweitzer_single`]): the root `t` of
-/// `h(t) = t − 1 − a·Σ_queue parts q_i(f(t))`, `f = b.demand_factor`. `None` when `x` exceeds the
-/// station's capacity even at the largest batch.
+/// `h(t) = t − 1 − a·Σ_queue parts q_i(f(t))`, `f = b.demand_factor`, with the root: the
+/// search starts from `guess` when it lies inside the bracket (`h` is increasing, so the
+/// root is unique and the guess only saves steps). `None` when `x` exceeds the station's
+/// capacity even at the largest batch.
 fn batch_factor(
     b: &crate::qn::Batching,
     members: &[usize],
     parts: &[super::FlatStation],
     a: f64,
     x: f64,
-) -> Option<f64> {
+    guess: f64,
+) -> Option<(f64, f64)> {
     // Σ q_i of the queue parts at factor f, and its derivative in f; None where a queue
     // part would overflow.
     let queues = |f: f64| -> Option<(f64, f64)> {
@@ -351,7 +373,7 @@ fn batch_factor(
     // h(lo) ≤ 0 (or undefined: the factor there overflows a queue). From t = g·B on the
     // batch is B and the factor smallest, so h(t) = t − 1 − a·q_max there: h(hi) ≥ 1.
     let (mut lo, mut hi) = (1.0_f64, b.saturating_jobs().max(1.0 + a * q_max) + 1.0);
-    let mut t = lo;
+    let mut t = if guess > lo && guess < hi { guess } else { lo };
     for _ in 0..200 {
         let f = b.demand_factor(t);
         let step = match queues(f) {
@@ -367,7 +389,7 @@ fn batch_factor(
                     hi = t;
                 }
                 if h.abs() <= 1e-13 * t {
-                    return Some(f);
+                    return Some((f, t));
                 }
                 let dh = 1.0 - a * dq * b.demand_factor_slope(t);
                 Some(t - h / dh)
@@ -381,7 +403,7 @@ fn batch_factor(
             break;
         }
     }
-    Some(b.demand_factor(t))
+    Some((b.demand_factor(t), t))
 }
 
 /// Linearizer: three rounds of (core at N and at N − e_s for every class s, then update
@@ -487,5 +509,29 @@ mod tests {
         // N=1 has no queueing: X = 1 / (Z + Σ demands).
         let x1 = schweitzer(&net(1), &opts).classes[0].throughput_per_sec;
         assert!((x1 - 1.0 / (0.001 + 0.004 + 0.010 + 0.0005 + 0.002)).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_batch_root_does_not_depend_on_where_its_search_starts() {
+        // `h(t) = t − 1 − a·q(f(t))` is increasing, so its root is unique: a search started
+        // from 1 (the bracket's left end), from inside, from beyond the root and from
+        // outside the bracket must all find it (the Newton loop passes the previous root).
+        let network = crate::solve::tests::batching_net(64, 2, 0.6);
+        let (flat, _, pop) = setup(&network);
+        let a = (pop[0] - 1.0) / pop[0];
+        let (b, members) = &flat.batches[0];
+        let mut formed = 0;
+        for x in [10.0, 100.0, 300.0, 450.0, 700.0] {
+            let (f1, t1) = batch_factor(b, members, &flat.stations, a, x, 1.0).unwrap();
+            formed += usize::from(f1 < 0.9);
+            for guess in [1.5, 0.5 * t1, 2.0 * t1, 1e6, -3.0, f64::NAN] {
+                let (f, t) = batch_factor(b, members, &flat.stations, a, x, guess).unwrap();
+                assert!(
+                    (t - t1).abs() <= 1e-11 * t1 && (f - f1).abs() <= 1e-11,
+                    "x={x}, guess {guess}: root {t} (factor {f}) against {t1} ({f1})"
+                );
+            }
+        }
+        assert!(formed >= 2, "the loads must reach batches that save work");
     }
 }

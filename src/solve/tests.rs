@@ -734,7 +734,7 @@ fn windowed_marginals_agree_with_the_full_recursion() {
 
 /// A network with one batching station (`servers` per copy, 2 copies) behind a client
 /// delay and before a plain queue.
-fn batching_net(n: u32, servers: u32, share: f64) -> Network {
+pub(crate) fn batching_net(n: u32, servers: u32, share: f64) -> Network {
     let mut commit = station(
         "commit",
         StationKind::Queue,

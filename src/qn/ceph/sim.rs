@@ -381,7 +381,7 @@ pub fn build_sim(
     opts: &CephSimOptions,
 ) -> Result<CephSim, BuildError> {
     let network = build(s, p)?;
-    let plan = Plan::new(s, p)?;
+    let plan = Plan::new(s, p, super::Notes::Skip)?;
     let layout = Layout {
         plan: &plan,
         opts: *opts,

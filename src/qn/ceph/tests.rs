@@ -291,7 +291,7 @@ fn a_partial_stripe_write_reads_only_its_head_and_tail_stripes() {
                 .replace("\"4k\"", bs)
         });
         let p = params();
-        let plan = Plan::new(&s, &p).unwrap();
+        let plan = Plan::new(&s, &p, Notes::Write).unwrap();
         plan.ec_write(4, 2)
     };
     let (rmw, write) = plan_of("\"40k\"");
@@ -2181,7 +2181,7 @@ fn the_ec_write_plan_reads_what_the_lab_measures_except_padded_appends() {
         let s = parse_scenario(&text, "lab scenario-ec.toml", &Catalogue::builtin()).unwrap();
         assert_eq!(s.protection, Protection::Erasure { k: 2, m: 1 });
         let p = ModelParams::shipped_default();
-        let plan = Plan::new(&s, &p).unwrap();
+        let plan = Plan::new(&s, &p, Notes::Write).unwrap();
         plan.ec_write(2, 1).0.map_or(0.0, |io| io.shards)
     };
     for (dir, pattern, bs, model) in [
@@ -2291,4 +2291,55 @@ fn the_flash_fill_gain_falls_as_the_images_grow() {
     }
     // 4 × 2000 GiB × 3 copies over 6 TiB is more than full: the datasheet's rate.
     assert_relative_eq!(last, 1.0, max_relative = 1e-9);
+}
+
+#[test]
+fn a_build_without_notes_is_the_same_network() {
+    // A fit builds every run's network at every step and discards the notes; skipping them
+    // must change nothing else. Oracle: the build with notes, over every scenario of the
+    // corpus under the shipped model (they carry every kind of note between them).
+    let p = ModelParams::shipped_default();
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("calibration-data/scenarios");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|f| f.extension().is_some_and(|e| e == "toml"))
+        .collect();
+    files.sort();
+    assert!(files.len() > 20, "{files:?}");
+    let mut noted = std::collections::BTreeSet::new();
+    for f in &files {
+        let text = std::fs::read_to_string(f).unwrap();
+        let s = parse_scenario(&text, &f.display().to_string(), &Catalogue::builtin()).unwrap();
+        let full = build(&s, &p).unwrap();
+        let quiet = build_with(&s, &p, Notes::Skip).unwrap();
+        assert_eq!(quiet.network, full.network, "{}", f.display());
+        assert_eq!((&quiet.read, &quiet.write), (&full.read, &full.write));
+        assert!(quiet.warnings.is_empty(), "{:?}", quiet.warnings);
+        assert_eq!(
+            (
+                &quiet.client_threads_note,
+                &quiet.contention_note,
+                &quiet.turns_note,
+                &quiet.reorder_note
+            ),
+            (&None, &None, &None, &None)
+        );
+        for (kind, present) in [
+            ("warnings", !full.warnings.is_empty()),
+            ("client threads", full.client_threads_note.is_some()),
+            ("contention", full.contention_note.is_some()),
+            ("turns", full.turns_note.is_some()),
+            ("reorder", full.reorder_note.is_some()),
+        ] {
+            if present {
+                noted.insert(kind);
+            }
+        }
+    }
+    assert_eq!(
+        noted.len(),
+        5,
+        "the corpus carries every kind of note: {noted:?}"
+    );
 }
