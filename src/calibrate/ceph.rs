@@ -40,7 +40,7 @@ use serde::{Deserialize, Serialize};
 use super::lm::{fit, FitOptions, FitOutcome, FitProblem, Termination};
 use super::usl::{fit_usl, UslReport};
 use crate::data::{MeasuredRun, Pattern as DataPattern, RunKind};
-use crate::model::{names, Covariance, FittedOn, ModelParams, Param};
+use crate::model::{names, Covariance, Direction, FittedOn, ModelParams, Param};
 use crate::progress::Progress;
 use crate::solve::{solve, Method, SolveOptions};
 use crate::spec::{Catalogue, Pattern, RocksdbBuild, Scenario, ScenarioSpec};
@@ -674,7 +674,52 @@ pub fn default_fit_names(base: &ModelParams, runs: &[PreparedRun]) -> Vec<String
             n.insert(key);
         }
     }
+    // A direction of I/O no run has informs none of its own parameters: they keep the
+    // start model's values (the shipped default's for one system's runs,
+    // [`calibration_start`]), where fitted they would sit at the prior with its whole
+    // width and state intervals of decades for that direction.
+    for d in unmeasured_directions(runs) {
+        for name in direction_params(d) {
+            n.remove(*name);
+        }
+    }
     n.into_iter().collect()
+}
+
+/// The parameters only I/O of one direction informs: a read's per-op OSD cost and fixed
+/// latency; a write's, its batch cost and the WAL device's share of its device writes.
+pub fn direction_params(d: crate::model::Direction) -> &'static [&'static str] {
+    match d {
+        crate::model::Direction::Reads => &[names::OSD_CPU_READ, names::FIXED_READ],
+        crate::model::Direction::Writes => &[
+            names::OSD_CPU_WRITE,
+            names::FIXED_WRITE,
+            names::OSD_CPU_WRITE_BATCH,
+            names::WAL_SHARE,
+        ],
+    }
+}
+
+/// The directions of I/O (reads, writes) that none of `runs` has.
+pub fn unmeasured_directions(runs: &[PreparedRun]) -> Vec<crate::model::Direction> {
+    use crate::model::Direction;
+    [Direction::Reads, Direction::Writes]
+        .into_iter()
+        .filter(|d| !runs.iter().any(|r| d.in_workload(r.scenario.read_fraction)))
+        .collect()
+}
+
+/// The model a calibration starts from when the caller names none: for the runs of one
+/// system (a user's own cluster) the shipped default, so that what those runs cannot
+/// inform (a direction they never measured, the factors only the corpus sets) keeps the
+/// corpus's values; for runs of several systems (a corpus fit) the prior itself.
+pub fn calibration_start(runs: &[PreparedRun], prior: &ModelParams) -> ModelParams {
+    let systems: BTreeSet<&str> = runs.iter().map(|r| r.run.system_id.as_str()).collect();
+    if systems.len() == 1 {
+        ModelParams::shipped_default()
+    } else {
+        prior.clone()
+    }
 }
 
 fn is_reference(base: &ModelParams, key: &str) -> bool {
@@ -974,42 +1019,84 @@ pub fn fit_model(
     }
 }
 
+/// What the runs cannot say of a direction of I/O none of them has: a note per such
+/// direction naming its parameters ([`direction_params`]). Held (the default fit), they
+/// keep `base`'s values and the fitted model's predictions of that direction state
+/// `unmeasured`'s error (the leave-one-system-out error of the model they came from, see
+/// [`unmeasured_transfer`]), with the remedy; asked for with `--fit`, they stay at their
+/// start values with the prior's whole width, which the model's covariance carries into
+/// every prediction of that direction.
+pub fn uninformed_direction_warnings(
+    runs: &[PreparedRun],
+    fit_names: &[String],
+    base: &ModelParams,
+    unmeasured: Option<&crate::model::Transfer>,
+) -> Vec<String> {
+    unmeasured_directions(runs)
+        .into_iter()
+        .map(|d| {
+            let side = d.as_str();
+            let params = direction_params(d);
+            let fitted: Vec<&str> = params
+                .iter()
+                .copied()
+                .filter(|p| fit_names.iter().any(|n| n == p))
+                .collect();
+            let held: Vec<&str> = params
+                .iter()
+                .copied()
+                .filter(|p| !fitted.contains(p) && base.param.contains_key(*p))
+                .collect();
+            let mut parts = Vec::new();
+            if !held.is_empty() {
+                let range = match unmeasured {
+                    Some(t) => format!(
+                        "its {side} predictions state the {} range of model \"{}\" (σ_ln {:.2} throughput, {:.2} latency, over {} systems), not these runs' own",
+                        t.kind, base.name, t.throughput_ln_sigma, t.latency_ln_sigma, t.systems
+                    ),
+                    None => format!(
+                        "model \"{}\" states no leave-one-system-out error, so its {side} predictions' range is these runs' own, which says nothing of {side}s",
+                        base.name
+                    ),
+                };
+                parts.push(format!(
+                    "{} keep model \"{}\"'s values (not fitted) and {range}",
+                    held.join(", "),
+                    base.name
+                ));
+            }
+            if !fitted.is_empty() {
+                parts.push(format!(
+                    "{} are fitted (--fit) but cannot be informed by these runs, so they stay at their start values with the prior's whole width, and this model's {side} predictions state a range that wide",
+                    fitted.join(" and ")
+                ));
+            }
+            format!(
+                "no {side} runs: {}; measure {side}s too, or calibrate together with the corpus (--data calibration-data YOUR.csv)",
+                parts.join("; ")
+            )
+        })
+        .collect()
+}
+
+/// The error a fit's predictions of a direction its runs never measured take: the
+/// leave-one-system-out error of `base`, the model whose values that direction keeps
+/// (without its per-kind table); `None` when `base` states none (the prior).
+pub fn unmeasured_transfer(base: &ModelParams) -> Option<crate::model::Transfer> {
+    let from = base
+        .transfer
+        .as_ref()
+        .filter(|t| t.kind == "leave-one-system-out")?;
+    let mut t = from.clone();
+    t.by_kind.clear();
+    t.measured_directions.clear();
+    t.unmeasured = None;
+    Some(t)
+}
+
 /// Fits `base`'s chosen parameters to the runs and evaluates the fit.
 /// Returns the report and the fitted model (a copy of `base` with fitted values, standard
 /// errors, covariance and provenance).
-/// One system's runs that never read (or never write) cannot inform the read (write) op
-/// cost or fixed latency: fitted, they stay at their start values with the prior's whole
-/// width, which the model's covariance then carries into every read (write) prediction's
-/// range. A warning per missing direction, naming those parameters and the remedy. (Runs of
-/// several systems are a corpus fit, which has both.)
-pub fn uninformed_direction_warnings(runs: &[PreparedRun], fit_names: &[String]) -> Vec<String> {
-    let systems: BTreeSet<&str> = runs.iter().map(|r| r.run.system_id.as_str()).collect();
-    if systems.len() != 1 {
-        return Vec::new();
-    }
-    let reads = runs.iter().any(|r| r.scenario.read_fraction > 0.0);
-    let writes = runs.iter().any(|r| r.scenario.read_fraction < 1.0);
-    [
-        (reads, "read", [names::OSD_CPU_READ, names::FIXED_READ]),
-        (writes, "write", [names::OSD_CPU_WRITE, names::FIXED_WRITE]),
-    ]
-    .into_iter()
-    .filter(|(has, _, _)| !has)
-    .filter_map(|(_, side, params)| {
-        let fitted: Vec<&str> = params
-            .into_iter()
-            .filter(|p| fit_names.iter().any(|n| n == p))
-            .collect();
-        (!fitted.is_empty()).then(|| {
-            format!(
-                "no {side} runs: {} cannot be informed by these runs, so they stay at their start values with the prior's whole width, and this model's {side} predictions state a range that wide; measure {side}s too, or calibrate together with the corpus (--data calibration-data YOUR.csv)",
-                fitted.join(" and ")
-            )
-        })
-    })
-    .collect()
-}
-
 pub fn calibrate(
     prepared: &[PreparedRun],
     not_modelled: Vec<NotModelled>,
@@ -1116,7 +1203,9 @@ pub fn calibrate(
     // Per-run comparisons, with the exact solver `predict` uses; where the fit's
     // approximate solver differs from it by more than APPROX_GAP_WARN_PCT, say so.
     let mut runs = Vec::new();
-    let mut warnings = uninformed_direction_warnings(prepared, &fit_names);
+    let unmeasured = unmeasured_transfer(&base);
+    let mut warnings =
+        uninformed_direction_warnings(prepared, &fit_names, &base, unmeasured.as_ref());
     let compared = par_map(prepared, |r| {
         (!progress.is_cancelled()).then(|| {
             (
@@ -1304,6 +1393,7 @@ pub fn calibrate(
     // predictions of those systems are off (the interval `predict` states for them).
     let systems_fitted: BTreeSet<&str> =
         prepared.iter().map(|r| r.run.system_id.as_str()).collect();
+    let missing = unmeasured_directions(prepared);
     model.transfer = if systems_fitted.len() < 3 {
         let sigma = |tp: bool| {
             let v: Vec<f64> = runs
@@ -1326,6 +1416,11 @@ pub fn calibrate(
                 runs: prepared.len() as u32,
                 note: "root mean square of ln(predicted/measured) of each run predicted by the fit without it".into(),
                 by_kind: Vec::new(),
+                measured_directions: [Direction::Reads, Direction::Writes]
+                    .into_iter()
+                    .filter(|d| !missing.contains(d))
+                    .collect(),
+                unmeasured: unmeasured.filter(|_| !missing.is_empty()).map(Box::new),
             }),
             (None, _) => None,
         }

@@ -588,34 +588,85 @@ fn every_run_is_fitted_and_a_system_of_many_weighs_as_48() {
     assert_eq!(got, want);
 }
 
-/// Seed 001's write runs alone (one system, no reads): the read op cost and fixed latency
-/// are in the default fit of one system's runs but nothing in them reads, so the report
-/// says they cannot be informed, with the remedy; with its reads too, no such warning.
+/// Seed 001's write runs alone (one system, no reads): nothing in them informs the read op
+/// cost or fixed latency, so the default fit holds them at the start model's values, the
+/// report says so with the remedy, and the fitted model's transfer sends read workloads to
+/// the start model's leave-one-system-out error; asked for with `--fit`, the warning says
+/// they stay at the prior's width. With its reads too, no such note.
 #[test]
-fn one_systems_runs_without_reads_are_told_they_cannot_inform_the_read_parameters() {
+fn one_systems_runs_without_reads_hold_the_read_parameters_at_the_start_model() {
+    use crate::model::{names, Direction};
     let (writes, _) = seed_runs(|r| r.system_id == "seed-001" && r.run_id.contains("write"));
     assert!(!writes.is_empty());
-    let fit = default_fit_names(&ModelParams::prior(), &writes);
-    assert!(
-        fit.iter().any(|n| n == crate::model::names::OSD_CPU_READ),
-        "{fit:?}"
-    );
-    let w = uninformed_direction_warnings(&writes, &fit);
+    let start = calibration_start(&writes, &ModelParams::prior());
+    assert_eq!(start, ModelParams::shipped_default());
+    let fit = default_fit_names(&start, &writes);
+    for held in [names::OSD_CPU_READ, names::FIXED_READ] {
+        assert!(!fit.iter().any(|n| n == held), "{held} in {fit:?}");
+    }
+    assert!(fit.iter().any(|n| n == names::OSD_CPU_WRITE), "{fit:?}");
+    let unmeasured = unmeasured_transfer(&start).expect("the default states its error");
+    assert_eq!(unmeasured.kind, "leave-one-system-out");
+    assert!(unmeasured.by_kind.is_empty());
+    let w = uninformed_direction_warnings(&writes, &fit, &start, Some(&unmeasured));
     assert_eq!(w.len(), 1, "{w:?}");
     assert!(
-        w[0].starts_with("no read runs: osd_cpu_read_gcycles and fixed_latency_read_secs")
+        w[0].starts_with(
+            "no read runs: osd_cpu_read_gcycles, fixed_latency_read_secs keep model \"default\"'s values (not fitted)"
+        ) && w[0].contains("leave-one-system-out range")
             && w[0].contains("--data calibration-data"),
         "{}",
         w[0]
     );
-    let (all, _) = seed_runs(|r| r.system_id == "seed-001");
+    // Forced into the fit, they are said to stay at the prior's width.
+    let mut forced = fit.clone();
+    forced.push(names::OSD_CPU_READ.to_string());
+    let w = uninformed_direction_warnings(&writes, &forced, &start, Some(&unmeasured));
     assert!(
-        uninformed_direction_warnings(&all, &default_fit_names(&ModelParams::prior(), &all))
-            .is_empty()
+        w[0].contains("osd_cpu_read_gcycles are fitted (--fit) but cannot be informed")
+            && w[0].contains("fixed_latency_read_secs keep"),
+        "{}",
+        w[0]
     );
-    // Several systems are a corpus fit: no warning whatever their directions.
-    let (two, _) = seed_runs(|r| {
-        (r.system_id == "seed-001" || r.system_id == "seed-000") && r.run_id.contains("write")
-    });
-    assert!(uninformed_direction_warnings(&two, &fit).is_empty());
+    // The fit: held at the default's values, and the transfer of a write-only fit.
+    let opts = CalibrateOptions {
+        leave_one_out: true,
+        ..CalibrateOptions::default()
+    };
+    let (report, model) = calibrate(
+        &writes,
+        Vec::new(),
+        &start,
+        &ModelParams::prior(),
+        &[],
+        &opts,
+        &NoProgress,
+    )
+    .unwrap();
+    assert_eq!(
+        model.get(names::OSD_CPU_READ),
+        start.get(names::OSD_CPU_READ)
+    );
+    assert!(report
+        .warnings
+        .iter()
+        .any(|x| x.starts_with("no read runs")));
+    let t = model.transfer.as_ref().unwrap();
+    assert_eq!(t.kind, "leave-one-run-out");
+    assert_eq!(t.measured_directions, [Direction::Writes]);
+    assert_eq!(t.for_workload(1.0).0, &unmeasured);
+    assert_eq!(t.for_workload(1.0).1, Some(Direction::Reads));
+    assert_eq!(t.for_workload(0.7).1, Some(Direction::Reads));
+    assert_eq!(t.for_workload(0.0), (t, None));
+
+    let (all, _) = seed_runs(|r| r.system_id == "seed-001");
+    let fit_all = default_fit_names(&start, &all);
+    assert!(fit_all.iter().any(|n| n == names::OSD_CPU_READ));
+    assert!(uninformed_direction_warnings(&all, &fit_all, &start, Some(&unmeasured)).is_empty());
+    // Several systems start from the prior (a corpus fit).
+    let (two, _) = seed_runs(|r| r.system_id == "seed-001" || r.system_id == "seed-000");
+    assert_eq!(
+        calibration_start(&two, &ModelParams::prior()),
+        ModelParams::prior()
+    );
 }

@@ -10,8 +10,8 @@ use clap::Args;
 use super::output::{table, Format};
 use super::progress::BarProgress;
 use cephplan::calibrate::ceph::{
-    calibrate, data_files, prepare_runs, CalibrateOptions, CalibrationReport, NotModelled,
-    ParameterEstimate, PreparedRun,
+    calibrate, calibration_start, data_files, prepare_runs, CalibrateOptions, CalibrationReport,
+    NotModelled, ParameterEstimate, PreparedRun,
 };
 use cephplan::calibrate::ratio;
 use cephplan::data::load_runs;
@@ -40,7 +40,9 @@ pub struct DataArgs {
 pub struct FitInputArgs {
     #[command(flatten)]
     pub sources: DataArgs,
-    /// Starting model (its non-fitted parameters are kept); default: the prior.
+    /// Starting model (its non-fitted parameters are kept); default: the shipped default
+    /// model for the runs of one system (your own cluster: what its runs cannot inform
+    /// keeps the corpus's values), the prior for runs of several systems (a corpus fit).
     #[arg(long, value_name = "FILE")]
     pub start: Option<PathBuf>,
 }
@@ -97,10 +99,7 @@ pub fn load_inputs(a: &FitInputArgs) -> anyhow::Result<FitInputs> {
         Some(p) => ModelParams::load(p)?,
         None => ModelParams::prior(),
     };
-    let start = match &a.start {
-        Some(p) => ModelParams::load(p)?,
-        None => prior.clone(),
-    };
+    let start = a.start.as_ref().map(|p| ModelParams::load(p)).transpose()?;
     let mut runs = Vec::new();
     for p in data {
         let (r, warnings) = load_runs(p).with_context(|| format!("loading {}", p.display()))?;
@@ -110,6 +109,7 @@ pub fn load_inputs(a: &FitInputArgs) -> anyhow::Result<FitInputs> {
         runs.extend(r);
     }
     let (prepared, not_modelled) = prepare_runs(&runs, &cat)?;
+    let start = start.unwrap_or_else(|| calibration_start(&prepared, &prior));
     let (ratios, _) = cephplan::calibrate::ratio::prepare_ratios(&runs, &cat)?;
     Ok(FitInputs {
         prepared,

@@ -1176,6 +1176,8 @@ pub fn transfer_of(r: &EvaluationReport) -> Option<crate::model::Transfer> {
             c.p95_figures.map_or("-".into(), |v| format!("{v:.1}"))
         ),
         by_kind: transfer_by_kind(&r.classes),
+        measured_directions: Vec::new(),
+        unmeasured: None,
     })
 }
 

@@ -207,6 +207,61 @@ pub struct Transfer {
     /// before it existed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub by_kind: Vec<TransferKind>,
+    /// The directions of I/O the runs behind a leave-one-run-out error measured (reads,
+    /// writes). A workload with I/O of a direction not listed is one these runs say nothing
+    /// of (the calibration held that direction's parameters at its start model's values),
+    /// so its interval takes `unmeasured`. Empty: every direction (a leave-one-system-out
+    /// error, or a model written before it).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub measured_directions: Vec<Direction>,
+    /// For a workload of a direction not in `measured_directions`: the leave-one-system-out
+    /// error of the model whose values that direction kept (its `by_kind` left out).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unmeasured: Option<Box<Transfer>>,
+}
+
+/// A direction of I/O, for what a calibration's runs measured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Direction {
+    Reads,
+    Writes,
+}
+
+impl Direction {
+    /// Whether a workload with this share of reads has I/O of this direction.
+    pub fn in_workload(self, read_fraction: f64) -> bool {
+        match self {
+            Direction::Reads => read_fraction > 0.0,
+            Direction::Writes => read_fraction < 1.0,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Direction::Reads => "read",
+            Direction::Writes => "write",
+        }
+    }
+}
+
+impl Transfer {
+    /// The error an interval for a workload with `read_fraction` reads takes: this one, or
+    /// [`Transfer::unmeasured`] when the workload has I/O of a direction the runs behind
+    /// this one never measured (and the model states it). The second value is that
+    /// direction.
+    pub fn for_workload(&self, read_fraction: f64) -> (&Transfer, Option<Direction>) {
+        if self.measured_directions.is_empty() {
+            return (self, None);
+        }
+        let missing = [Direction::Reads, Direction::Writes]
+            .into_iter()
+            .find(|d| d.in_workload(read_fraction) && !self.measured_directions.contains(d));
+        match (missing, self.unmeasured.as_deref()) {
+            (Some(d), Some(u)) => (u, Some(d)),
+            _ => (self, None),
+        }
+    }
 }
 
 /// The leave-one-system-out errors of the runs of one kind ([`crate::spec::RunClass`]),

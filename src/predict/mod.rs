@@ -731,6 +731,9 @@ fn interval(
         .unwrap_or_default();
     let (tx, tr, kind, note) = match &p.transfer {
         Some(t) => {
+            // A workload with I/O of a direction the calibration's runs never measured
+            // takes the error of the model whose values that direction kept.
+            let (t, unmeasured) = t.for_workload(s.read_fraction);
             // Workloads at iodepth 1 take the iodepth-1 runs' own error when the model
             // states one (the model transfers worse there).
             let (tx, tr, which) = match (s.is_fio_iodepth_1(), t.iodepth1_throughput_ln_sigma) {
@@ -748,10 +751,18 @@ fn interval(
                 format!(
                     "parameter uncertainty (delta method on the model covariance, log scale) and the model's {} error over {} systems / {} runs{which} (σ_ln {tx:.2} throughput, {tr:.2} latency){}",
                     t.kind, t.systems, t.runs,
-                    if t.kind == "leave-one-system-out" {
-                        ": the range for a cluster the model was not calibrated on"
-                    } else {
-                        ": the range for the system the model was calibrated on"
+                    match (unmeasured, t.kind == "leave-one-system-out") {
+                        (Some(d), _) => format!(
+                            ": the calibration had no {} runs, so this workload's {}s are predicted as on a cluster the model was not calibrated on",
+                            d.as_str(),
+                            d.as_str()
+                        ),
+                        (None, true) => {
+                            ": the range for a cluster the model was not calibrated on".to_string()
+                        }
+                        (None, false) => {
+                            ": the range for the system the model was calibrated on".to_string()
+                        }
                     }
                 ),
             )

@@ -589,6 +589,8 @@ fn an_iodepth_1_workload_takes_the_iodepth_1_transfer_error() {
         runs: 1829,
         note: String::new(),
         by_kind: Vec::new(),
+        measured_directions: Vec::new(),
+        unmeasured: None,
     });
     let z = z_of(0.95);
     let widths = |p: &ModelParams, depth: &str| {
@@ -613,6 +615,69 @@ fn an_iodepth_1_workload_takes_the_iodepth_1_transfer_error() {
     (t.iodepth1_throughput_ln_sigma, t.iodepth1_latency_ln_sigma) = (None, None);
     let (x, l, _) = widths(&p, "iodepth = 1");
     assert!((x - 0.5).abs() < 1e-9 && (l - 0.4).abs() < 1e-9, "{x} {l}");
+}
+
+#[test]
+fn a_direction_the_calibration_never_measured_takes_the_unmeasured_error() {
+    // Oracle as above (no covariance: ln(high/prediction) = z·σ). A write-only calibration's
+    // leave-one-run-out σ (0.1) holds for writes; a read, or a mix (it reads too), takes
+    // the start model's leave-one-system-out σ (0.3 / 0.35) and says why.
+    let mut p = params();
+    p.covariance = None;
+    let loso = crate::model::Transfer {
+        kind: "leave-one-system-out".into(),
+        throughput_ln_sigma: 0.3,
+        latency_ln_sigma: 0.35,
+        iodepth1_throughput_ln_sigma: None,
+        iodepth1_latency_ln_sigma: None,
+        systems: 11,
+        runs: 1814,
+        note: String::new(),
+        by_kind: Vec::new(),
+        measured_directions: Vec::new(),
+        unmeasured: None,
+    };
+    p.transfer = Some(crate::model::Transfer {
+        kind: "leave-one-run-out".into(),
+        throughput_ln_sigma: 0.1,
+        latency_ln_sigma: 0.1,
+        systems: 1,
+        runs: 6,
+        measured_directions: vec![crate::model::Direction::Writes],
+        unmeasured: Some(Box::new(loso.clone())),
+        ..loso
+    });
+    let z = z_of(0.95);
+    let widths = |pattern: &str| {
+        let s = with("pattern = \"randwrite\"", pattern);
+        let r = predict(&s, &p, &opts()).unwrap();
+        let i = r.interval.unwrap();
+        (
+            (i.iops_high / r.iops).ln() / z,
+            (i.latency_mean_high_secs / r.latency_mean_secs).ln() / z,
+            i.kind,
+            i.note,
+        )
+    };
+    let (x, l, kind, note) = widths("pattern = \"randwrite\"");
+    assert!((x - 0.1).abs() < 1e-9 && (l - 0.1).abs() < 1e-9, "{x} {l}");
+    assert_eq!(kind, "leave-one-run-out");
+    assert!(
+        note.contains("the range for the system the model was calibrated on"),
+        "{note}"
+    );
+    for pattern in [
+        "pattern = \"randread\"",
+        "pattern = \"randrw\"\nread_percent = 70",
+    ] {
+        let (x, l, kind, note) = widths(pattern);
+        assert!(
+            (x - 0.3).abs() < 1e-9 && (l - 0.35).abs() < 1e-9,
+            "{pattern}: {x} {l}"
+        );
+        assert_eq!(kind, "leave-one-system-out");
+        assert!(note.contains("the calibration had no read runs"), "{note}");
+    }
 }
 
 #[test]
@@ -738,6 +803,8 @@ fn a_prediction_names_the_held_out_record_of_its_own_kinds_only() {
             .enumerate()
             .map(|(i, &k)| record(k, 10.0 + i as f64))
             .collect(),
+        measured_directions: Vec::new(),
+        unmeasured: None,
     });
     let s = tiny(|t| t.to_string());
     let expect: Vec<RunClass> = RunClass::ALL

@@ -20,8 +20,8 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::calibrate::ceph::{
-    calibrate, data_files, prepare_runs, CalibrateOptions, CalibrationReport, Metric, NotModelled,
-    PreparedRun,
+    calibrate, calibration_start, data_files, prepare_runs, CalibrateOptions, CalibrationReport,
+    Metric, NotModelled, PreparedRun,
 };
 use crate::calibrate::profile::{profile, ProfileReport, MISS_THRESHOLD_PCT};
 use crate::data::load_runs;
@@ -97,10 +97,16 @@ fn load(req: &FitRequest, progress: &dyn Progress) -> Result<Loaded, String> {
 pub fn fit(req: &FitRequest, progress: &dyn Progress) -> FitResult {
     let (prepared, not_modelled, prior, load_warnings) = load(req, progress)?;
     let files = data_files(&req.data);
+    // As `cephplan calibrate` without --start: a chosen base model is the start; without
+    // one, one system's runs start from the shipped default, several from the prior.
+    let start = match req.base_model {
+        Some(_) => prior.clone(),
+        None => calibration_start(&prepared, &prior),
+    };
     let (report, model) = calibrate(
         &prepared,
         not_modelled,
-        &prior,
+        &start,
         &prior,
         &files,
         &req.options,
@@ -1123,17 +1129,20 @@ mod tests {
 
     /// The page's fit is the CLI's fit: seed 000 (two absolute runs: 230k write IOPS at
     /// 3.5 ms, 1.1M read IOPS at 2.1 ms, calibration-data/seed-000-ampere-altra-max.csv)
-    /// gives the same report as calling the library directly.
+    /// gives the same report as calling the library directly, from the same start (one
+    /// system's runs: the shipped default, as `cephplan calibrate` without --start).
     #[test]
     fn fit_matches_the_library_call_the_cli_makes() {
         let out = fit(&seed_000(), &NoProgress).unwrap();
         let (runs, _) = load_runs(&seed_000().data[0]).unwrap();
         let (prepared, nm) = prepare_runs(&runs, &Catalogue::builtin()).unwrap();
         let prior = ModelParams::prior();
+        let start = calibration_start(&prepared, &prior);
+        assert_eq!(start, ModelParams::shipped_default());
         let (direct, _) = calibrate(
             &prepared,
             nm,
-            &prior,
+            &start,
             &prior,
             &data_files(&seed_000().data),
             &seed_000().options,
