@@ -30,6 +30,13 @@
 //! its prior value (`restart_off_bounds`; the leave-one-out refits do the same), because
 //! some parameters switch an effect off at their bound and leave a flat region there.
 //!
+//! A direction of I/O no run has (a user's write-only fio files) informs none of its own
+//! parameters ([`direction_params`]): they are not fitted and keep the start model's values
+//! (the shipped default's for one system's runs, [`calibration_start`]), and the fitted
+//! model's leave-one-run-out record sends a workload of that direction to the start model's
+//! leave-one-system-out error ([`unmeasured_transfer`]), so that its interval neither
+//! borrows the runs' own error nor spans the prior's decades.
+//!
 //! Not here: the model's equations (`qn::ceph`), the generic minimiser (`lm`), printing.
 
 use std::collections::{BTreeMap, BTreeSet};
