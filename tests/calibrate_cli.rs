@@ -789,3 +789,52 @@ fn import_warns_of_random_reads_a_cache_served_on_hard_disks() {
         .stderr(contains("bad.toml:3").and(contains("cluster.nodes")));
     assert!(!model.exists());
 }
+
+/// A user's write-only fio runs (two real randwrite fixtures imported onto the seed-000
+/// scenario, one system): `calibrate` without --start starts from the shipped default and
+/// says so, holds the read parameters (the report's note), and the written model sends a
+/// read workload to the default's leave-one-system-out interval, which `predict` states.
+#[test]
+fn a_write_only_calibration_predicts_reads_with_the_defaults_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("lab.csv");
+    for json in ["single-randwrite.json", "multi-randwrite.json"] {
+        import(json, &csv).success();
+    }
+    let out = dir.path().join("mine.toml");
+    cephplan()
+        .args(["calibrate", "--data"])
+        .arg(&csv)
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .success()
+        .stderr(contains(
+            "the fit starts from model \"default\" (the shipped default)",
+        ))
+        .stdout(contains(
+            "no read runs: osd_cpu_read_gcycles, fixed_latency_read_secs keep model \"default\"'s values",
+        ));
+    let model = std::fs::read_to_string(&out).unwrap();
+    assert!(
+        model.contains("measured_directions = [\"writes\"]"),
+        "{model}"
+    );
+    assert!(model.contains("[transfer.unmeasured]"), "{model}");
+    let shipped = cephplan::model::ModelParams::shipped_default();
+    let mine = cephplan::model::ModelParams::parse(&model, "mine.toml").unwrap();
+    assert_eq!(
+        mine.get("osd_cpu_read_gcycles"),
+        shipped.get("osd_cpu_read_gcycles")
+    );
+    // The fixture scenario is a 4k random read.
+    cephplan()
+        .args(["predict", "--scenario"])
+        .arg(fixture("seed-000.toml"))
+        .arg("--model")
+        .arg(&out)
+        .assert()
+        .success()
+        .stdout(contains("leave-one-system-out error over 11 systems"))
+        .stdout(contains("the calibration had no read runs"));
+}

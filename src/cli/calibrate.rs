@@ -131,6 +131,12 @@ pub fn run(args: CalibrateArgs) -> anyhow::Result<ExitCode> {
         ratios,
     } = load_inputs(&args.inputs)?;
     let files = data_files(&args.inputs.sources.data);
+    if args.inputs.start.is_none() && start != prior {
+        eprintln!(
+            "note: the runs are one system's, so the fit starts from model \"{}\" (the shipped default): what they cannot inform keeps its values; --start FILE starts elsewhere",
+            start.name
+        );
+    }
     let opts = CalibrateOptions {
         fit: args.fit.clone(),
         leave_one_out: !args.no_loo,
