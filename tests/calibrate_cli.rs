@@ -277,14 +277,7 @@ fn evaluate_prints_the_json_contract_over_held_out_systems() {
     for q in spread {
         let x = |k: &str| q[k].as_f64().unwrap();
         assert!(x("min") <= x("median") && x("median") <= x("max"), "{q}");
-        // The fold without seed 001 has only the mClock nodes' writes: it holds the read
-        // cost at its start value (nothing informs it), so that cost has two folds.
-        let folds = if q["name"] == "osd_cpu_read_gcycles" {
-            2
-        } else {
-            3
-        };
-        assert_eq!(q["folds"], folds, "{q}");
+        assert_eq!(q["folds"], 3);
         for k in ["min_without", "max_without"] {
             assert!(ids.contains(&q[k].as_str().unwrap()), "{q}");
         }

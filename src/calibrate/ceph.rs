@@ -31,11 +31,11 @@
 //! some parameters switch an effect off at their bound and leave a flat region there.
 //!
 //! A direction of I/O no run has (a user's write-only fio files) informs none of its own
-//! parameters ([`direction_params`]): they are not fitted and keep the start model's values
-//! (the shipped default's for one system's runs, [`calibration_start`]), and the fitted
-//! model's leave-one-run-out record sends a workload of that direction to the start model's
-//! leave-one-system-out error ([`unmeasured_transfer`]), so that its interval neither
-//! borrows the runs' own error nor spans the prior's decades.
+//! parameters ([`direction_params`]): where the start model states its leave-one-system-out
+//! error (the shipped default, where one system's runs start: [`calibration_start`]) they
+//! are not fitted and keep its values, and the fitted model's leave-one-run-out record
+//! sends a workload of that direction to that error ([`unmeasured_transfer`]), so that its
+//! interval neither borrows the runs' own error nor spans the prior's decades.
 //!
 //! Not here: the model's equations (`qn::ceph`), the generic minimiser (`lm`), printing.
 
@@ -683,11 +683,16 @@ pub fn default_fit_names(base: &ModelParams, runs: &[PreparedRun]) -> Vec<String
     }
     // A direction of I/O no run has informs none of its own parameters: they keep the
     // start model's values (the shipped default's for one system's runs,
-    // [`calibration_start`]), where fitted they would sit at the prior with its whole
-    // width and state intervals of decades for that direction.
-    for d in unmeasured_directions(runs) {
-        for name in direction_params(d) {
-            n.remove(*name);
+    // [`calibration_start`]) where that model states its leave-one-system-out error, which
+    // the fitted model's predictions of that direction then take; fitted, they would sit
+    // at the prior with its whole width and state intervals of decades for that
+    // direction. A start without that error (the prior) fits them as before: held at the
+    // prior's values, their predictions would borrow the other direction's error.
+    if unmeasured_transfer(base).is_some() {
+        for d in unmeasured_directions(runs) {
+            for name in direction_params(d) {
+                n.remove(*name);
+            }
         }
     }
     n.into_iter().collect()
@@ -1073,8 +1078,13 @@ pub fn uninformed_direction_warnings(
                 ));
             }
             if !fitted.is_empty() {
+                let why = if unmeasured.is_some() {
+                    "are fitted (--fit)"
+                } else {
+                    "are fitted (the start model states no leave-one-system-out error to hold them with)"
+                };
                 parts.push(format!(
-                    "{} are fitted (--fit) but cannot be informed by these runs, so they stay at their start values with the prior's whole width, and this model's {side} predictions state a range that wide",
+                    "{} {why} but cannot be informed by these runs, so they stay at their start values with the prior's whole width, and this model's {side} predictions state a range that wide",
                     fitted.join(" and ")
                 ));
             }

@@ -669,4 +669,17 @@ fn one_systems_runs_without_reads_hold_the_read_parameters_at_the_start_model() 
         calibration_start(&two, &ModelParams::prior()),
         ModelParams::prior()
     );
+    // A start without a leave-one-system-out error (the prior) has none to give the reads:
+    // they are fitted as before, at the prior's width, and the note says why.
+    let prior = ModelParams::prior();
+    assert!(unmeasured_transfer(&prior).is_none());
+    let fit = default_fit_names(&prior, &writes);
+    assert!(fit.iter().any(|n| n == names::OSD_CPU_READ), "{fit:?}");
+    let w = uninformed_direction_warnings(&writes, &fit, &prior, None);
+    assert!(
+        w[0].contains("are fitted (the start model states no leave-one-system-out error")
+            && w[0].contains("the prior's whole width"),
+        "{}",
+        w[0]
+    );
 }
