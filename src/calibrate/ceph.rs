@@ -1097,15 +1097,15 @@ pub fn uninformed_direction_warnings(
 }
 
 /// The error a fit's predictions of a direction its runs never measured take: the
-/// leave-one-system-out error of `base`, the model whose values that direction keeps
-/// (without its per-kind table); `None` when `base` states none (the prior).
+/// leave-one-system-out error of `base`, the model whose values that direction keeps, with
+/// its per-kind table (`predict`'s "held out" lines for such a workload); `None` when
+/// `base` states none (the prior).
 pub fn unmeasured_transfer(base: &ModelParams) -> Option<crate::model::Transfer> {
     let from = base
         .transfer
         .as_ref()
         .filter(|t| t.kind == "leave-one-system-out")?;
     let mut t = from.clone();
-    t.by_kind.clear();
     t.measured_directions.clear();
     t.unmeasured = None;
     Some(t)

@@ -607,7 +607,7 @@ fn one_systems_runs_without_reads_hold_the_read_parameters_at_the_start_model() 
     assert!(fit.iter().any(|n| n == names::OSD_CPU_WRITE), "{fit:?}");
     let unmeasured = unmeasured_transfer(&start).expect("the default states its error");
     assert_eq!(unmeasured.kind, "leave-one-system-out");
-    assert!(unmeasured.by_kind.is_empty());
+    assert_eq!(unmeasured.by_kind, start.transfer.as_ref().unwrap().by_kind);
     let w = uninformed_direction_warnings(&writes, &fit, &start, Some(&unmeasured));
     assert_eq!(w.len(), 1, "{w:?}");
     assert!(

@@ -215,7 +215,7 @@ pub struct Transfer {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub measured_directions: Vec<Direction>,
     /// For a workload of a direction not in `measured_directions`: the leave-one-system-out
-    /// error of the model whose values that direction kept (its `by_kind` left out).
+    /// error of the model whose values that direction kept, with its per-kind record.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unmeasured: Option<Box<Transfer>>,
 }

@@ -328,11 +328,14 @@ pub struct PredictionReport {
 }
 
 /// The model's held-out record ([`crate::model::Transfer::by_kind`]) for the kinds of run
-/// scenario `s` is, in [`crate::spec::RunClass`] order.
+/// scenario `s` is, in [`crate::spec::RunClass`] order: the record of the error its interval
+/// takes ([`crate::model::Transfer::for_workload`]: after a calibration that never measured
+/// one of the workload's directions, the start model's).
 pub fn held_out_by_kind(s: &Scenario, p: &ModelParams) -> Vec<crate::model::TransferKind> {
     let Some(t) = &p.transfer else {
         return Vec::new();
     };
+    let (t, _) = t.for_workload(s.read_fraction);
     let mut v: Vec<crate::model::TransferKind> = t
         .by_kind
         .iter()
