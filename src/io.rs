@@ -167,7 +167,7 @@ pub(crate) fn is_marker_line(line: &str) -> bool {
 }
 
 /// True if `path` does not exist, or is a file that carries cephplan's marker line
-/// ([`is_marker_line`]) in its first 4 KiB.
+/// (`is_marker_line`) in its first 4 KiB.
 pub fn is_ours_or_absent(path: &Path) -> bool {
     match std::fs::read(path) {
         Ok(bytes) => {

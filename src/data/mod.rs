@@ -576,7 +576,7 @@ fn not_a_dataset(path: &Path) -> Option<String> {
 }
 
 /// The CSV files `path` names: itself, or the `*.csv` in it (sorted), less the files
-/// cephplan generated that are not datasets ([`not_a_dataset`]). A file given by name is
+/// cephplan generated that are not datasets (`not_a_dataset`). A file given by name is
 /// never skipped.
 pub fn dataset_files(path: &Path) -> Result<DatasetFiles, DataError> {
     let io = |error| DataError::Io {

@@ -199,7 +199,7 @@
 //! `write_amplification − 1` metadata ops of a direct write, the WAL write of a deferred
 //! one; on the WAL device when there is one) is not one device op per write. Of a commit
 //! op only the per-op part of its service time (what the drive's 4 KiB IOPS figure leaves
-//! after the 4 KiB transfer at its sequential bandwidth, [`device_overhead_secs`]) is
+//! after the 4 KiB transfer at its sequential bandwidth, `device_overhead_secs`) is
 //! shared; the bytes are written for every write. The data and WAL device stations batch
 //! ([`crate::qn::Batching`]) with share = that per-op part's share of the station's demand
 //! and batch size `b = q·w / OSDs sharing the device`, `q` the jobs at one device and `w`
@@ -428,10 +428,10 @@
 //! seek and rotation (the drive's `iops_queue_depth = 1`) is its rate at depth 1 only, so
 //! the share `ρ` of every data-device op's positioning time (the `overhead` above; the
 //! commit ops' part, which the group commit already shares, left out) shrinks with the `q`
-//! ops queued at the disk, at most [`HDD_QUEUE_SLOTS`], as `ρ / √q`: the nearest of `q`
+//! ops queued at the disk, at most `HDD_QUEUE_SLOTS`, as `ρ / √q`: the nearest of `q`
 //! requests spread over the platter is about `1/(2q)` of the stroke away, and a short seek
 //! takes a time proportional to the square root of its distance (Ruemmler and Wilkes, "An
-//! introduction to disk drive modeling", 1994; [`HDD_SEEK_EXPONENT`]). It is the second
+//! introduction to disk drive modeling", 1994; `HDD_SEEK_EXPONENT`). It is the second
 //! term of the station's [`crate::qn::Batching`] (`coalesce_share` = `ρ` × that
 //! positioning's share of the station's demand, `coalesce_jobs_per_member` = 1,
 //! `coalesce_exponent` = ½). `ρ` = 0.8 lies between the seek's share of a 7200 rpm disk's
@@ -462,7 +462,7 @@
 //! queued at a hard disk are adjacent on the platter and one positioning (seek *and*
 //! rotation, not only the seek share `ρ`) serves the group: the data device's direct-write
 //! positioning joins the second term of its [`crate::qn::Batching`] at a share of 1, over
-//! the ops queued at the disk up to [`HDD_QUEUE_SLOTS`] (once per group: exponent 1, where
+//! the ops queued at the disk up to `HDD_QUEUE_SLOTS` (once per group: exponent 1, where
 //! a reordered seek's is ½; a mix of the two takes their blend by share), on any hard disk
 //! (a datasheet rate is a random-access rate) in a model that has the disks' queueing
 //! (`hdd_reorder_share`).

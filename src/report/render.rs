@@ -211,7 +211,7 @@ const DEGRADED_ROWS: [Row; 4] = [
 ];
 
 /// The figures as rows of text cells (label, then one cell per variant); the
-/// [`DEGRADED_ROWS`] follow when any variant's file has a `[degraded]` table.
+/// `DEGRADED_ROWS` follow when any variant's file has a `[degraded]` table.
 pub fn table_rows(r: &ComparisonReport) -> Vec<Vec<String>> {
     let any_degraded = r
         .variants

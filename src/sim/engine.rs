@@ -16,7 +16,7 @@
 //! - random numbers come from separate xoshiro256++ streams per (class, station) service,
 //!   per station placement and per class think/arrival and routing, each a disjoint block
 //!   of one sequence per (master seed, replication) chosen by a stream id built from those
-//!   indices (see [`make_streams`]), so changing one parameter leaves every other stream
+//!   indices (see `make_streams`), so changing one parameter leaves every other stream
 //!   unchanged (common random numbers across sweep points). The generator is a few
 //!   instructions per draw, where ChaCha8 (used before) cost about 30;
 //! - a visit to a station with batching ([`crate::sim::SimStation::batching`]) is its own

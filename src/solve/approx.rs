@@ -5,7 +5,7 @@
 //! Both are fixed points iterated until the largest relative change of a queue length is
 //! below `SolveOptions::tolerance` or `max_iterations` is reached; how it ended is returned
 //! as [`Convergence`] data, never as an error. Multi-server stations use Seidmann's
-//! decomposition (see [`super::Flat`]); multiplicity is per copy (demand D/m each).
+//! decomposition (see `super::Flat`); multiplicity is per copy (demand D/m each).
 //! Not here: exact solutions (see [`super::single`], [`super::mva`]).
 
 use super::{Convergence, Flat, Method, Solution, SolveOptions};
@@ -143,7 +143,7 @@ fn convergence(out: &CoreOut, iterations: u32, opts: &SolveOptions) -> Convergen
 }
 
 /// Bard-Schweitzer approximate MVA. A single class is solved as a scalar root (see
-/// [`schweitzer_single`]); several classes by the fixed-point iteration.
+/// `schweitzer_single`); several classes by the fixed-point iteration.
 pub fn schweitzer(net: &Network, opts: &SolveOptions) -> Solution {
     let (flat, z, n) = setup(net);
     if n.len() == 1 {

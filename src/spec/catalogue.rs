@@ -48,7 +48,8 @@ pub enum DriveKind {
 }
 
 /// A CPU microarchitecture (core generation). The model carries a per-core efficiency per
-/// generation family ([`Uarch::family`]); a CPU without one takes its instruction set's.
+/// generation (`uarch_efficiency.<name>`, [`Uarch::as_str`]); a CPU without one takes its
+/// instruction set's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Uarch {

@@ -10,7 +10,7 @@
 //! `kill -9` `validate --cleanup` removes exactly those. A hung cluster is a timeout,
 //! never a hang.
 //!
-//! [`refit`] fits the model to such a dataset and compares each point before and after
+//! `refit` fits the model to such a dataset and compares each point before and after
 //! (`validate --refit`). With `--osd-counters` every OSD's latency counters are read just
 //! before and just after each point's fio run, and their change over it kept with the
 //! point ([`counters`]): where the measured time went inside the OSDs; with them, the CPU
