@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite, on a fresh machine or a developer's: installs what the tests need
 # (Debian's Ceph 16.2 and fio for the real-cluster validation tests) when it is missing,
-# then checks formatting and lints, and runs every test.
+# then checks formatting, lints and the API docs' links, and runs every test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -25,4 +25,5 @@ fi
 
 cargo fmt --all -- --check
 cargo clippy --all-targets --all-features -- -D warnings
+RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --all-features
 cargo test --all-features --no-fail-fast
