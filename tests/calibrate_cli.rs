@@ -832,4 +832,19 @@ fn a_write_only_calibration_predicts_reads_with_the_defaults_error() {
         .stdout(contains("the calibration had no read runs"))
         // The start model's held-out record of reads, as the shipped default prints it.
         .stdout(contains("held out    reads only: IOPS off by"));
+    // A prior the user names is the start too, as before: it states no leave-one-system-out
+    // error, so the read parameters are fitted at its width and the report says why.
+    cephplan()
+        .args(["calibrate", "--no-loo", "--data"])
+        .arg(&csv)
+        .arg("--prior")
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("models/prior.toml"))
+        .arg("--out")
+        .arg(dir.path().join("from-prior.toml"))
+        .assert()
+        .success()
+        .stderr(contains("the shipped default").not())
+        .stdout(contains(
+            "are fitted (the start model states no leave-one-system-out error",
+        ));
 }

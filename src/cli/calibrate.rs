@@ -40,9 +40,10 @@ pub struct DataArgs {
 pub struct FitInputArgs {
     #[command(flatten)]
     pub sources: DataArgs,
-    /// Starting model (its non-fitted parameters are kept); default: the shipped default
-    /// model for the runs of one system (your own cluster: what its runs cannot inform
-    /// keeps the corpus's values), the prior for runs of several systems (a corpus fit).
+    /// Starting model (its non-fitted parameters are kept); default: the `--prior` when
+    /// one is given, else the shipped default model for the runs of one system (your own
+    /// cluster: what its runs cannot inform keeps the corpus's values) and the built-in
+    /// prior for runs of several systems (a corpus fit).
     #[arg(long, value_name = "FILE")]
     pub start: Option<PathBuf>,
 }
@@ -109,7 +110,13 @@ pub fn load_inputs(a: &FitInputArgs) -> anyhow::Result<FitInputs> {
         runs.extend(r);
     }
     let (prepared, not_modelled) = prepare_runs(&runs, &cat)?;
-    let start = start.unwrap_or_else(|| calibration_start(&prepared, &prior));
+    // A prior the user named is where their fit starts too, as before; only without
+    // either does one system's fit start from the shipped default.
+    let start = match (start, a.sources.prior.is_some()) {
+        (Some(s), _) => s,
+        (None, true) => prior.clone(),
+        (None, false) => calibration_start(&prepared, &prior),
+    };
     let (ratios, _) = cephplan::calibrate::ratio::prepare_ratios(&runs, &cat)?;
     Ok(FitInputs {
         prepared,
