@@ -807,7 +807,8 @@ fn a_write_only_calibration_predicts_reads_with_the_defaults_error() {
         ))
         .stdout(contains(
             "no read runs: osd_cpu_read_gcycles, fixed_latency_read_secs keep model \"default\"'s values",
-        ));
+        ))
+        .stdout(contains("degrees of freedom, from model \"default\""));
     let model = std::fs::read_to_string(&out).unwrap();
     assert!(
         model.contains("measured_directions = [\"writes\"]"),
@@ -846,5 +847,6 @@ fn a_write_only_calibration_predicts_reads_with_the_defaults_error() {
         .stderr(contains("the shipped default").not())
         .stdout(contains(
             "are fitted (the start model states no leave-one-system-out error",
-        ));
+        ))
+        .stdout(contains("degrees of freedom, from model \"prior\""));
 }

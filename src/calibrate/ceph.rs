@@ -835,6 +835,11 @@ pub struct CalibrationReport {
     pub schema_version: u32,
     /// Dataset files with their FNV-1a 64-bit content hashes.
     pub datasets: Vec<DatasetFile>,
+    /// `name` of the model the fit started from, whose values what it did not fit keep
+    /// ("default" for one system's runs without --start or --prior, "prior" for a corpus
+    /// fit).
+    #[serde(default)]
+    pub start_model: String,
     pub parameters: Vec<ParameterEstimate>,
     /// Covariance of `ln` of the fitted parameters, in `parameters` order.
     pub covariance_ln: Option<Vec<Vec<f64>>>,
@@ -1465,6 +1470,7 @@ pub fn calibrate(
     let report = CalibrationReport {
         schema_version: REPORT_SCHEMA_VERSION,
         datasets: files,
+        start_model: base.name.clone(),
         covariance_ln: cov_ln,
         termination: Termination {
             // Cancelled at any stage (fit, run comparison, leave-one-out).

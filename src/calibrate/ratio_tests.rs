@@ -135,6 +135,7 @@ fn seed_003_ratio_rows_are_fitted_and_reported() {
     let mut report = CalibrationReport {
         schema_version: 1,
         datasets: vec![],
+        start_model: "prior".into(),
         parameters: vec![],
         covariance_ln: None,
         termination: fit.termination.clone().unwrap(),

@@ -651,6 +651,7 @@ fn one_systems_runs_without_reads_hold_the_read_parameters_at_the_start_model() 
         .warnings
         .iter()
         .any(|x| x.starts_with("no read runs")));
+    assert_eq!(report.start_model, "default");
     let t = model.transfer.as_ref().unwrap();
     assert_eq!(t.kind, "leave-one-run-out");
     assert_eq!(t.measured_directions, [Direction::Writes]);

@@ -260,8 +260,8 @@ pub fn parameter_table(parameters: &[ParameterEstimate]) -> String {
 fn render(r: &CalibrationReport) -> String {
     let mut out = String::new();
     out.push_str(&format!(
-        "fit: {} ({} evaluations), {} degrees of freedom\n\n",
-        r.termination.reason, r.termination.evaluations, r.degrees_of_freedom
+        "fit: {} ({} evaluations), {} degrees of freedom, from model \"{}\"\n\n",
+        r.termination.reason, r.termination.evaluations, r.degrees_of_freedom, r.start_model
     ));
     out.push_str(&parameter_table(&r.parameters));
     out.push('\n');

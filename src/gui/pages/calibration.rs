@@ -895,8 +895,8 @@ fn report_ui(ui: &mut egui::Ui, out: &FitOutput) {
     let t = &r.termination;
     ui.horizontal_wrapped(|ui| {
         let reason = format!(
-            "fit: {} after {} evaluations, {} degrees of freedom",
-            t.reason, t.evaluations, r.degrees_of_freedom
+            "fit: {} after {} evaluations, {} degrees of freedom, from model \"{}\"",
+            t.reason, t.evaluations, r.degrees_of_freedom, r.start_model
         );
         if t.converged {
             ui.strong(reason);
