@@ -846,7 +846,7 @@ fn a_write_only_calibration_predicts_reads_with_the_defaults_error() {
         .success()
         .stderr(contains("the shipped default").not())
         .stdout(contains(
-            "are fitted (the start model states no leave-one-system-out error",
+            "are fitted (the fit has no leave-one-system-out error to give them",
         ))
         .stdout(contains("degrees of freedom, from model \"prior\""));
 }

@@ -32,10 +32,12 @@
 //!
 //! A direction of I/O no run has (a user's write-only fio files) informs none of its own
 //! parameters ([`direction_params`]): where the start model states its leave-one-system-out
-//! error (the shipped default, where one system's runs start: [`calibration_start`]) they
-//! are not fitted and keep its values, and the fitted model's leave-one-run-out record
-//! sends a workload of that direction to that error ([`unmeasured_transfer`]), so that its
-//! interval neither borrows the runs' own error nor spans the prior's decades.
+//! error (the shipped default, where one system's runs start: [`calibration_start`]) and
+//! the fit writes a leave-one-run-out record (one or two systems, with leave-one-out), they
+//! are not fitted and keep its values, and that record sends a workload of that direction
+//! to that error ([`held_direction_transfer`]), so that its interval neither borrows the
+//! runs' own error nor spans the prior's decades. Otherwise they are fitted at the prior's
+//! width, as before, and the report says why.
 //!
 //! Not here: the model's equations (`qn::ceph`), the generic minimiser (`lm`), printing.
 
@@ -681,21 +683,25 @@ pub fn default_fit_names(base: &ModelParams, runs: &[PreparedRun]) -> Vec<String
             n.insert(key);
         }
     }
-    // A direction of I/O no run has informs none of its own parameters: they keep the
-    // start model's values (the shipped default's for one system's runs,
-    // [`calibration_start`]) where that model states its leave-one-system-out error, which
-    // the fitted model's predictions of that direction then take; fitted, they would sit
-    // at the prior with its whole width and state intervals of decades for that
-    // direction. A start without that error (the prior) fits them as before: held at the
-    // prior's values, their predictions would borrow the other direction's error.
-    if unmeasured_transfer(base).is_some() {
-        for d in unmeasured_directions(runs) {
-            for name in direction_params(d) {
-                n.remove(*name);
-            }
-        }
-    }
     n.into_iter().collect()
+}
+
+/// The leave-one-system-out error a calibration gives the directions of I/O its runs never
+/// had ([`unmeasured_directions`]), when it holds their parameters ([`direction_params`])
+/// at `base`'s values instead of fitting them: only where `base` states that error
+/// ([`unmeasured_transfer`]) and the fit writes a leave-one-run-out record to carry it
+/// (one or two systems, with leave-one-out). Otherwise (`None`) they are fitted as before,
+/// at the prior's width: held with no error to give them, their predictions would borrow
+/// the other direction's error, or state parameter uncertainty alone.
+pub fn held_direction_transfer(
+    base: &ModelParams,
+    runs: &[PreparedRun],
+    opts: &CalibrateOptions,
+) -> Option<crate::model::Transfer> {
+    let systems: BTreeSet<&str> = runs.iter().map(|r| r.run.system_id.as_str()).collect();
+    (opts.leave_one_out && systems.len() < 3 && !unmeasured_directions(runs).is_empty())
+        .then(|| unmeasured_transfer(base))
+        .flatten()
 }
 
 /// The parameters only I/O of one direction informs: a read's per-op OSD cost and fixed
@@ -1037,12 +1043,12 @@ pub fn fit_model(
 }
 
 /// What the runs cannot say of a direction of I/O none of them has: a note per such
-/// direction naming its parameters ([`direction_params`]). Held (the default fit), they
-/// keep `base`'s values and the fitted model's predictions of that direction state
-/// `unmeasured`'s error (the leave-one-system-out error of the model they came from, see
-/// [`unmeasured_transfer`]), with the remedy; asked for with `--fit`, they stay at their
-/// start values with the prior's whole width, which the model's covariance carries into
-/// every prediction of that direction.
+/// direction naming its parameters ([`direction_params`]). Held (`unmeasured` is the error
+/// the fit gives them, [`held_direction_transfer`]), they keep `base`'s values and the
+/// fitted model's predictions of that direction state that error, with the remedy; fitted
+/// (with `--fit`, or with no such error to give them), they stay at their start values with
+/// the prior's whole width, which the model's covariance carries into every prediction of
+/// that direction.
 pub fn uninformed_direction_warnings(
     runs: &[PreparedRun],
     fit_names: &[String],
@@ -1086,7 +1092,7 @@ pub fn uninformed_direction_warnings(
                 let why = if unmeasured.is_some() {
                     "are fitted (--fit)"
                 } else {
-                    "are fitted (the start model states no leave-one-system-out error to hold them with)"
+                    "are fitted (the fit has no leave-one-system-out error to give them if held: the start model states none, or there is no leave-one-out: --no-loo, validate --refit)"
                 };
                 parts.push(format!(
                     "{} {why} but cannot be informed by these runs, so they stay at their start values with the prior's whole width, and this model's {side} predictions state a range that wide",
@@ -1152,8 +1158,19 @@ pub fn calibrate(
         return Err(CalibrateError::NoRuns);
     }
     let mut base = base.clone();
+    // A direction of I/O no run has informs none of its own parameters: where the fit can
+    // give them the start model's leave-one-system-out error, they keep its values.
+    let unmeasured = held_direction_transfer(&base, prepared, opts);
     let fit_names = if opts.fit.is_empty() {
-        default_fit_names(&base, prepared)
+        let mut n = default_fit_names(&base, prepared);
+        if unmeasured.is_some() {
+            let held: Vec<&str> = unmeasured_directions(prepared)
+                .into_iter()
+                .flat_map(|d| direction_params(d).iter().copied())
+                .collect();
+            n.retain(|name| !held.contains(&name.as_str()));
+        }
+        n
     } else {
         opts.fit.clone()
     };
@@ -1225,7 +1242,6 @@ pub fn calibrate(
     // Per-run comparisons, with the exact solver `predict` uses; where the fit's
     // approximate solver differs from it by more than APPROX_GAP_WARN_PCT, say so.
     let mut runs = Vec::new();
-    let unmeasured = unmeasured_transfer(&base);
     let mut warnings =
         uninformed_direction_warnings(prepared, &fit_names, &base, unmeasured.as_ref());
     let compared = par_map(prepared, |r| {

@@ -600,12 +600,17 @@ fn one_systems_runs_without_reads_hold_the_read_parameters_at_the_start_model() 
     assert!(!writes.is_empty());
     let start = calibration_start(&writes, &ModelParams::prior());
     assert_eq!(start, ModelParams::shipped_default());
-    let fit = default_fit_names(&start, &writes);
-    for held in [names::OSD_CPU_READ, names::FIXED_READ] {
-        assert!(!fit.iter().any(|n| n == held), "{held} in {fit:?}");
-    }
-    assert!(fit.iter().any(|n| n == names::OSD_CPU_WRITE), "{fit:?}");
-    let unmeasured = unmeasured_transfer(&start).expect("the default states its error");
+    let with_loo = CalibrateOptions {
+        leave_one_out: true,
+        ..CalibrateOptions::default()
+    };
+    let unmeasured =
+        held_direction_transfer(&start, &writes, &with_loo).expect("the default states its error");
+    assert_eq!(Some(&unmeasured), unmeasured_transfer(&start).as_ref());
+    let fit: Vec<String> = default_fit_names(&start, &writes)
+        .into_iter()
+        .filter(|n| n != names::OSD_CPU_READ && n != names::FIXED_READ)
+        .collect();
     assert_eq!(unmeasured.kind, "leave-one-system-out");
     assert_eq!(unmeasured.by_kind, start.transfer.as_ref().unwrap().by_kind);
     let w = uninformed_direction_warnings(&writes, &fit, &start, Some(&unmeasured));
@@ -628,21 +633,23 @@ fn one_systems_runs_without_reads_hold_the_read_parameters_at_the_start_model() 
         "{}",
         w[0]
     );
-    // The fit: held at the default's values, and the transfer of a write-only fit.
-    let opts = CalibrateOptions {
-        leave_one_out: true,
-        ..CalibrateOptions::default()
-    };
+    // The fit: held at the default's values (not among the fitted parameters), and the
+    // transfer of a write-only fit.
     let (report, model) = calibrate(
         &writes,
         Vec::new(),
         &start,
         &ModelParams::prior(),
         &[],
-        &opts,
+        &with_loo,
         &NoProgress,
     )
     .unwrap();
+    let fitted: Vec<&str> = report.parameters.iter().map(|p| p.name.as_str()).collect();
+    for held in [names::OSD_CPU_READ, names::FIXED_READ] {
+        assert!(!fitted.contains(&held), "{held} in {fitted:?}");
+    }
+    assert!(fitted.contains(&names::OSD_CPU_WRITE), "{fitted:?}");
     assert_eq!(
         model.get(names::OSD_CPU_READ),
         start.get(names::OSD_CPU_READ)
@@ -670,17 +677,40 @@ fn one_systems_runs_without_reads_hold_the_read_parameters_at_the_start_model() 
         calibration_start(&two, &ModelParams::prior()),
         ModelParams::prior()
     );
-    // A start without a leave-one-system-out error (the prior) has none to give the reads:
-    // they are fitted as before, at the prior's width, and the note says why.
+    // No leave-one-system-out error to give the reads: from a start that states none
+    // (the prior), or without leave-one-out (no leave-one-run-out record to carry it:
+    // `--no-loo`, `validate --refit`), they are fitted as before, at the prior's width,
+    // and the note says why.
     let prior = ModelParams::prior();
-    assert!(unmeasured_transfer(&prior).is_none());
-    let fit = default_fit_names(&prior, &writes);
-    assert!(fit.iter().any(|n| n == names::OSD_CPU_READ), "{fit:?}");
-    let w = uninformed_direction_warnings(&writes, &fit, &prior, None);
-    assert!(
-        w[0].contains("are fitted (the start model states no leave-one-system-out error")
-            && w[0].contains("the prior's whole width"),
-        "{}",
-        w[0]
-    );
+    let no_loo = CalibrateOptions {
+        leave_one_out: false,
+        ..CalibrateOptions::default()
+    };
+    for (base, opts) in [(&prior, &with_loo), (&start, &no_loo)] {
+        assert!(held_direction_transfer(base, &writes, opts).is_none());
+        let (report, model) =
+            calibrate(&writes, Vec::new(), base, &prior, &[], opts, &NoProgress).unwrap();
+        assert!(
+            report
+                .parameters
+                .iter()
+                .any(|p| p.name == names::OSD_CPU_READ),
+            "{}",
+            base.name
+        );
+        let w = report
+            .warnings
+            .iter()
+            .find(|w| w.starts_with("no read runs"))
+            .unwrap();
+        assert!(
+            w.contains("are fitted (the fit has no leave-one-system-out error to give them")
+                && w.contains("the prior's whole width"),
+            "{w}"
+        );
+        assert!(model
+            .transfer
+            .as_ref()
+            .is_none_or(|t| t.unmeasured.is_none()));
+    }
 }
