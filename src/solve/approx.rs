@@ -209,17 +209,19 @@ fn schweitzer_single(
         }
         Some(f)
     };
+    // A part's stretch at throughput x and demand factor f.
+    let stretch = |s: &super::FlatStation, x: f64, f: f64| -> f64 {
+        if s.delay {
+            f
+        } else {
+            f / (1.0 - a * x * s.d[0] * f)
+        }
+    };
     let stretch_at = |x: f64, f: &[f64]| -> Vec<f64> {
         parts
             .iter()
             .zip(f)
-            .map(|(s, &f)| {
-                if s.delay {
-                    f
-                } else {
-                    f / (1.0 - a * x * s.d[0] * f)
-                }
-            })
+            .map(|(s, &f)| stretch(s, x, f))
             .collect()
     };
     // Throughput without queueing: the scale of the forward difference's step.
@@ -261,15 +263,7 @@ fn schweitzer_single(
             let r: f64 = parts
                 .iter()
                 .zip(&batch_of)
-                .map(|(s, k)| {
-                    let f = k.map_or(1.0, |k| factors[k]);
-                    let st = if s.delay {
-                        f
-                    } else {
-                        f / (1.0 - a * x * s.d[0] * f)
-                    };
-                    s.copies * s.dp[0] * st
-                })
+                .map(|(s, k)| s.copies * s.dp[0] * stretch(s, x, k.map_or(1.0, |k| factors[k])))
                 .sum();
             x * (z + r) - n
         };
