@@ -703,4 +703,99 @@ mod tests {
             assert!(m > s, "{model_saved:?} against measured {saved:?}");
         }
     }
+
+    /// Every point of the lab's CPU-per-byte campaign (`calibration-data/lab/
+    /// cpu-per-byte-1core-pinned/`, session 51) for `pattern`: `(block size in bytes, the
+    /// OSD process's CPU seconds per client op)`, over the repetitions, with the scenario
+    /// `lab up` wrote.
+    fn per_byte_campaign(pattern: &str) -> (String, Vec<(f64, f64)>) {
+        let campaign = "cpu-per-byte-1core-pinned";
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("calibration-data/lab")
+            .join(campaign);
+        let prefix = format!("osd1-{pattern}-r");
+        let mut dirs: Vec<String> = std::fs::read_dir(&root)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with(&prefix))
+            .collect();
+        dirs.sort();
+        let mut scenario = String::new();
+        let mut points = Vec::new();
+        for dir in &dirs {
+            let (text, run) = campaign_dir(campaign, dir);
+            for p in &run {
+                assert_eq!((p.setting.images, p.setting.iodepth), (1, 4), "{dir}");
+                let c = p.osd_counters.expect("the campaign read the counters");
+                let per_op = c
+                    .cpu_secs_per_op()
+                    .expect("the lab's OSD ran on this machine");
+                points.push((p.setting.block_size_bytes as f64, per_op));
+            }
+            scenario = text;
+        }
+        (scenario, points)
+    }
+
+    /// Least-squares line `y = a + b·x` through `(x, y)` points: `(a, b)`.
+    fn line(points: &[(f64, f64)]) -> (f64, f64) {
+        let n = points.len() as f64;
+        let mx = points.iter().map(|p| p.0).sum::<f64>() / n;
+        let my = points.iter().map(|p| p.1).sum::<f64>() / n;
+        let sxy: f64 = points.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum();
+        let sxx: f64 = points.iter().map(|p| (p.0 - mx).powi(2)).sum();
+        let b = sxy / sxx;
+        (my - b * mx, b)
+    }
+
+    /// The lab's measured CPU per byte through an OSD (2026-12-07, session 51; `lab/
+    /// README.md`, "cpu-per-byte-1core-pinned"): one BlueStore OSD pinned to one core, fio on
+    /// the other, one image at 4 in flight, 4 KiB to 1 MiB, three repetitions. The OSD
+    /// process's CPU seconds per op grow linearly with the block, by the same amount per
+    /// byte whether the byte is read or written (writes taken from 256 KiB, above Pacific's
+    /// `bluestore_prefer_deferred_size_hdd` = 64 KiB: the lab's file-backed OSD counts as
+    /// rotational, and a smaller write also passes through the WAL). The shipped model's
+    /// one `cpu_gcycles_per_byte` for both directions is what this supports; its value,
+    /// held at 1.5 cycles by the leave-one-system-out scan, is below the lab's on this
+    /// virtual machine's cores (whose speed against the model's Zen 2 reference is not
+    /// known) but of its size.
+    #[test]
+    fn an_osd_pays_the_same_cpu_for_a_byte_read_or_written_as_the_lab_measures() {
+        let (text, reads) = per_byte_campaign("randread");
+        let (_, writes) = per_byte_campaign("randwrite");
+        assert_eq!((reads.len(), writes.len()), (15, 15));
+        let direct: Vec<(f64, f64)> = writes
+            .iter()
+            .copied()
+            .filter(|(bs, _)| *bs >= 262_144.0)
+            .collect();
+        assert_eq!(direct.len(), 6);
+        let (read_op_secs, read_secs_per_byte) = line(&reads);
+        let (_, write_secs_per_byte) = line(&direct);
+        // Cycles per byte at the lab scenario's clock and the model's speed for its CPU.
+        let s =
+            crate::spec::parse_scenario(&text, "lab", &crate::spec::Catalogue::builtin()).unwrap();
+        let shipped = crate::model::ModelParams::shipped_default();
+        let (speed, _) = shipped.cpu_efficiency(&s.node_cpu).unwrap();
+        let cycles = |secs_per_byte: f64| secs_per_byte * s.node_cpu.ghz * 1e9 * speed;
+        let (read_cycles, write_cycles) = (cycles(read_secs_per_byte), cycles(write_secs_per_byte));
+        eprintln!(
+            "lab: {read_cycles:.2} cycles per byte read, {write_cycles:.2} written; a read op {:.1} µs",
+            read_op_secs * 1e6
+        );
+        assert!(
+            (1.8..2.4).contains(&read_cycles) && (1.8..2.4).contains(&write_cycles),
+            "{read_cycles} {write_cycles}"
+        );
+        assert!(
+            (read_cycles / write_cycles - 1.0).abs() < 0.15,
+            "{read_cycles} {write_cycles}"
+        );
+        let model_cycles = shipped.get(crate::model::names::CPU_PER_BYTE).unwrap() * 1e9;
+        let ratio = model_cycles / (0.5 * (read_cycles + write_cycles));
+        assert!(
+            (0.6..1.0).contains(&ratio),
+            "shipped {model_cycles} cycles: {ratio}"
+        );
+    }
 }
