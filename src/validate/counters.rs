@@ -370,6 +370,21 @@ mod tests {
         (scenario, report.points)
     }
 
+    /// The directories of a lab campaign (`calibration-data/lab/CAMPAIGN/`) whose names start
+    /// with `prefix`, sorted.
+    fn campaign_dirs(campaign: &str, prefix: &str) -> Vec<String> {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("calibration-data/lab")
+            .join(campaign);
+        let mut dirs: Vec<String> = std::fs::read_dir(&root)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with(prefix))
+            .collect();
+        dirs.sort();
+        dirs
+    }
+
     /// One directory of the write-batch campaign (`calibration-data/lab/write-batch-2vcpu/`).
     fn batch_campaign(dir: &str) -> (String, Vec<crate::validate::PointResult>) {
         campaign_dir("write-batch-2vcpu", dir)
@@ -619,15 +634,10 @@ mod tests {
     /// (`calibration-data/lab/coalescing-2vcpu/osd1-PATTERN-{images}img-qd{iodepth}-r*`):
     /// the scenario `lab up` wrote and the measured OSD CPU seconds per op of each.
     fn coalescing_split(pattern: &str, images: u32, iodepth: u32) -> (String, Vec<f64>) {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("calibration-data/lab/coalescing-2vcpu");
-        let prefix = format!("osd1-{pattern}-{images}img-qd{iodepth}-r");
-        let mut dirs: Vec<String> = std::fs::read_dir(&root)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .filter(|n| n.starts_with(&prefix))
-            .collect();
-        dirs.sort();
+        let dirs = campaign_dirs(
+            "coalescing-2vcpu",
+            &format!("osd1-{pattern}-{images}img-qd{iodepth}-r"),
+        );
         let mut scenario = String::new();
         let mut per_op = Vec::new();
         for dir in &dirs {
@@ -710,16 +720,7 @@ mod tests {
     /// `lab up` wrote.
     fn per_byte_campaign(pattern: &str) -> (String, Vec<(f64, f64)>) {
         let campaign = "cpu-per-byte-1core-pinned";
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("calibration-data/lab")
-            .join(campaign);
-        let prefix = format!("osd1-{pattern}-r");
-        let mut dirs: Vec<String> = std::fs::read_dir(&root)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .filter(|n| n.starts_with(&prefix))
-            .collect();
-        dirs.sort();
+        let dirs = campaign_dirs(campaign, &format!("osd1-{pattern}-r"));
         let mut scenario = String::new();
         let mut points = Vec::new();
         for dir in &dirs {
