@@ -130,6 +130,7 @@ pub fn load_inputs(a: &FitInputArgs) -> anyhow::Result<FitInputs> {
 pub fn run(args: CalibrateArgs) -> anyhow::Result<ExitCode> {
     // Refuse an output cephplan may not write before a fit of seconds to minutes.
     cephplan::io::check_writable_owned(&args.out)?;
+    cephplan::io::check_not_measured_runs(&args.out)?;
     let FitInputs {
         prepared,
         not_modelled,

@@ -239,6 +239,9 @@ pub fn run(a: ValidateArgs) -> anyhow::Result<ExitCode> {
         }
         .into());
     }
+    if a.refit || a.refit_only {
+        cephplan::io::check_not_measured_runs(&refit_out(&a))?;
+    }
     if a.refit_only {
         let progress = crate::cli::progress::BarProgress::with_ctrl_c();
         let datasets = validate::validation_datasets(&a.out)?;
