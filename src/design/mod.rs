@@ -913,6 +913,24 @@ fn evaluate(
             false,
         ));
     }
+    // Every PG must keep min_size members with `down` nodes down together, or its I/O
+    // blocks (a pool of 1 copy, EC with m = 1 below Ceph's min_size, OSD failure domains).
+    if down > 0 {
+        let loss = crate::predict::pg_loss_of(prot, per_node, c.nodes, down);
+        if loss.worst_kept < loss.min_size {
+            stats.rejected_by_constraints += 1;
+            return Ok(fail(
+                "",
+                &format!("{down} node(s) down"),
+                Headroom::at_least(
+                    "copies a PG keeps ≥ min_size",
+                    f64::from(loss.min_size),
+                    f64::from(loss.worst_kept),
+                ),
+                false,
+            ));
+        }
+    }
     if let Some(ru) = req.max_rack_units {
         if c.ru > ru {
             stats.rejected_by_constraints += 1;

@@ -724,3 +724,19 @@ fn a_workload_whose_in_flight_count_sets_its_latency_is_named_in_the_notes() {
     // Without a latency target there is nothing to compare with.
     assert!(notes_with("iops_min = 100").is_empty());
 }
+
+/// A pool that loses PGs with a node down never meets a resilience target (session 52's
+/// audit: one copy was designed as surviving "1 node down", with a recovery of data that
+/// no longer existed): every candidate fails on the copies a PG keeps.
+#[test]
+fn a_pool_of_one_copy_never_survives_a_node_down() {
+    let mut spec = oltp_spec();
+    spec.protection.replicated = vec![1];
+    spec.protection.erasure = Vec::new();
+    spec.resilience.as_mut().unwrap().max_recovery_hours = None;
+    let r = run(&spec, Some(&prices()));
+    assert!(r.designs.is_empty(), "{:?}", r.designs.first());
+    let closest = r.closest.expect("the closest failure is reported");
+    assert_eq!(closest.miss.target, "copies a PG keeps ≥ min_size");
+    assert_eq!((closest.miss.required, closest.miss.predicted), (1.0, 0.0));
+}

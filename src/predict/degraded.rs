@@ -35,6 +35,17 @@
 //! (`inactive`): an error. An erasure-coded pool short of `k + m` domains reads lost chunks
 //! by decoding from the others, which the model does not describe: an error too.
 //!
+//! **PGs that stop serving.** Before any of that, the nodes going down together take from
+//! each PG the members its placement put on them ([`pg_loss`]): with `failure_domain =
+//! "host"` a PG loses one member per down node among its hosts, with `failure_domain =
+//! "osd"` every member on a down node's OSDs (several can share a node). Over a pool's
+//! many PGs some get the worst placement, so whenever the worst case leaves a PG below
+//! `min_size` (Ceph's defaults: `size − ⌊size / 2⌋` replicated, `k + min(1, m − 1)` erasure
+//! coded) the state is refused, with the share of the PGs that go inactive and of those
+//! whose data is gone (fewer than one copy or `k` shards), and the most nodes down the pool
+//! survives: a pool of one copy, two of three hosts of a 3× pool, a 4+2 pool's second host,
+//! or one host of a pool placed over OSDs. No IOPS figure describes I/O that blocks.
+//!
 //! Not here: the queueing model (`qn::ceph`, unchanged), the scenario format (`spec`).
 
 use serde::{Deserialize, Serialize};
@@ -119,6 +130,157 @@ pub fn undersized_copies(s: &Scenario, nodes_down: u32) -> Option<u32> {
     (domains < size).then_some(domains)
 }
 
+/// Ceph's default `min_size` of an erasure-coded pool k + m: `k + min(1, m − 1)`
+/// (`OSDMonitor::prepare_pool_size`, ceph/ceph src/mon/OSDMonitor.cc): one shard of
+/// margin over the k needed to decode, when m leaves one.
+pub fn default_ec_min_size(k: u32, m: u32) -> u32 {
+    k + 1.min(m.saturating_sub(1))
+}
+
+/// What the PGs keep the moment `down` nodes go down together, before any recovery: the
+/// copies (or shards) a PG loses are those its CRUSH placement put on the down nodes. A
+/// PG's `width` members sit on distinct failure domains, so with `failure_domain = "host"`
+/// it loses as many as it has down nodes among its hosts (at most `down`), and with
+/// `failure_domain = "osd"` as many as it has OSDs on the down nodes, several of which can
+/// share a host. Over the many PGs of a pool, placement spreads each PG's members
+/// uniformly over the domains, so the count lost is hypergeometric: `width` draws from
+/// the cluster's domains, of which `down × domains per node` are down.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PgLoss {
+    /// Copies or shards a PG has (`size`, or k + m).
+    pub width: u32,
+    /// Fewest a PG keeps (its placement's worst case).
+    pub worst_kept: u32,
+    /// Members a PG needs to serve I/O (`min_size`).
+    pub min_size: u32,
+    /// Members a PG needs for its data to exist at all (1 copy, or k shards).
+    pub needed: u32,
+    /// Share of the PGs left below `min_size`: inactive, their I/O blocks.
+    pub inactive_share: f64,
+    /// Share of the PGs left below `needed`: their data is gone until a node returns.
+    pub lost_share: f64,
+}
+
+/// P(X ≥ t) for X hypergeometric: `draws` from `population` of which `marked` are marked.
+fn hypergeometric_at_least(population: u64, marked: u64, draws: u64, t: u64) -> f64 {
+    // ln C(n, r) through sums of logarithms: the populations here are at most a few
+    // thousand OSDs.
+    let ln_choose = |n: u64, r: u64| -> f64 {
+        if r > n {
+            return f64::NEG_INFINITY;
+        }
+        let r = r.min(n - r);
+        (0..r)
+            .map(|i| ((n - i) as f64).ln() - ((i + 1) as f64).ln())
+            .sum()
+    };
+    let total = ln_choose(population, draws);
+    (t..=draws.min(marked))
+        .map(|x| (ln_choose(marked, x) + ln_choose(population - marked, draws - x) - total).exp())
+        .sum::<f64>()
+        .min(1.0)
+}
+
+/// The PGs' losses with `down` nodes down together ([`PgLoss`]).
+pub fn pg_loss(s: &Scenario, down: u32) -> PgLoss {
+    let per_node = match s.failure_domain {
+        FailureDomain::Host => 1,
+        FailureDomain::Osd => s.osds_per_node(),
+    };
+    pg_loss_of(s.protection, per_node, s.nodes, down)
+}
+
+/// [`pg_loss`] from its parts: the pool's protection, the failure domains a node holds (1
+/// for hosts, its OSDs for `failure_domain = "osd"`), the nodes and the nodes down.
+pub fn pg_loss_of(protection: Protection, domains_per_node: u32, nodes: u32, down: u32) -> PgLoss {
+    let (width, min_size, needed) = match protection {
+        Protection::Replicated { size } => (size, default_min_size(size), 1),
+        Protection::Erasure { k, m } => (k + m, default_ec_min_size(k, m), k),
+    };
+    let per_node = domains_per_node.max(1);
+    let population = u64::from(nodes) * u64::from(per_node);
+    let marked = u64::from(down.min(nodes)) * u64::from(per_node);
+    let draws = u64::from(width).min(population);
+    let worst_lost = marked.min(draws) as u32;
+    // A PG is inactive when it keeps fewer than min_size: it lost more than width − min_size.
+    let share_losing = |keep: u32| {
+        let t = u64::from(width.saturating_sub(keep)) + 1;
+        if t > draws {
+            0.0
+        } else {
+            hypergeometric_at_least(population, marked, draws, t)
+        }
+    };
+    PgLoss {
+        width,
+        worst_kept: width - worst_lost,
+        min_size,
+        needed,
+        inactive_share: share_losing(min_size),
+        lost_share: share_losing(needed),
+    }
+}
+
+/// Refuses a degraded state in which some PGs stop serving I/O or lose their data
+/// ([`pg_loss`]): a figure for the clients' IOPS would describe I/O that blocks.
+fn check_pgs_serve(s: &Scenario, down: u32) -> Result<(), PredictError> {
+    let l = pg_loss(s, down);
+    if l.worst_kept >= l.min_size {
+        return Ok(());
+    }
+    let what = match s.protection {
+        Protection::Replicated { size } => {
+            format!("a pool of {size} copies (min_size {})", l.min_size)
+        }
+        Protection::Erasure { k, m } => format!(
+            "an erasure-coded pool {k}+{m} (min_size {}, {k} shards to decode)",
+            l.min_size
+        ),
+    };
+    let domain = match s.failure_domain {
+        FailureDomain::Host => "nodes",
+        FailureDomain::Osd => {
+            "OSDs (failure_domain = \"osd\": several of a PG's members can share a node)"
+        }
+    };
+    let pgs = |share: f64| match s.spec.pool.pg_count {
+        Some(n) => format!(
+            "{:.1} % of the PGs (≈ {:.0} of {n})",
+            100.0 * share,
+            share * f64::from(n)
+        ),
+        None => format!("{:.1} % of the PGs", 100.0 * share),
+    };
+    let lost = if l.lost_share > 0.0 {
+        format!(
+            "; {} keep fewer than {} and their data is gone until the nodes return",
+            pgs(l.lost_share),
+            l.needed
+        )
+    } else {
+        String::new()
+    };
+    let safe = (0..down)
+        .rev()
+        .find(|&d| pg_loss(s, d).worst_kept >= l.min_size)
+        .unwrap_or(0);
+    let fix = if safe == 0 {
+        format!("this pool serves no I/O with a node down: use a pool whose size − min_size (replicas) or m − 1 (erasure coding) is at least 1{}", if matches!(s.failure_domain, FailureDomain::Osd) && s.osds_per_node() > 1 { ", with failure_domain = \"host\"" } else { "" })
+    } else {
+        format!("plan for at most {safe} node(s) down at once with this pool, or protect it more (more copies, a larger m)")
+    };
+    Err(PredictError::BadDegraded {
+        problem: format!(
+            "with {down} of {} nodes down together, {what} placed across {domain} has PGs that keep only {} of {} members: {} stop serving I/O (inactive){lost}",
+            s.nodes,
+            l.worst_kept,
+            l.width,
+            pgs(l.inactive_share),
+        ),
+        fix,
+    })
+}
+
 /// Failure domains left with `nodes_down` nodes down (`None` when more are down than exist).
 fn surviving_domains(s: &Scenario, nodes_down: u32) -> Option<u32> {
     let survivors = s.nodes.checked_sub(nodes_down)?;
@@ -166,6 +328,7 @@ pub fn degraded_scenario(s: &Scenario, d: &DegradedSpec) -> Result<Scenario, Pre
             "leave at least one node up",
         ));
     }
+    check_pgs_serve(s, d.nodes_down)?;
     let survivors = s.nodes - d.nodes_down;
     let domains = surviving_domains(s, d.nodes_down).unwrap_or(0);
     let undersized = undersized_copies(s, d.nodes_down);
@@ -406,9 +569,79 @@ mod tests {
         let two = DegradedSpec { nodes_down: 2, ..d };
         let e = degraded_scenario(&s, &two).unwrap_err().to_string();
         assert!(
-            e.contains("min_size is 2") && e.contains("inactive") && e.contains("fix"),
+            e.contains("min_size 2") && e.contains("inactive") && e.contains("fix"),
             "{e}"
         );
+    }
+
+    /// The PGs' losses with nodes down together, against hand counts of the placements
+    /// (hypergeometric: a PG's members drawn without replacement from the domains).
+    #[test]
+    fn pg_losses_count_the_placements_by_hand() {
+        let rep = |size| Protection::Replicated { size };
+        // 3 hosts, 3 copies, 1 down: every PG loses exactly one copy and keeps min_size 2.
+        let l = pg_loss_of(rep(3), 1, 3, 1);
+        assert_eq!((l.worst_kept, l.min_size), (2, 2));
+        assert_eq!((l.inactive_share, l.lost_share), (0.0, 0.0));
+        // 5 hosts, 3 copies, 3 down: of the C(5,3) = 10 host triples, C(3,2)·C(2,1) = 6
+        // keep one copy and C(3,3) = 1 keeps none: 70 % inactive, 10 % lost.
+        let l = pg_loss_of(rep(3), 1, 5, 3);
+        assert_eq!(l.worst_kept, 0);
+        assert!((l.inactive_share - 0.7).abs() < 1e-12, "{l:?}");
+        assert!((l.lost_share - 0.1).abs() < 1e-12, "{l:?}");
+        // 3 hosts, 2 copies, 2 down: 1 of the 3 host pairs is wholly down.
+        let l = pg_loss_of(rep(2), 1, 3, 2);
+        assert!((l.lost_share - 1.0 / 3.0).abs() < 1e-12, "{l:?}");
+        // 1 copy, 1 of 3 hosts down: a third of the PGs have their only copy there.
+        let l = pg_loss_of(rep(1), 1, 3, 1);
+        assert_eq!((l.worst_kept, l.min_size), (0, 1));
+        assert!((l.lost_share - 1.0 / 3.0).abs() < 1e-12, "{l:?}");
+        // EC 4+2 on 8 hosts (min_size k + 1 = 5): 1 down keeps 5; 2 down, the C(2,2)·C(6,4)
+        // = 15 of C(8,6) = 28 placements holding both down hosts keep 4: inactive, not lost.
+        let ec = Protection::Erasure { k: 4, m: 2 };
+        assert_eq!(default_ec_min_size(4, 2), 5);
+        assert_eq!(default_ec_min_size(2, 1), 2);
+        assert_eq!(pg_loss_of(ec, 1, 8, 1).worst_kept, 5);
+        let l = pg_loss_of(ec, 1, 8, 2);
+        assert_eq!(l.worst_kept, 4);
+        assert!((l.inactive_share - 15.0 / 28.0).abs() < 1e-12, "{l:?}");
+        assert_eq!(l.lost_share, 0.0);
+        // OSD failure domain, 4 hosts of 2 OSDs, 3 copies, 1 host down: 2 of the 8 OSDs are
+        // down; a PG with both among its 3: C(2,2)·C(6,1) / C(8,3) = 6 / 56.
+        let l = pg_loss_of(rep(3), 2, 4, 1);
+        assert_eq!(l.worst_kept, 1);
+        assert!((l.inactive_share - 6.0 / 56.0).abs() < 1e-12, "{l:?}");
+    }
+
+    /// What the audit of session 52 found predicted as serving I/O is refused, with the
+    /// share of PGs and the fix; a wider cluster with one node down still recovers.
+    #[test]
+    fn nodes_down_that_leave_pgs_below_min_size_are_refused() {
+        let s = scenario();
+        let with = |f: &dyn Fn(&mut crate::spec::ScenarioSpec)| {
+            let mut sp = s.spec.clone();
+            f(&mut sp);
+            sp.validate(&Catalogue::builtin()).unwrap()
+        };
+        let down = |n| DegradedSpec {
+            nodes_down: n,
+            recovery_share: 0.3,
+            fill: 0.5,
+        };
+        let one_copy = with(&|sp| sp.pool.replicated = Some(1));
+        let e = degraded_scenario(&one_copy, &down(1))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("data is gone") && e.contains("fix"), "{e}");
+        let five = with(&|sp| sp.cluster.nodes = 5);
+        assert!(degraded_scenario(&five, &down(1)).is_ok());
+        let e = degraded_scenario(&five, &down(3)).unwrap_err().to_string();
+        assert!(
+            e.contains("70.0 % of the PGs") && e.contains("10.0 %"),
+            "{e}"
+        );
+        let e = degraded_scenario(&five, &down(2)).unwrap_err().to_string();
+        assert!(e.contains("at most 1 node(s) down"), "{e}");
     }
 
     /// An erasure-coded pool short of k + m hosts reads lost chunks by decoding, which the

@@ -43,9 +43,9 @@ mod sweep;
 mod tails;
 
 pub use degraded::{
-    default_min_size, degraded_scenario, mclock_recovery_share, predict_degraded,
-    recovery_estimate, undersized_copies, DegradedReport, RecoveryEstimate, DEGRADED_NOTE,
-    MCLOCK_RECOVERY_SHARES, UNDERSIZED_NOTE,
+    default_ec_min_size, default_min_size, degraded_scenario, mclock_recovery_share, pg_loss,
+    pg_loss_of, predict_degraded, recovery_estimate, undersized_copies, DegradedReport, PgLoss,
+    RecoveryEstimate, DEGRADED_NOTE, MCLOCK_RECOVERY_SHARES, UNDERSIZED_NOTE,
 };
 pub use sizing::{size, SizingReport, SizingSpec, SizingStep, MAX_SIZING_IN_FLIGHT};
 pub use sweep::{sweep, KneeReport, SweepAxis, SweepPoint, SweepReport, SweepSpec, SweepTails};
