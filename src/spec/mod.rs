@@ -845,11 +845,20 @@ impl ScenarioSpec {
                 Protection::Replicated { size: r }
             }
             (None, Some(ErasureSpec { k, m, .. })) => {
-                if k == 0 {
+                // Ceph's erasure-code plugins refuse fewer (`ErasureCode::sanity_check_k_m`
+                // in ceph/ceph src/erasure-code/ErasureCode.cc: k ≥ 2, m ≥ 1).
+                if k < 2 {
                     return inv(
                         "pool.erasure.k",
-                        "k = 0".into(),
-                        "k (data chunks) must be ≥ 1",
+                        format!("k = {k}, which Ceph's erasure-code plugins refuse"),
+                        "use k ≥ 2 data chunks (for one chunk of data, a replicated pool: `replicated = 2` stores what k = 1, m = 1 would)",
+                    );
+                }
+                if m == 0 {
+                    return inv(
+                        "pool.erasure.m",
+                        "m = 0: no coding chunk, which Ceph's erasure-code plugins refuse (and a lost drive would lose data)".into(),
+                        "use m ≥ 1 coding chunks (m = 2 survives two failures)",
                     );
                 }
                 let width = u64::from(k) + u64::from(m);
