@@ -667,3 +667,28 @@ fn size_states_the_same_held_out_record_as_predict() {
         );
     }
 }
+
+/// A reader that goes away (`cephplan predict … | head -1`) ends the command quietly, as
+/// `cat` ends, with no panic and no backtrace (session 52's audit: `println!` panicked on
+/// the closed pipe). The pipe's read end is closed before the command starts, so its
+/// first write meets a reader that is gone.
+#[cfg(unix)]
+#[test]
+fn a_closed_pipe_ends_the_command_without_a_panic() {
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_cephplan"))
+        .args([
+            "predict",
+            "--scenario",
+            "models/examples/seed-000-ampere-altra-max.toml",
+        ])
+        .stdout(writer)
+        .stderr(std::process::Stdio::piped())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    use std::os::unix::process::ExitStatusExt;
+    assert_eq!(out.status.signal(), Some(libc::SIGPIPE), "{:?}", out.status);
+}
