@@ -433,6 +433,9 @@ impl RequirementsSpec {
                 "give the release the cluster will run, e.g. \"19.2.0\"",
             );
         }
+        if let Err((problem, fix)) = crate::spec::release::check_release(&self.ceph_release) {
+            return inv("ceph_release", problem, fix);
+        }
         if self.osds_per_device == 0 || self.osds_per_device > 8 {
             return inv(
                 "osds_per_device",

@@ -744,6 +744,9 @@ impl ScenarioSpec {
                 "write the Ceph release the cluster runs, e.g. \"19.2.0\" (its defaults and packages depend on it)",
             );
         }
+        if let Err((problem, fix)) = release::check_release(&c.ceph_release) {
+            return inv("cluster.ceph_release", problem, &fix);
+        }
         let n = &c.node;
         if n.sockets == 0 || n.sockets > 16 {
             return inv(

@@ -58,6 +58,47 @@ impl CephVersion {
     }
 }
 
+/// Ceph's release names and their major versions (`doc/releases/index.rst`), for the fix
+/// of a `ceph_release` written as a name.
+pub const RELEASE_NAMES: [(&str, u32); 11] = [
+    ("jewel", 10),
+    ("kraken", 11),
+    ("luminous", 12),
+    ("mimic", 13),
+    ("nautilus", 14),
+    ("octopus", 15),
+    ("pacific", 16),
+    ("quincy", 17),
+    ("reef", 18),
+    ("squid", 19),
+    ("tentacle", 20),
+];
+
+/// Checks a `ceph_release` as a scenario or a requirements file gives it: the version
+/// `ceph --version` prints (`X.Y.Z`, any packaging suffix after it). A release name or a
+/// partial version is refused with the fix, since every release-dependent default (RocksDB
+/// build, `bluefs_buffered_io`, allocation metadata, deferred-write size) is read from the
+/// number. Returns the problem and the fix.
+pub fn check_release(release: &str) -> Result<CephVersion, (String, String)> {
+    if let Some(v) = CephVersion::parse(release) {
+        return Ok(v);
+    }
+    let lower = release.trim().to_ascii_lowercase();
+    let named = RELEASE_NAMES
+        .iter()
+        .find(|(name, _)| lower.starts_with(name));
+    let problem = format!(
+        "ceph_release = {release:?} is not a version number (X.Y.Z, as `ceph --version` prints it)"
+    );
+    let fix = match named {
+        Some((name, major)) => format!(
+            "write the point release of {name} the cluster runs, e.g. \"{major}.2.0\": its defaults and packages differ between point releases"
+        ),
+        None => "write the version `ceph --version` prints, e.g. \"19.2.0\" (Squid) or \"18.2.4\" (Reef)".to_string(),
+    };
+    Err((problem, fix))
+}
+
 /// How the OSDs' RocksDB was compiled. The upstream Debian/Ubuntu packages of several
 /// releases built the bundled RocksDB with `CMAKE_BUILD_TYPE=None`, i.e. without
 /// optimisation: Mark Nelson measured 4K random writes doubling once it was fixed (ceph/ceph
