@@ -264,3 +264,44 @@ fn scenario_only_flags_without_a_scenario_are_refused_with_the_fix() {
                 .and(predicate::str::contains("add --scenario FILE")),
         );
 }
+
+/// Session 52's audit: `simulate` printed NaN for every figure and exited 0 when nothing
+/// could be measured. A budget too small for one replication is an error with the fix,
+/// as `predict --tails` has it; a class of no jobs and a time of 10³⁰⁰ s are refused when
+/// the model loads, the number shown in exponent form.
+#[test]
+fn nothing_measured_is_an_error_not_nan() {
+    cmd()
+        .args(["simulate", "--model", MODEL, "--max-events", "10"])
+        .assert()
+        .code(2)
+        .stdout(predicate::str::contains("NaN").not())
+        .stderr(
+            predicate::str::contains("no replication finished")
+                .and(predicate::str::contains("raise --max-events")),
+        );
+    let text = std::fs::read_to_string(MODEL).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    for (from, to, want) in [
+        (
+            "population = 8",
+            "population = 0",
+            "population = 0, so it has no jobs to simulate",
+        ),
+        (
+            "mean_secs = 0.00002",
+            "mean_secs = 1e300",
+            "mean_secs = 1e300 is invalid",
+        ),
+    ] {
+        assert!(text.contains(from), "the fixture changed: {from}");
+        let p = dir.path().join("m.toml");
+        std::fs::write(&p, text.replacen(from, to, 1)).unwrap();
+        cmd()
+            .args(["simulate", "--model"])
+            .arg(&p)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(want));
+    }
+}

@@ -142,6 +142,15 @@ pub fn run(args: SimulateArgs) -> anyhow::Result<ExitCode> {
     };
     let report = sim::simulate(&model, &opts, &super::progress::BarProgress::with_ctrl_c())
         .with_context(|| format!("simulating {}", source.display()))?;
+    if report.replications == 0 {
+        anyhow::bail!(
+            "simulating {}: no replication finished ({:?} after {} events), so there is nothing to report; raise --max-events (default {})",
+            source.display(),
+            report.stop_reason,
+            report.events,
+            SimOptions::default().max_events
+        );
+    }
     match args.format {
         Format::Json => println!("{}", serde_json::to_string_pretty(&report)?),
         Format::Table => print!("{}", render_table(&report)),

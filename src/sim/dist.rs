@@ -38,6 +38,11 @@ pub enum Dist {
     TwoMoment { mean_secs: f64, scv: f64 },
 }
 
+/// The longest service or think time a simulation takes, seconds (10⁶ s, 11.6 days): any
+/// longer is a unit slip (milliseconds written as seconds, or worse), whose simulation
+/// would run its whole event budget and measure nothing.
+pub const MAX_DIST_SECS: f64 = 1e6;
+
 impl Dist {
     pub fn exponential(mean_secs: f64) -> Self {
         Dist::Exponential { mean_secs }
@@ -81,13 +86,15 @@ impl Dist {
         }
     }
 
-    /// `Err((field, value))` if a parameter is not finite and ≥ 0.
+    /// `Err((field, value))` if a parameter is not finite and ≥ 0, or a time is longer than
+    /// [`MAX_DIST_SECS`] (a unit slip: the clock's resolution and the run length are lost).
     pub(crate) fn check(&self) -> Result<(), (&'static str, f64)> {
         let ok = |v: f64| v.is_finite() && v >= 0.0;
+        let time = |v: f64| ok(v) && v <= MAX_DIST_SECS;
         match *self {
-            Dist::Exponential { mean_secs } if !ok(mean_secs) => Err(("mean_secs", mean_secs)),
-            Dist::Deterministic { secs } if !ok(secs) => Err(("secs", secs)),
-            Dist::TwoMoment { mean_secs, .. } if !ok(mean_secs) => Err(("mean_secs", mean_secs)),
+            Dist::Exponential { mean_secs } if !time(mean_secs) => Err(("mean_secs", mean_secs)),
+            Dist::Deterministic { secs } if !time(secs) => Err(("secs", secs)),
+            Dist::TwoMoment { mean_secs, .. } if !time(mean_secs) => Err(("mean_secs", mean_secs)),
             Dist::TwoMoment { scv, .. } if !ok(scv) => Err(("scv", scv)),
             _ => Ok(()),
         }

@@ -217,6 +217,16 @@ impl SimModel {
     }
 }
 
+/// A number as an error message shows it: plain, or in exponent form when very large or
+/// very small (a mistyped 1e300 would otherwise print 301 digits).
+fn short_number(v: f64) -> String {
+    if v != 0.0 && v.is_finite() && !(1e-6..1e6).contains(&v.abs()) {
+        format!("{v:e}")
+    } else {
+        format!("{v}")
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum SimModelError {
     #[error("the simulation model has no classes; add at least one class")]
@@ -231,13 +241,13 @@ pub enum SimModelError {
     ZeroServers(String),
     #[error("station \"{0}\": multiplicity must be ≥ 1")]
     ZeroMultiplicity(String),
-    #[error("class \"{class}\": its route visits station #{index}, but there are only {count} stations; use a StationId returned by the builder")]
+    #[error("class \"{class}\": its route visits station #{index}, but the model has {count} station(s), numbered 0 to {}; route the class through one of them", .count.saturating_sub(1))]
     UnknownStation {
         class: String,
         index: usize,
         count: usize,
     },
-    #[error("class \"{class}\", {place}: {field} = {value} is invalid; durations must be finite and ≥ 0 seconds")]
+    #[error("class \"{class}\", {place}: {field} = {} is invalid; {}", short_number(*.value), if *.field == "scv" { "a squared coefficient of variation must be finite and ≥ 0 (1 for exponential, 0 for fixed)" } else { "a time must be finite, ≥ 0 and at most 10⁶ seconds (times are in seconds)" })]
     BadDist {
         class: String,
         place: String,
@@ -256,6 +266,8 @@ pub enum SimModelError {
         "class \"{class}\": arrival rate {value} is invalid; it must be finite and > 0 per second"
     )]
     BadRate { class: String, value: f64 },
+    #[error("class \"{0}\": population = 0, so it has no jobs to simulate; give it population ≥ 1 or remove the class")]
+    EmptyClass(String),
     #[error("class \"{0}\": its route has no service time and its think time is zero, so a job would cycle without time passing; give it a service or think time")]
     NoWork(String),
     #[error("station \"{station}\", class \"{class}\": path demand {path_secs} s differs from demand {secs} s, which means a fork-join that a plain network cannot describe; build the SimModel with Route::fork (qn::ceph does) instead of from_network")]
@@ -453,7 +465,10 @@ impl SimModel {
             }
             let max_path = self.check_steps(c, &c.route)?;
             match c.arrivals {
-                Arrivals::Closed { think, .. } => {
+                Arrivals::Closed { population, think } => {
+                    if population == 0 {
+                        return Err(SimModelError::EmptyClass(c.name.clone()));
+                    }
                     think
                         .check()
                         .map_err(|(field, value)| SimModelError::BadDist {
@@ -766,7 +781,7 @@ mod tests {
             Route::new().visit(StationId(3), Dist::exponential(1.0)),
         );
         let e = b.build().unwrap_err();
-        assert!(e.to_string().contains("only 1 stations"), "{e}");
+        assert!(e.to_string().contains("has 1 station(s), numbered 0 to 0"), "{e}");
 
         let mut b = SimModel::builder();
         b.queue("q", 1, 1, Placement::Random);
