@@ -26,7 +26,7 @@
 //! | station | m | servers per copy | demand per I/O |
 //! |---|---|---|---|
 //! | `client_cpu` | client nodes carrying a client process (a process runs on one node) | effective client cores, at most `client_threads_per_process` per client process on the node, contended as the OSD cores | `(client_cpu·engine + bs·cpu_per_byte) / (GHz·arch)`, `engine` = 1 for fio rbd, `client_cpu_librados_share` for `rados bench` (librados alone: no fio, no librbd); absent when co-located clients share the OSD cores |
-//! | `client_nic_tx` / `_rx` | client nodes carrying a client process | 1 | bytes·8 / (NIC·net_eff) |
+//! | `client_nic_tx` / `_rx` | client nodes carrying a client process; with co-located clients only when they run on fewer nodes than the cluster has (those nodes' ports, which then carry all the clients' data) | 1 | bytes·8 / (NIC·net_eff) |
 //! | `osd_public_rx` / `_tx` | OSD nodes | 1 | bytes·8 / (public·net_eff) |
 //! | `osd_cluster_tx` / `_rx` | OSD nodes | 1 | replication bytes·8 / (cluster·net_eff); absent when no cluster network is given, the traffic then goes on the public stations |
 //! | `osd_cpu` | OSD nodes | `OSDs per node × C·(1 − e^(−n/C))`, contended (`x / (1 + σ(x − 1))`, "Core contention"), `n` = effective cores per OSD, `C` = `osd_core_scale` for reads, `osd_core_scale_write` for writes, blended by the read share for a mix (every effective core when the model has no `C`) | `(ops·(op_cost + bytes·cpu_per_byte) + forwarded·cpu_per_byte) / (GHz·arch·release)` (`forwarded`: the bytes a primary sends to replicas and shards or gathers from them, "Forwarded bytes"), writes batched, messages coalesced per connection (over the OSDs the cores run at once, "Time-shared cores"), scaled by the RocksDB build and the Ceph options (below); `osd_cpu_path_share` of it on the I/O's path |
@@ -838,6 +838,10 @@ struct Plan<'a> {
     /// so little of the flash that garbage collection copies less than at the datasheet's
     /// full span ([`flash`]); None: the datasheet's.
     deferred_write_iops: Option<f64>,
+    /// Co-located clients on `c` of the `n` nodes: the share `c / n` of the OSD-side
+    /// public (and shared cluster) traffic that the client nodes' ports also carry, beside
+    /// the clients' own; 0 otherwise.
+    client_port_osd_share: f64,
     /// Per I/O: client CPU, client NIC and public-network transfer of `bs`.
     client_cpu_secs: f64,
     client_wire_secs: f64,
@@ -1144,7 +1148,16 @@ impl<'a> Plan<'a> {
         // cores): their stations are the node's.
         let client_cpu =
             (!shared_cpu).then(|| add("client_cpu", Queue, cl_servers, active_clients));
-        let client_nics = (!s.clients_colocated).then(|| {
+        // Co-located clients on fewer nodes than the cluster has send and receive all their
+        // data through those nodes' ports, not through every node's: the ports of the
+        // nodes running fio are then stations of their own, at the node's link rate, which
+        // also carry those nodes' share of the OSD-side traffic (off the I/O's path: it is
+        // other I/Os' traffic; `Plan::client_port_osd_share`). The OSD side stays on every
+        // node's public stations too, so the client nodes' ports are counted twice for it:
+        // a conservative approximation, continuous with the case of fio on every node. The
+        // clients' CPU work still spreads over every node's cores (the OSD CPU station).
+        let concentrated = s.clients_colocated && active_clients < s.nodes;
+        let client_nics = (!s.clients_colocated || concentrated).then(|| {
             (
                 add("client_nic_tx", Queue, 1, active_clients),
                 add("client_nic_rx", Queue, 1, active_clients),
@@ -1236,6 +1249,11 @@ impl<'a> Plan<'a> {
             data_ops,
             wal_ops,
             deferred_write_iops,
+            client_port_osd_share: if concentrated {
+                f64::from(active_clients) / f64::from(s.nodes)
+            } else {
+                0.0
+            },
             client_cpu_secs,
             client_wire_secs: 0.0,
             public_wire_secs: 0.0,
@@ -1825,6 +1843,16 @@ fn demands(plan: &Plan) -> Demands {
     for acc in [&mut rd, &mut wr] {
         let ops = acc.path[ids.osd_cpu] - client_on_osd;
         acc.path[ids.osd_cpu] = plan.cpu_path_share * ops + client_on_osd;
+    }
+    // The client nodes' ports carry their share of the OSD-side traffic as well (see
+    // `Plan::client_port_osd_share`).
+    let share = plan.client_port_osd_share;
+    if share > 0.0 && ids.client_tx != ids.pub_tx {
+        for acc in [&mut rd, &mut wr] {
+            let (tx, rx) = (acc.demand[ids.pub_tx], acc.demand[ids.pub_rx]);
+            acc.add(ids.client_tx, share * tx, 0.0);
+            acc.add(ids.client_rx, share * rx, 0.0);
+        }
     }
     Demands {
         read: rd,

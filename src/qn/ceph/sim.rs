@@ -406,9 +406,37 @@ pub fn build_sim(
         });
     }
     let pr = s.read_fraction;
+    // Co-located clients on fewer nodes than the cluster: their ports also carry those
+    // nodes' share of the OSD-side traffic, work the I/O does not wait for (as in the
+    // network's demands, `Plan::client_port_osd_share`).
+    let with_port_share = |route: Route, acc: &super::Acc| {
+        let share = plan.client_port_osd_share;
+        if share <= 0.0 || plan.ids.client_tx == plan.ids.pub_tx {
+            return route;
+        }
+        let ids = &plan.ids;
+        let (tx, rx) = (
+            share * acc.demand[ids.pub_tx],
+            share * acc.demand[ids.pub_rx],
+        );
+        if tx <= 0.0 && rx <= 0.0 {
+            return route;
+        }
+        let off = layout.visit(Route::new(), ids.client_tx, tx);
+        route.detach(layout.visit(off, ids.client_rx, rx))
+    };
+    let d = super::demands(&plan);
     let branches: Vec<(&str, f64, Route)> = [
-        (READ_LABEL, pr, layout.read_route()),
-        (WRITE_LABEL, 1.0 - pr, layout.write_route()),
+        (
+            READ_LABEL,
+            pr,
+            with_port_share(layout.read_route(), &d.read),
+        ),
+        (
+            WRITE_LABEL,
+            1.0 - pr,
+            with_port_share(layout.write_route(), &d.write),
+        ),
     ]
     .into_iter()
     .filter(|(_, prob, _)| *prob > 0.0)

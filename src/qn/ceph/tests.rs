@@ -2343,3 +2343,61 @@ fn a_build_without_notes_is_the_same_network() {
         "the corpus carries every kind of note: {noted:?}"
     );
 }
+
+/// Co-located clients on one of three nodes receive every remote read through that node's
+/// port (session 52's audit: the reads had spread over all three ports, 38 GB/s on one
+/// 100 Gb/s client): the bandwidth that crosses its port stays within the link.
+#[test]
+fn colocated_clients_on_fewer_nodes_are_held_to_their_ports() {
+    let text = std::fs::read_to_string("models/examples/seed-000-ampere-altra-max.toml").unwrap();
+    let base =
+        crate::spec::parse_scenario(&text, "seed-000", &crate::spec::Catalogue::builtin()).unwrap();
+    let p = crate::model::ModelParams::shipped_default();
+    let opts = crate::predict::PredictOptions {
+        interval: false,
+        ..Default::default()
+    };
+    let mut wire = Vec::new();
+    for clients in [1, 3] {
+        let mut sp = base.spec.clone();
+        sp.clients.colocated = true;
+        sp.clients.nodes = clients;
+        sp.clients.cpu = None;
+        sp.clients.nic = None;
+        sp.workload.pattern = crate::spec::Pattern::Randread;
+        sp.workload.block_size = crate::units::Bytes(1 << 20);
+        let s = sp.validate(&crate::spec::Catalogue::builtin()).unwrap();
+        let r = crate::predict::predict(&s, &p, &opts).unwrap();
+        // One read in three is served on the client's own node and crosses no wire.
+        let remote_bytes_per_sec = r.bandwidth_bytes_per_sec * 2.0 / 3.0;
+        let link_bytes_per_sec = s.public_bits_per_sec / 8.0;
+        wire.push(remote_bytes_per_sec / f64::from(clients));
+        assert!(
+            remote_bytes_per_sec / f64::from(clients) <= link_bytes_per_sec * 1.0001,
+            "{clients} client node(s): {remote_bytes_per_sec} B/s over {link_bytes_per_sec} B/s ports"
+        );
+    }
+    // The one client node's port is the bottleneck; three share the load.
+    assert!(wire[0] > 0.9 * wire[1], "{wire:?}");
+    // A mix's reads and writes cross the ports both ways: fio on one more node, up to
+    // every node, never lowers the IOPS (the client nodes' ports carry their share of the
+    // OSD-side traffic too, so fio on every node is the limit of fio on fewer).
+    let mut last = 0.0;
+    for clients in 1..=3 {
+        let mut sp = base.spec.clone();
+        sp.clients.colocated = true;
+        sp.clients.nodes = clients;
+        sp.clients.cpu = None;
+        sp.clients.nic = None;
+        sp.workload.pattern = crate::spec::Pattern::Randrw;
+        sp.workload.read_percent = Some(70.0);
+        sp.workload.block_size = crate::units::Bytes(1 << 20);
+        let s = sp.validate(&crate::spec::Catalogue::builtin()).unwrap();
+        let x = crate::predict::predict(&s, &p, &opts).unwrap().iops;
+        assert!(
+            x >= last * 0.999,
+            "{clients} client node(s): {x} after {last}"
+        );
+        last = x;
+    }
+}
