@@ -692,3 +692,46 @@ fn a_closed_pipe_ends_the_command_without_a_panic() {
     use std::os::unix::process::ExitStatusExt;
     assert_eq!(out.status.signal(), Some(libc::SIGPIPE), "{:?}", out.status);
 }
+
+/// `--format csv` keeps what the table and JSON show with nodes down (session 52's audit:
+/// the CSV had silently dropped it): a second row for the nodes-down state, its `state`
+/// named, and the recovery time where recovery runs.
+#[test]
+fn predict_csv_has_a_row_for_the_nodes_down_state() {
+    let out = cephplan()
+        .args([
+            "predict",
+            "--scenario",
+            FIXTURE,
+            "--format",
+            "csv",
+            "--down",
+            "nodes=1",
+            "--recovery-share",
+            "0.3",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut r = csv::Reader::from_reader(out.stdout.as_slice());
+    let h = r.headers().unwrap().clone();
+    let col = |name: &str| h.iter().position(|c| c == name).unwrap();
+    let rows: Vec<csv::StringRecord> = r.records().map(Result::unwrap).collect();
+    assert_eq!(rows.len(), 2);
+    assert_eq!(&rows[0][col("state")], "all up");
+    assert!(rows[1][col("state")].starts_with("1 node(s) down"));
+    let iops = |i: usize| rows[i][col("iops")].parse::<f64>().unwrap();
+    assert!(
+        iops(1) > 0.0 && iops(1) < iops(0),
+        "{} vs {}",
+        iops(1),
+        iops(0)
+    );
+    if rows[1][col("state")].ends_with("recovering") {
+        assert!(rows[1][col("recovery_time_secs")].parse::<f64>().unwrap() > 0.0);
+    }
+}

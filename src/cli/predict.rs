@@ -548,6 +548,9 @@ pub fn tails_table(t: &TailReport) -> String {
     o
 }
 
+/// The prediction as CSV: one row for the cluster with every node up and, with `--down`
+/// or a `[degraded]` table, one row for the nodes-down state (`state`, and the recovery's
+/// lower-bound time where recovery runs).
 fn csv_report(r: &PredictionReport) -> anyhow::Result<String> {
     let mut w = csv::Writer::from_writer(Vec::new());
     let opt = |v: Option<f64>| v.map(|x| x.to_string()).unwrap_or_default();
@@ -566,22 +569,40 @@ fn csv_report(r: &PredictionReport) -> anyhow::Result<String> {
         "bottleneck_utilization",
         "max_iops",
         "min_latency_secs",
+        "state",
+        "recovery_time_secs",
     ])?;
-    w.write_record([
-        r.scenario.clone(),
-        r.in_flight.to_string(),
-        r.iops.to_string(),
-        r.read_iops.to_string(),
-        r.write_iops.to_string(),
-        r.bandwidth_bytes_per_sec.to_string(),
-        r.latency_mean_secs.to_string(),
-        opt(r.latency_read_mean_secs),
-        opt(r.latency_write_mean_secs),
-        opt(r.latency_p99_secs),
-        r.bottleneck.resource.clone(),
-        r.bottleneck.utilization.to_string(),
-        r.bounds.max_iops.to_string(),
-        r.bounds.min_latency_secs.to_string(),
-    ])?;
+    let mut row = |p: &PredictionReport, state: String, recovery: Option<f64>| {
+        w.write_record([
+            p.scenario.clone(),
+            p.in_flight.to_string(),
+            p.iops.to_string(),
+            p.read_iops.to_string(),
+            p.write_iops.to_string(),
+            p.bandwidth_bytes_per_sec.to_string(),
+            p.latency_mean_secs.to_string(),
+            opt(p.latency_read_mean_secs),
+            opt(p.latency_write_mean_secs),
+            opt(p.latency_p99_secs),
+            p.bottleneck.resource.clone(),
+            p.bottleneck.utilization.to_string(),
+            p.bounds.max_iops.to_string(),
+            p.bounds.min_latency_secs.to_string(),
+            state,
+            opt(recovery),
+        ])
+    };
+    row(r, "all up".into(), None)?;
+    if let Some(d) = &r.degraded {
+        let state = match d.undersized {
+            Some(copies) => format!("{} node(s) down, undersized: {copies} copies", d.nodes_down),
+            None => format!("{} node(s) down, recovering", d.nodes_down),
+        };
+        row(
+            &d.prediction,
+            state,
+            d.recovery.as_ref().map(|x| x.time_secs),
+        )?;
+    }
     Ok(String::from_utf8(w.into_inner()?)?)
 }

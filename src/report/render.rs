@@ -484,6 +484,10 @@ pub fn csv(r: &ComparisonReport) -> Result<String, csv::Error> {
         "iops_per_cpu_watt",
         "bottleneck",
         "model",
+        "degraded_state",
+        "degraded_iops",
+        "degraded_latency_mean_secs",
+        "recovery_time_secs",
     ])?;
     let f = |v: Option<f64>| v.map_or_else(String::new, |x| format!("{x}"));
     for v in &r.variants {
@@ -510,6 +514,17 @@ pub fn csv(r: &ComparisonReport) -> Result<String, csv::Error> {
             f(v.iops_per_cpu_watt),
             v.bottleneck.resource.clone(),
             r.model.name.clone(),
+            v.degraded
+                .as_ref()
+                .map_or_else(String::new, |d| match d.undersized {
+                    Some(c) => format!("{} node(s) down, undersized: {c} copies", d.nodes_down),
+                    None => format!("{} node(s) down, recovering", d.nodes_down),
+                }),
+            f(v.degraded.as_ref().map(|d| d.prediction.iops)),
+            f(v.degraded.as_ref().map(|d| d.prediction.latency_mean_secs)),
+            f(v.degraded
+                .as_ref()
+                .and_then(|d| d.recovery.as_ref().map(|x| x.time_secs))),
         ])?;
     }
     let bytes = w.into_inner().map_err(|e| e.into_error())?;

@@ -261,6 +261,29 @@ fn degraded_tables_are_compared_with_predict_degradeds_figures() {
         row("recovery time (a lower bound)")[2],
         format!("{:.2} h ({})", rec.time_secs / 3600.0, rec.limited_by)
     );
+    // The CSV carries the same (session 52's audit: it had dropped them).
+    let c = render::csv(&r).unwrap();
+    let mut rd = ::csv::Reader::from_reader(c.as_bytes());
+    let h = rd.headers().unwrap().clone();
+    let col = |name: &str| h.iter().position(|x| x == name).unwrap();
+    let recs: Vec<::csv::StringRecord> = rd.records().map(Result::unwrap).collect();
+    assert_eq!(
+        &recs[0][col("degraded_state")],
+        "1 node(s) down, undersized: 2 copies"
+    );
+    assert_eq!(
+        &recs[1][col("degraded_state")],
+        "1 node(s) down, recovering"
+    );
+    for (rec, v) in recs.iter().zip(&r.variants) {
+        let d = v.degraded.as_ref().unwrap();
+        assert_eq!(rec[col("degraded_iops")], format!("{}", d.prediction.iops));
+    }
+    assert_eq!(&recs[0][col("recovery_time_secs")], "");
+    assert_eq!(
+        recs[1][col("recovery_time_secs")],
+        format!("{}", rec.time_secs)
+    );
     // Without a [degraded] table anywhere, no such rows.
     let plain = compare(&two_variants(), &params, &opts(false), &NoProgress).unwrap();
     assert!(!render::table_rows(&plain)
