@@ -159,7 +159,12 @@ pub fn run(args: SimulateArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// An estimate with its half-width; "–" where nothing was measured (a class of no jobs
+/// completes nothing: its mean is not a number).
 fn pm(e: &Estimate, scale: f64, digits: usize) -> String {
+    if e.mean.is_nan() {
+        return "–".to_string();
+    }
     match e.half_width {
         Some(h) => format!("{:.*} ± {:.*}", digits, e.mean * scale, digits, h * scale),
         None => format!("{:.*}", digits, e.mean * scale),
@@ -280,7 +285,12 @@ fn render_csv(r: &SimReport) -> anyhow::Result<String> {
     for (name, x, resp, p) in rows {
         let mut row = vec![name];
         for e in [x, resp, &p.p50_secs, &p.p95_secs, &p.p99_secs, &p.p999_secs] {
-            row.push(e.mean.to_string());
+            // Empty where nothing was measured (a class of no jobs), as a missing half-width.
+            row.push(if e.mean.is_nan() {
+                String::new()
+            } else {
+                e.mean.to_string()
+            });
             row.push(e.half_width.map(|h| h.to_string()).unwrap_or_default());
         }
         w.write_record(&row)?;

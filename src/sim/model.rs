@@ -266,8 +266,6 @@ pub enum SimModelError {
         "class \"{class}\": arrival rate {value} is invalid; it must be finite and > 0 per second"
     )]
     BadRate { class: String, value: f64 },
-    #[error("class \"{0}\": population = 0, so it has no jobs to simulate; give it population ≥ 1 or remove the class")]
-    EmptyClass(String),
     #[error("class \"{0}\": its route has no service time and its think time is zero, so a job would cycle without time passing; give it a service or think time")]
     NoWork(String),
     #[error("station \"{station}\", class \"{class}\": path demand {path_secs} s differs from demand {secs} s, which means a fork-join that a plain network cannot describe; build the SimModel with Route::fork (qn::ceph does) instead of from_network")]
@@ -465,10 +463,7 @@ impl SimModel {
             }
             let max_path = self.check_steps(c, &c.route)?;
             match c.arrivals {
-                Arrivals::Closed { population, think } => {
-                    if population == 0 {
-                        return Err(SimModelError::EmptyClass(c.name.clone()));
-                    }
+                Arrivals::Closed { think, .. } => {
                     think
                         .check()
                         .map_err(|(field, value)| SimModelError::BadDist {
@@ -781,7 +776,10 @@ mod tests {
             Route::new().visit(StationId(3), Dist::exponential(1.0)),
         );
         let e = b.build().unwrap_err();
-        assert!(e.to_string().contains("has 1 station(s), numbered 0 to 0"), "{e}");
+        assert!(
+            e.to_string().contains("has 1 station(s), numbered 0 to 0"),
+            "{e}"
+        );
 
         let mut b = SimModel::builder();
         b.queue("q", 1, 1, Placement::Random);
