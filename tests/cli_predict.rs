@@ -735,3 +735,29 @@ fn predict_csv_has_a_row_for_the_nodes_down_state() {
         assert!(rows[1][col("recovery_time_secs")].parse::<f64>().unwrap() > 0.0);
     }
 }
+
+/// A sweep none of whose points could be predicted fails (session 52's audit: it exited 0
+/// with "no points were evaluated"); a bad latency target names `--latency-target`.
+#[test]
+fn a_sweep_with_no_point_predicted_fails_and_flags_are_named() {
+    cephplan()
+        .args(["sweep", "--scenario", FIXTURE, "--vary", "block_size=3000"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "none of its 1 point(s) could be predicted",
+        ));
+    cephplan()
+        .args([
+            "sweep",
+            "--scenario",
+            FIXTURE,
+            "--vary",
+            "iodepth=1,2",
+            "--latency-target",
+            "0ms",
+        ])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::starts_with("error: --latency-target:"));
+}

@@ -88,8 +88,10 @@ pub enum CalibrateError {
         closest: String,
         known: String,
     },
-    #[error("no absolute runs with a scenario to fit; check the --data paths")]
-    NoRuns,
+    #[error("no absolute runs with a scenario to fit{}; check the --data paths", if *.excluded > 0 { format!(" ({} excluded by --exclude)", .excluded) } else { String::new() })]
+    NoRuns { excluded: usize },
+    #[error("--exclude {id:?} names no run or system of the data (closest: {closest}); give a run_id or system_id from the data files")]
+    UnknownExclude { id: String, closest: String },
     #[error("run {run_id}: the model cannot be evaluated at the starting parameters: {message}")]
     Model { run_id: String, message: String },
 }
@@ -1135,6 +1137,27 @@ pub fn calibrate(
     progress: &dyn Progress,
 ) -> Result<(CalibrationReport, ModelParams), CalibrateError> {
     let mut not_modelled = not_modelled;
+    // An exclusion that names nothing would fit the run the user meant to drop.
+    for e in &opts.exclude {
+        let ids = || {
+            prepared
+                .iter()
+                .flat_map(|r| [r.run.run_id.as_str(), r.run.system_id.as_str()])
+                .chain(
+                    not_modelled
+                        .iter()
+                        .flat_map(|n| [n.run_id.as_str(), n.system_id.as_str()]),
+                )
+        };
+        if !ids().any(|id| id == e) {
+            let known: std::collections::BTreeSet<String> = ids().map(str::to_string).collect();
+            let closest = crate::spec::catalogue::closest(e, known.iter()).join(", ");
+            return Err(CalibrateError::UnknownExclude {
+                id: e.clone(),
+                closest,
+            });
+        }
+    }
     let prepared: Vec<PreparedRun> = prepared
         .iter()
         .filter(|r| {
@@ -1155,7 +1178,12 @@ pub fn calibrate(
         .collect();
     let prepared = &prepared[..];
     if prepared.is_empty() {
-        return Err(CalibrateError::NoRuns);
+        return Err(CalibrateError::NoRuns {
+            excluded: not_modelled
+                .iter()
+                .filter(|n| n.reason.contains("--exclude"))
+                .count(),
+        });
     }
     let mut base = base.clone();
     // A direction of I/O no run has informs none of its own parameters: where the fit can

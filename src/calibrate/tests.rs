@@ -714,3 +714,29 @@ fn one_systems_runs_without_reads_hold_the_read_parameters_at_the_start_model() 
             .is_none_or(|t| t.unmeasured.is_none()));
     }
 }
+
+/// An `--exclude` that names no run or system is refused with the closest ids (session
+/// 52's audit: a misspelt exclusion fitted the run it meant to drop, silently), and
+/// excluding every run says so instead of blaming the data paths.
+#[test]
+fn exclusions_must_name_runs_of_the_data() {
+    let (prep, nm) = seed_runs(|r| r.system_id == "seed-001");
+    let prior = ModelParams::prior();
+    let fit = |exclude: Vec<String>| {
+        let opts = CalibrateOptions {
+            fit: vec!["osd_cpu_read_gcycles".into()],
+            exclude,
+            ..Default::default()
+        };
+        calibrate(&prep, nm.clone(), &prior, &prior, &[], &opts, &NoProgress)
+    };
+    let e = fit(vec!["s001-seqwrite-64kk".into()]).unwrap_err();
+    assert!(matches!(e, CalibrateError::UnknownExclude { .. }), "{e}");
+    assert!(e.to_string().contains("s001-seqwrite-64k"), "{e}");
+    let e = fit(vec!["seed-001".into()]).unwrap_err();
+    assert!(
+        matches!(e, CalibrateError::NoRuns { excluded } if excluded == prep.len()),
+        "{e}"
+    );
+    assert!(e.to_string().contains("excluded by --exclude"), "{e}");
+}

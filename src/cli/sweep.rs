@@ -59,6 +59,13 @@ pub fn run(a: SweepArgs) -> anyhow::Result<()> {
         Format::Csv => print!("{}", csv_report(&r)?),
         Format::Table => print!("{}", table_report(&r)),
     }
+    if r.points.is_empty() {
+        anyhow::bail!(
+            "--vary {:?}: none of its {} point(s) could be predicted (the reasons are listed as skipped); give values the scenario accepts",
+            a.vary,
+            r.skipped.len()
+        );
+    }
     Ok(())
 }
 

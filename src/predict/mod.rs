@@ -142,7 +142,8 @@ pub enum PredictError {
     Build(#[from] BuildError),
     #[error("solver: {0}")]
     Solve(#[from] SolveError),
-    #[error("--vary {input:?}: {problem}; fix: {fix}")]
+    /// `input` names the flag and its value as the user gave them (`--vary "iodepth=0"`).
+    #[error("{input}: {problem}; fix: {fix}")]
     BadSweep {
         input: String,
         problem: String,
@@ -154,7 +155,7 @@ pub enum PredictError {
     BadDegraded { problem: String, fix: String },
     #[error("simulation: {0}")]
     Sim(#[from] crate::sim::SimError),
-    #[error("no simulated tails: {reason}; raise --max-events (or run without --tails)")]
+    #[error("no simulated tails: {reason}; raise --max-events (or leave out --tails or --percentile, which ask for the simulation)")]
     NoTails { reason: String },
     #[error("model `{model}`: its covariance and transfer error give this scenario a log-scale half-width of {half_width_ln:.3e} (a factor of e^that), so the interval means nothing; fix: refit the model (`cephplan calibrate`) or remove its [covariance] and [transfer]")]
     DegenerateInterval { model: String, half_width_ln: f64 },

@@ -101,7 +101,7 @@ impl SweepSpec {
     /// Parses `axis=v1,v2,...` (block sizes accept units: `block_size=4k,64k`).
     pub fn parse_vary(vary: &str, latency_target_secs: Option<f64>) -> Result<Self, PredictError> {
         let bad = |problem: String, fix: &str| PredictError::BadSweep {
-            input: vary.to_string(),
+            input: format!("--vary {vary:?}"),
             problem,
             fix: fix.to_string(),
         };
@@ -144,10 +144,11 @@ impl SweepSpec {
         }
         if let Some(t) = latency_target_secs {
             if !(t.is_finite() && t > 0.0) {
-                return Err(bad(
-                    format!("latency target {t} s"),
-                    "give a positive latency target, e.g. 4ms",
-                ));
+                return Err(PredictError::BadSweep {
+                    input: "--latency-target".into(),
+                    problem: format!("latency target {t} s"),
+                    fix: "give a positive latency target, e.g. 4ms".into(),
+                });
             }
         }
         Ok(Self {
@@ -167,7 +168,7 @@ impl SweepSpec {
     ) -> Result<Self, PredictError> {
         if !crate::sim::QUANTILES.contains(&(percentile / 100.0)) {
             return Err(PredictError::BadSweep {
-                input: format!("percentile {percentile}"),
+                input: format!("--percentile {percentile}"),
                 problem: "the simulator reports only p50, p95, p99 and p99.9".into(),
                 fix: "use --percentile 50, 95, 99 or 99.9".into(),
             });
@@ -336,7 +337,7 @@ pub fn sweep(
         && matches!(spec.axis, SweepAxis::Images | SweepAxis::Jobs)
     {
         return Err(PredictError::BadSweep {
-            input: spec.axis.key().to_string(),
+            input: format!("--vary {}=…", spec.axis.key()),
             problem: format!(
                 "scenario \"{}\" is a rados bench workload, which has no images or fio jobs",
                 s.name
