@@ -292,7 +292,7 @@ fn predict_down_reports_recovery() {
         .arg("models/examples/seed-002-epyc-7402.toml")
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("min_size is 2"));
+        .stderr(predicate::str::contains("(min_size 2)"));
 }
 
 #[test]

@@ -200,7 +200,7 @@ pub struct PredictArgs {
     /// scenario's `[degraded]` nodes_down).
     #[arg(long, value_name = "nodes=N")]
     pub down: Option<String>,
-    /// Share of the OSDs' resources recovery takes, 0 ≤ s < 1, or a built-in mClock
+    /// Share of the OSDs' resources recovery takes, 0 ≤ s ≤ 0.9, or a built-in mClock
     /// profile (balanced 0.5, high_client_ops 0.4, high_recovery_ops 0.7) (with --down;
     /// default the scenario's `[degraded]` recovery_share).
     #[arg(long)]
@@ -299,7 +299,7 @@ pub fn run(a: PredictArgs) -> anyhow::Result<()> {
                 .or_else(|| cephplan::predict::mclock_recovery_share(v))
                 .ok_or_else(|| {
                     anyhow::anyhow!(
-                        "--recovery-share {v:?}: give a share 0 ≤ s < 1 or an mClock profile (balanced, high_client_ops, high_recovery_ops)"
+                        "--recovery-share {v:?}: give a share 0 ≤ s ≤ 0.9 or an mClock profile (balanced, high_client_ops, high_recovery_ops)"
                     )
                 })
         })

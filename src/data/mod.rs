@@ -379,6 +379,12 @@ pub enum DataError {
         column: String,
         message: String,
     },
+    #[error("{path}: run id \"{run_id}\" is already used at {first}; run ids must be unique across the dataset: import it under another id (`import fio --run-id NAME`, `import cbt --run-id-prefix PREFIX`) or into another dataset")]
+    DuplicateImport {
+        path: PathBuf,
+        run_id: String,
+        first: String,
+    },
     #[error("{path}: line {line}: run id \"{run_id}\" already used at {first}; run ids must be unique across the dataset")]
     DuplicateRun {
         path: PathBuf,
@@ -1176,9 +1182,8 @@ pub fn append_runs(path: &Path, new: &[MeasuredRun]) -> Result<(), DataError> {
                     .map(|_| "this batch".to_string())
             });
         if let Some(first) = dup {
-            return Err(DataError::DuplicateRun {
+            return Err(DataError::DuplicateImport {
                 path: path.to_path_buf(),
-                line: 0,
                 run_id: r.run_id.clone(),
                 first,
             });

@@ -345,7 +345,10 @@ fn concurrent_appends_keep_every_row_and_the_users_comments() {
     assert_eq!(names, ["runs.csv"]);
     // The same run id again is refused and the file is unchanged.
     let e = append_runs(&path, &[run(3)]).unwrap_err();
-    assert!(matches!(e, DataError::DuplicateRun { .. }), "{e}");
+    assert!(matches!(e, DataError::DuplicateImport { .. }), "{e}");
+    // It names the earlier row and the fix, not a line of its own (it has none yet).
+    assert!(e.to_string().contains("--run-id NAME"), "{e}");
+    assert!(!e.to_string().contains("line 0"), "{e}");
     assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
 }
 

@@ -199,7 +199,7 @@ pub struct ProtectionSpec {
 pub struct ResilienceSpec {
     #[serde(default = "one")]
     pub nodes_down: u32,
-    /// Share of every OSD-side resource recovery takes (0 ≤ s < 1): your mClock profile's
+    /// Share of every OSD-side resource recovery takes (0 ≤ s ≤ 0.9): your mClock profile's
     /// recovery reservation, or what `osd_max_backfills` lets recovery take. Give this or
     /// `mclock_profile`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -740,11 +740,12 @@ impl RequirementsSpec {
                         )
                     }
                 };
-                if !(share.is_finite() && (0.0..1.0).contains(&share)) {
+                if !(share.is_finite() && (0.0..=crate::spec::MAX_RECOVERY_SHARE).contains(&share))
+                {
                     return inv(
                         "resilience.recovery_share",
                         format!("recovery_share = {share}"),
-                        "give 0 ≤ share < 1, e.g. 0.3",
+                        "give 0 ≤ share ≤ 0.9, e.g. 0.3",
                     );
                 }
                 if let Some(h) = r.max_recovery_hours {

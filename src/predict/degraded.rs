@@ -678,7 +678,7 @@ mod tests {
         };
         let e = degraded_scenario(&s, &d).unwrap_err().to_string();
         assert!(
-            e.contains("degraded.recovery_share") && e.contains("0 ≤ share < 1"),
+            e.contains("degraded.recovery_share") && e.contains("0 ≤ share ≤ 0.9"),
             "{e}"
         );
     }

@@ -438,7 +438,7 @@ pub struct DegradedSpec {
     /// OSD nodes down (≥ 1, fewer than `cluster.nodes`).
     #[serde(default = "one")]
     pub nodes_down: u32,
-    /// Share of every OSD-side resource (CPU, devices, OSD links) recovery holds, 0 ≤ s < 1:
+    /// Share of every OSD-side resource (CPU, devices, OSD links) recovery holds, 0 ≤ s ≤ 0.9:
     /// the recovery reservation of your mClock profile (`osd_mclock_profile`), or what your
     /// `osd_max_backfills` / `osd_recovery_max_active` let recovery take.
     pub recovery_share: f64,
@@ -447,6 +447,11 @@ pub struct DegradedSpec {
     #[serde(default = "nearfull")]
     pub fill: f64,
 }
+
+/// The largest recovery share a degraded prediction takes: mClock's largest built-in
+/// reservation is 0.7 (`high_recovery_ops`), and a share near 1 leaves the clients a
+/// sliver of every resource, link rates below what a scenario describes.
+pub const MAX_RECOVERY_SHARE: f64 = 0.9;
 
 /// The most OSDs a scenario puts on one data device (`cluster.node.osds_per_device`).
 pub const MAX_OSDS_PER_DEVICE: u32 = 8;
@@ -477,11 +482,13 @@ impl DegradedSpec {
                 "give at least 1 node down, or remove the degraded table",
             );
         }
-        if !(self.recovery_share.is_finite() && (0.0..1.0).contains(&self.recovery_share)) {
+        if !(self.recovery_share.is_finite()
+            && (0.0..=MAX_RECOVERY_SHARE).contains(&self.recovery_share))
+        {
             return inv(
                 "recovery_share",
                 format!("recovery_share = {}", self.recovery_share),
-                "give the share of the OSDs' resources recovery takes, 0 ≤ share < 1 (e.g. 0.3)",
+                "give the share of the OSDs' resources recovery takes, 0 ≤ share ≤ 0.9 (e.g. 0.3; mClock's high_recovery_ops reserves 0.7)",
             );
         }
         if !(self.fill.is_finite() && self.fill > 0.0 && self.fill <= 1.0) {
