@@ -10,12 +10,17 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::fmt;
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error("{what} \"{input}\" is not understood: {hint}")]
+#[error("{what} \"{input}\" {problem}: {hint}")]
 pub struct UnitError {
     pub what: &'static str,
     pub input: String,
+    /// "is not understood" (the spelling) or "is out of range" (a value read but impossible).
+    pub problem: &'static str,
     pub hint: &'static str,
 }
+
+const NOT_UNDERSTOOD: &str = "is not understood";
+const OUT_OF_RANGE: &str = "is out of range";
 
 fn split_number(s: &str) -> Option<(f64, &str)> {
     let s = s.trim();
@@ -42,6 +47,7 @@ pub fn parse_bytes(s: &str) -> Result<u64, UnitError> {
     let err = || UnitError {
         what: "size",
         input: s.to_string(),
+        problem: NOT_UNDERSTOOD,
         hint: SIZE_HINT,
     };
     let (n, unit) = split_number(s).ok_or_else(err)?;
@@ -69,6 +75,7 @@ pub fn parse_duration_secs(s: &str) -> Result<f64, UnitError> {
     let err = || UnitError {
         what: "duration",
         input: s.to_string(),
+        problem: NOT_UNDERSTOOD,
         hint: DURATION_HINT,
     };
     let (n, unit) = split_number(s).ok_or_else(err)?;
@@ -83,7 +90,12 @@ pub fn parse_duration_secs(s: &str) -> Result<f64, UnitError> {
     };
     let v = n * mult;
     if !(v.is_finite() && v >= 0.0) {
-        return Err(err());
+        return Err(UnitError {
+            problem: OUT_OF_RANGE,
+            hint:
+                "a duration is at least 0 and finite: write it without a minus sign, e.g. \"15us\"",
+            ..err()
+        });
     }
     Ok(v)
 }
@@ -97,6 +109,7 @@ pub fn parse_bits_per_sec(s: &str) -> Result<f64, UnitError> {
     let err = || UnitError {
         what: "link rate",
         input: s.to_string(),
+        problem: NOT_UNDERSTOOD,
         hint: RATE_HINT,
     };
     let (n, unit) = split_number(s).ok_or_else(err)?;
@@ -117,7 +130,11 @@ pub fn parse_bits_per_sec(s: &str) -> Result<f64, UnitError> {
     };
     let v = n * mult;
     if !(v.is_finite() && v > 0.0) {
-        return Err(err());
+        return Err(UnitError {
+            problem: OUT_OF_RANGE,
+            hint: "a link rate must be positive and finite (a link of 0 carries nothing), e.g. \"25Gb/s\"",
+            ..err()
+        });
     }
     Ok(v)
 }
@@ -244,6 +261,21 @@ impl<'de> Deserialize<'de> for BitsPerSec {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A value read but impossible says so, not that it was not understood (session 52's
+    /// audit: "0Gb/s" and "-15us" were "not understood" although written as asked).
+    #[test]
+    fn an_impossible_value_is_out_of_range_not_misunderstood() {
+        let e = parse_bits_per_sec("0Gb/s").unwrap_err().to_string();
+        assert!(
+            e.contains("is out of range") && e.contains("positive"),
+            "{e}"
+        );
+        let e = parse_duration_secs("-15us").unwrap_err().to_string();
+        assert!(e.contains("is out of range") && e.contains("minus"), "{e}");
+        let e = parse_duration_secs("15 parsecs").unwrap_err().to_string();
+        assert!(e.contains("is not understood"), "{e}");
+    }
 
     #[test]
     fn sizes_use_binary_suffixes_like_fio() {

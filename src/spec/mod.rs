@@ -368,6 +368,8 @@ pub(crate) fn toml_error(text: &str, origin: &str, e: &toml::de::Error) -> SpecE
     } else if message.contains(" is not understood: ") {
         // A size, duration or rate (`units`): the message already says how to write it.
         "write the value in one of those forms".to_string()
+    } else if message.contains(" is out of range: ") {
+        "write a value in that range".to_string()
     } else {
         value_type_fix(&message).unwrap_or_else(|| "correct the value as described".to_string())
     };
