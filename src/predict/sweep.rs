@@ -497,7 +497,12 @@ pub fn sweep(
             spec.tails.as_ref().map(|t| t.percentile),
         )
     });
-    warnings.extend(hardware_drops(&points, spec.axis));
+    warnings.extend(hardware_drops(
+        &points,
+        spec.axis,
+        s.read_fraction < 1.0,
+        s.clients_colocated,
+    ));
     for pt in &points {
         for w in pt.tails.iter().flat_map(|t| &t.warnings) {
             let w = format!("{}={}: {w}", spec.axis.key(), pt.value);
@@ -528,23 +533,47 @@ const HARDWARE_DROP_SLACK: f64 = 1e-3;
 /// that says by how much and what is measured of it, so that a dip in a sweep is never
 /// read as a measured effect. The points are taken in axis order, whatever order the user
 /// gave.
-fn hardware_drops(points: &[SweepPoint], axis: SweepAxis) -> Vec<String> {
+fn hardware_drops(
+    points: &[SweepPoint],
+    axis: SweepAxis,
+    writes: bool,
+    colocated: bool,
+) -> Vec<String> {
+    // The model's economies that thin as the same load spreads: write batches only where
+    // the workload writes (a read-only sweep was told of them, session 52's audit).
+    let economies = if writes {
+        "per-OSD write batches and messenger coalescing groups (qn::ceph, \"Write \
+         batching\", \"Messenger coalescing\")"
+    } else {
+        "messenger coalescing groups (qn::ceph, \"Messenger coalescing\")"
+    };
     let why = match axis {
-        SweepAxis::DevicesPerNode => {
-            "one more OSD on the same cores thins the model's per-OSD write batches and \
-             messenger coalescing groups (qn::ceph, \"Write batching\", \"Messenger \
-             coalescing\"). Measured, doubling the OSDs on the same cores cost 3 % of the \
-             reads and 8 % of the writes with the clients apart (ceph.io 2023 \"Ceph Reef - \
-             1 or 2 OSDs per NVMe?\", 2 CPU threads per NVMe) and 10-14 % with fio on the \
-             same two cores (calibration-data/lab/osd-count-2vcpu/); a larger drop is the \
-             model's, not a measurement (README, \"Physical sanity\")"
-        }
-        SweepAxis::Nodes | SweepAxis::Clients => {
-            "the same load spread over more nodes thins the model's per-OSD write batches \
-             and messenger coalescing groups; no measurement in the corpus shows more nodes \
-             costing IOPS at the same load, so read the drop as the model's, not a \
+        SweepAxis::DevicesPerNode => format!(
+            "one more OSD on the same cores thins the model's {economies}. Measured, \
+             doubling the OSDs on the same cores cost 3 % of the reads and 8 % of the \
+             writes with the clients apart (ceph.io 2023 \"Ceph Reef - 1 or 2 OSDs per \
+             NVMe?\", 2 CPU threads per NVMe) and 10-14 % with fio on the same two cores \
+             (calibration-data/lab/osd-count-2vcpu/); a larger drop is the model's, not a \
              measurement (README, \"Physical sanity\")"
-        }
+        ),
+        SweepAxis::Nodes => format!(
+            "{}the same load spread over more nodes thins the model's {economies}; no \
+             measurement in the corpus shows more nodes costing IOPS at the same load, so \
+             read the drop as the model's, not a measurement (README, \"Physical sanity\")",
+            if colocated {
+                "with fio on the OSD nodes one I/O in `nodes` is served on its own node, so \
+                 with more nodes more of the data crosses a link; and "
+            } else {
+                ""
+            }
+        ),
+        SweepAxis::Clients => format!(
+            "the same fio processes spread over more client nodes change the model's client \
+             CPU (each process runs on at most `client_threads_per_process` threads of its \
+             node) and thin its {economies}; no measurement in the corpus shows more client \
+             nodes costing IOPS at the same load, so read the drop as the model's, not a \
+             measurement (README, \"Physical sanity\")"
+        ),
         _ => return Vec::new(),
     };
     let mut sorted: Vec<&SweepPoint> = points.iter().collect();
@@ -628,7 +657,7 @@ mod tests {
             pt(4, 564_830.0),
             pt(6, 564_830.0 * (1.0 - 5e-4)),
         ];
-        let w = hardware_drops(&points, SweepAxis::DevicesPerNode);
+        let w = hardware_drops(&points, SweepAxis::DevicesPerNode, true, false);
         assert_eq!(w.len(), 1, "{w:?}");
         assert!(
             w[0].starts_with(
@@ -645,14 +674,27 @@ mod tests {
         );
         assert!(w[0].contains("1 or 2 OSDs per NVMe?") && w[0].contains("osd-count-2vcpu"));
         // More nodes: the same check, its own explanation.
-        let n = hardware_drops(&points, SweepAxis::Nodes);
+        let n = hardware_drops(&points, SweepAxis::Nodes, true, false);
         assert!(n[0].contains("(nodes 1 → 2: ") && n[0].contains("no measurement"));
+        // A read-only sweep is not told of write batches; fio on the OSD nodes is told
+        // of the reads served on their own node.
+        let r = hardware_drops(&points, SweepAxis::Nodes, false, true);
+        assert!(
+            !r[0].contains("write batches") && r[0].contains("its own node"),
+            "{}",
+            r[0]
+        );
+        assert!(hardware_drops(&points, SweepAxis::Clients, false, false)[0]
+            .contains("client_threads_per_process"));
         // Axes that are not more hardware at the same load say nothing of it.
         for axis in [SweepAxis::Iodepth, SweepAxis::Images, SweepAxis::BlockSize] {
-            assert!(hardware_drops(&points, axis).is_empty(), "{axis:?}");
+            assert!(
+                hardware_drops(&points, axis, true, false).is_empty(),
+                "{axis:?}"
+            );
         }
         // Nor does a sweep whose IOPS never fall.
         let rising = [pt(1, 1e5), pt(2, 2e5), pt(3, 2e5)];
-        assert!(hardware_drops(&rising, SweepAxis::DevicesPerNode).is_empty());
+        assert!(hardware_drops(&rising, SweepAxis::DevicesPerNode, true, false).is_empty());
     }
 }
