@@ -318,6 +318,35 @@ fn positive(field: String, v: f64, what: &str) -> Result<(), CheckError> {
     }
 }
 
+/// A drive figure within the span of real devices: at least `lo`, at most `hi` (a figure
+/// outside is a unit slip, e.g. bytes for megabytes, or hours for milliseconds, whose
+/// prediction would be IOPS 0 or a solver failure that names no field).
+fn within(
+    field: String,
+    v: f64,
+    lo: f64,
+    hi: f64,
+    what: &str,
+    span: &str,
+) -> Result<(), CheckError> {
+    positive(field.clone(), v, what)?;
+    if (lo..=hi).contains(&v) {
+        Ok(())
+    } else {
+        Err((
+            field,
+            SpecErrorKind::Invalid {
+                problem: format!("{what} is {v}, outside what any storage device does"),
+                fix: format!("give the datasheet's {what} ({span}); check its unit"),
+            },
+        ))
+    }
+}
+
+/// The slowest clock a CPU entry takes, GHz (10 MHz: a slower one is a unit slip, whose
+/// prediction would be IOPS 0 or a solver failure).
+pub const MIN_CPU_GHZ: f64 = 0.01;
+
 impl CpuEntry {
     /// Checks that the figures describe possible hardware; `at` is the field path prefix.
     pub(crate) fn check(&self, at: &str) -> Result<(), CheckError> {
@@ -365,12 +394,12 @@ impl CpuEntry {
                 ));
             }
         }
-        if !(self.ghz.is_finite() && self.ghz > 0.0 && self.ghz <= 10.0) {
+        if !(self.ghz.is_finite() && self.ghz >= MIN_CPU_GHZ && self.ghz <= 10.0) {
             return Err((
                 format!("{at}.ghz"),
                 SpecErrorKind::Invalid {
                     problem: format!("ghz = {}", self.ghz),
-                    fix: "give the clock in GHz, greater than 0 and at most 10 (e.g. 3.0)".into(),
+                    fix: "give the clock in GHz, from 0.01 to 10 (e.g. 3.0)".into(),
                 },
             ));
         }
@@ -390,26 +419,34 @@ impl DriveEntry {
             self.write_4k_iops,
             "write_4k_iops",
         )?;
-        positive(
-            format!("{at}.read_bytes_per_sec"),
-            self.read_bytes_per_sec,
-            "read_bytes_per_sec",
-        )?;
-        positive(
-            format!("{at}.write_bytes_per_sec"),
-            self.write_bytes_per_sec,
-            "write_bytes_per_sec",
-        )?;
-        positive(
-            format!("{at}.read_latency"),
-            self.read_latency.0,
-            "read_latency",
-        )?;
-        positive(
-            format!("{at}.write_latency"),
-            self.write_latency.0,
-            "write_latency",
-        )?;
+        // Bandwidth from 100 kB/s, latency up to 10 s: the span of real devices, with
+        // room for a degraded prediction's scaling (at most a tenth of each kept).
+        for (f, v) in [
+            ("read_bytes_per_sec", self.read_bytes_per_sec),
+            ("write_bytes_per_sec", self.write_bytes_per_sec),
+        ] {
+            within(
+                format!("{at}.{f}"),
+                v,
+                1e5,
+                1e12,
+                f,
+                "bytes per second, from 100,000 to 10¹²; a datasheet's MB/s × 1,000,000",
+            )?;
+        }
+        for (f, v) in [
+            ("read_latency", self.read_latency.0),
+            ("write_latency", self.write_latency.0),
+        ] {
+            within(
+                format!("{at}.{f}"),
+                v,
+                0.0,
+                10.0,
+                f,
+                "a duration up to 10 s, e.g. \"80us\" or \"4ms\"",
+            )?;
+        }
         positive(format!("{at}.capacity"), self.capacity.0 as f64, "capacity")?;
         if let Some(s) = self.sync_write_4k_iops {
             positive(format!("{at}.sync_write_4k_iops"), s, "sync_write_4k_iops")?;
@@ -466,6 +503,39 @@ fn levenshtein(a: &str, b: &str) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Figures outside what any device or CPU does are refused naming the field (session
+    /// 52's audit: 1 B/s, a 15 h write latency and 10⁻⁹ GHz were predicted as IOPS 0 or
+    /// failed in the solver naming no field); the built-in catalogue's own entries pass.
+    #[test]
+    fn figures_beyond_any_device_are_refused_naming_the_field() {
+        let cat = Catalogue::builtin();
+        let (name, d) = cat.drive.iter().next().unwrap();
+        for (field, edit) in [
+            (
+                "write_bytes_per_sec",
+                (|d: &mut DriveEntry| d.write_bytes_per_sec = 1.0) as fn(&mut DriveEntry),
+            ),
+            ("read_latency", |d: &mut DriveEntry| {
+                d.read_latency = crate::units::Secs(54_000.0)
+            }),
+        ] {
+            let mut bad = d.clone();
+            edit(&mut bad);
+            let (f, _) = bad.check(&format!("drive.{name}")).unwrap_err();
+            assert_eq!(f, format!("drive.{name}.{field}"));
+        }
+        let (cname, c) = cat.cpu.iter().next().unwrap();
+        let mut slow = c.clone();
+        slow.ghz = 1e-9;
+        assert_eq!(
+            slow.check(&format!("cpu.{cname}")).unwrap_err().0,
+            format!("cpu.{cname}.ghz")
+        );
+        for (n, d) in &cat.drive {
+            d.check(n).unwrap();
+        }
+    }
 
     #[test]
     fn builtin_catalogue_parses_and_every_entry_has_a_source() {
