@@ -420,7 +420,8 @@ impl DriveEntry {
             "write_4k_iops",
         )?;
         // Bandwidth from 100 kB/s, latency up to 10 s: the span of real devices, with
-        // room for a degraded prediction's scaling (at most a tenth of each kept).
+        // room for a degraded prediction's scaling (at most a tenth of each kept); up to
+        // 10¹⁵ B/s for an idealised device in a what-if.
         for (f, v) in [
             ("read_bytes_per_sec", self.read_bytes_per_sec),
             ("write_bytes_per_sec", self.write_bytes_per_sec),
@@ -429,9 +430,9 @@ impl DriveEntry {
                 format!("{at}.{f}"),
                 v,
                 1e5,
-                1e12,
+                1e15,
                 f,
-                "bytes per second, from 100,000 to 10¹²; a datasheet's MB/s × 1,000,000",
+                "bytes per second, from 100,000 to 10¹⁵ (an idealised device); a datasheet's MB/s × 1,000,000",
             )?;
         }
         for (f, v) in [
