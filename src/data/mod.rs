@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::io::{write_atomic_owned, WriteError, GENERATED_MARKER};
+use crate::io::{write_atomic_owned, WriteError, GENERATED_MARKER, MEASURED_RUNS_MARK};
 use crate::units::{parse_bytes, parse_duration_secs};
 
 pub mod cbt;
@@ -1130,7 +1130,7 @@ pub fn to_csv(runs: &[MeasuredRun]) -> String {
     }
     let body = String::from_utf8(w.into_inner().expect("in-memory")).expect("utf-8 in, utf-8 out");
     format!(
-        "# {GENERATED_MARKER}; measured runs, schema_version = {SCHEMA_VERSION}; format: calibration-data/README.md\n{body}"
+        "# {GENERATED_MARKER}; {MEASURED_RUNS_MARK}, schema_version = {SCHEMA_VERSION}; format: calibration-data/README.md\n{body}"
     )
 }
 

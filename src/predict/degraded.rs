@@ -332,20 +332,10 @@ pub fn degraded_scenario(s: &Scenario, d: &DegradedSpec) -> Result<Scenario, Pre
     let survivors = s.nodes - d.nodes_down;
     let domains = surviving_domains(s, d.nodes_down).unwrap_or(0);
     let undersized = undersized_copies(s, d.nodes_down);
-    match (s.protection, undersized) {
-        (Protection::Replicated { size }, Some(domains)) => {
-            let min_size = default_min_size(size);
-            if domains < min_size {
-                return Err(bad(
-                    format!(
-                        "with {} of {} nodes down, {domains} failure domain(s) survive for a pool of {size} copies whose min_size is {min_size}: its PGs stop serving I/O (inactive)",
-                        d.nodes_down, s.nodes
-                    ),
-                    "add nodes, or plan for fewer nodes down",
-                ));
-            }
-        }
-        (Protection::Erasure { k, m }, _) if domains < k + m => {
+    // An undersized replicated pool below min_size never gets here: its worst-placed PG
+    // keeps at most the surviving domains, so `check_pgs_serve` refused it.
+    if let Protection::Erasure { k, m } = s.protection {
+        if domains < k + m {
             return Err(bad(
                 format!(
                     "with {} of {} nodes down, {domains} failure domains survive for an erasure-coded pool {} wide: its PGs stay undersized and read lost chunks by decoding, which cephplan does not model",
@@ -356,7 +346,6 @@ pub fn degraded_scenario(s: &Scenario, d: &DegradedSpec) -> Result<Scenario, Pre
                 "add nodes (survivors ≥ k + m), or plan for fewer nodes down",
             ));
         }
-        _ => {}
     }
     // Undersized, nothing recovers: no share of the survivors goes to recovery.
     let keep = if undersized.is_some() {
