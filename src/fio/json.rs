@@ -8,8 +8,9 @@
 //! Several jobs are aggregated as follows: IOPS, bandwidth and bytes are summed; mean
 //! latencies are weighted by each job's completed I/O count (exact; fio's `N`, or
 //! `total_ios` from fio 3.12 and earlier, which print no `N`); the p99 is fio's own
-//! for a single job and otherwise an upper-bound approximation from the per-job percentile
-//! tables (see [`mixture_percentile_secs`]). fio 3.33's "All clients" entry of a
+//! for a single job of one direction and otherwise (several jobs, or a job that reads and
+//! writes) an upper-bound approximation from the percentile tables of every job and
+//! direction (see [`mixture_percentile_secs`]). fio 3.33's "All clients" entry of a
 //! client/server run carries no percentile table, so it is not used for the aggregate.
 
 use std::collections::BTreeMap;
@@ -196,9 +197,18 @@ pub struct MeasuredSummary {
     pub total_bytes_per_sec: f64,
     /// I/O-weighted over both directions.
     pub latency_mean_secs: f64,
-    /// Of the direction with more I/Os (the p99 of a mix cannot be rebuilt from two
-    /// tables without the histograms).
+    /// Of every I/O, reads and writes: a run of one direction keeps that direction's p99
+    /// (and its method); a mix takes the upper bound of the mixture of every job's read
+    /// and write tables ([`mixture_percentile_secs`]), as the p99 of a mix cannot be
+    /// rebuilt exactly from two tables without the histograms.
     pub latency_p99_secs: Option<f64>,
+    /// How `latency_p99_secs` was obtained.
+    #[serde(default = "unavailable")]
+    pub p99_method: PercentileMethod,
+}
+
+fn unavailable() -> PercentileMethod {
+    PercentileMethod::Unavailable
 }
 
 /// What the parser should insist on.
@@ -401,10 +411,21 @@ impl FioOutput {
             (read.latency_mean_secs * read.ios as f64 + write.latency_mean_secs * write.ios as f64)
                 / ios as f64
         };
-        let latency_p99_secs = if read.ios >= write.ios {
-            read.latency_p99_secs
-        } else {
-            write.latency_p99_secs
+        let (latency_p99_secs, p99_method) = match (read.ios, write.ios) {
+            (_, 0) => (read.latency_p99_secs, read.p99_method),
+            (0, _) => (write.latency_p99_secs, write.p99_method),
+            _ => {
+                let tables: Vec<(u64, &BTreeMap<String, u64>)> = entries
+                    .iter()
+                    .flat_map(|j| [&j.read, &j.write])
+                    .filter(|d| d.completed_ios() > 0)
+                    .map(|d| (d.completed_ios(), &d.clat_ns.percentile))
+                    .collect();
+                match mixture_percentile_secs(&tables, 99.0) {
+                    Some(v) => (Some(v), PercentileMethod::MixtureUpperBound),
+                    None => (None, PercentileMethod::Unavailable),
+                }
+            }
         };
         MeasuredSummary {
             fio_version: self.fio_version.clone(),
@@ -416,6 +437,7 @@ impl FioOutput {
             write,
             latency_mean_secs,
             latency_p99_secs,
+            p99_method,
         }
     }
 }

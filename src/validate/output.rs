@@ -98,7 +98,7 @@ pub fn measured_run(
         stated,
         inferred,
         assumptions: format!(
-            "measured by cephplan validate, {} rbd engine, {} s runtime, {} s ramp; latency_mean = fio lat_ns mean (submission to completion), latency_p99 = fio clat_ns p99 of the busier direction",
+            "measured by cephplan validate, {} rbd engine, {} s runtime, {} s ramp; latency_mean = fio lat_ns mean (submission to completion), latency_p99 = fio clat_ns p99 over every I/O (a mix of reads and writes: the upper bound of the mixture of their percentile tables)",
             m.fio_version, report.runtime_secs, report.ramp_time_secs
         ),
         quote: format!(
