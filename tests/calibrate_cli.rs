@@ -746,7 +746,7 @@ fn import_warns_of_random_reads_a_cache_served_on_hard_disks() {
     run(&hdd, &csv).stderr(contains(
         "70 % of the reads completed within 0.85 ms, where uncached random reads on hard disks allow at most 21 %",
     ))
-    .stderr(contains("keep it out of the data you calibrate or evaluate on"));
+    .stderr(contains("calibrate and evaluate leave it out"));
     let (runs, _) = load_runs(&csv).unwrap();
     assert_eq!(runs.len(), 1);
     assert!(
@@ -754,6 +754,15 @@ fn import_warns_of_random_reads_a_cache_served_on_hard_disks() {
         "{}",
         runs[0].assumptions
     );
+    // Calibrating on it leaves the row out and says why (it was the only run).
+    cephplan()
+        .args(["calibrate", "--no-loo", "--data"])
+        .arg(&csv)
+        .arg("--out")
+        .arg(dir.path().join("cached.toml"))
+        .assert()
+        .failure()
+        .stderr(contains("1 left out as cache-served reads"));
     // fio 3.12's mean latency (lat_ns.mean 5,838,878.207181 ns, weighted by total_ios).
     assert_eq!(runs[0].measured.latency_mean_secs, Some(5838878.207181e-9));
     let flash = dir.path().join("flash.csv");
@@ -849,4 +858,52 @@ fn a_write_only_calibration_predicts_reads_with_the_defaults_error() {
             "are fitted (the fit has no leave-one-system-out error to give them",
         ))
         .stdout(contains("degrees of freedom, from model \"prior\""));
+}
+
+/// `calibrate --format csv` writes one row per fitted figure of a run, in SI units, as its
+/// help says (session 53's audit: it printed the text table).
+#[test]
+fn calibrate_writes_its_run_table_as_csv() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("lab.csv");
+    for json in ["single-randwrite.json", "multi-randwrite.json"] {
+        import(json, &csv).success();
+    }
+    let out = cephplan()
+        .args(["calibrate", "--no-loo", "--format", "csv", "--data"])
+        .arg(&csv)
+        .arg("--out")
+        .arg(dir.path().join("mine.toml"))
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    let mut rows = csv::Reader::from_reader(text.as_bytes());
+    assert_eq!(
+        rows.headers().unwrap(),
+        vec![
+            "system_id",
+            "run_id",
+            "metric",
+            "measured",
+            "predicted",
+            "error_pct",
+            "predicted_loo",
+            "error_pct_loo"
+        ]
+    );
+    let records: Vec<csv::StringRecord> = rows.records().map(Result::unwrap).collect();
+    // Two runs, each with IOPS and mean latency; no leave-one-out column values.
+    assert_eq!(records.len(), 4, "{text}");
+    for r in &records {
+        let measured: f64 = r[3].parse().unwrap();
+        let predicted: f64 = r[4].parse().unwrap();
+        let error: f64 = r[5].parse().unwrap();
+        assert!(
+            (100.0 * (predicted / measured - 1.0) - error).abs() < 1e-3,
+            "{r:?}"
+        );
+        assert!(r[6].is_empty() && r[7].is_empty(), "{r:?}");
+    }
+    assert!(records.iter().any(|r| &r[2] == "latency_mean_secs"));
 }

@@ -39,6 +39,17 @@
 //! runs' own error nor spans the prior's decades. Otherwise they are fitted at the prior's
 //! width, as before, and the report says why.
 //!
+//! A fit to one or two systems' runs (a user's own cluster) updates the model it starts
+//! from: its priors are centred on that model's values, a parameter the runs inform only
+//! through what they do not vary (CPU per byte at one block size, the network's efficiency
+//! without large transfers, the SMT gain at one SMT setting, the WAL share without a WAL
+//! device, the client's CPU with fio on the OSDs' cores) is not fitted
+//! ([`default_fit_names`]), and one whose posterior keeps more than
+//! [`UNIDENTIFIED_PRIOR_SHARE`] of its prior's width is held at the start's value, the
+//! least informed first, refitting after each (the report's `held_unidentified`). What the
+//! fit keeps is pinned by the runs, so the covariance `predict` adds to the
+//! leave-one-run-out error stays within what they measured.
+//!
 //! Not here: the model's equations (`qn::ceph`), the generic minimiser (`lm`), printing.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -68,6 +79,18 @@ pub const MEASUREMENT_NOISE_REL: f64 = 0.05;
 /// now uses Seidmann's decomposition there, as the fit's solver does (`solve::single`).
 pub const APPROX_GAP_WARN_PCT: f64 = 3.0;
 
+/// A fit to one or two systems' runs (a user's own cluster) holds at the start model's
+/// value every parameter whose posterior keeps more than this share of its prior's width
+/// (`√C_ii / w`, `C` the covariance the fit states, priors included and inflated by the
+/// misfit): the runs, as well as the model fits them, then pin it no better than half the
+/// prior's range, so its fitted value is the prior's pull or a drift along a direction the
+/// runs leave flat, not a measurement, and its range would widen every interval. Measured on the lab's 4 KiB runs (`calibration-data/lab/`): fitted,
+/// such parameters moved the CPU per byte 26.6× and the network's efficiency 0.68 → 0.91
+/// (4 MiB writes on another cluster then ÷3.1 and +33 %), and the SMT gain on RHCS's three
+/// nodes to its bound with a 95 % range of 10⁻¹²-10¹¹ that `predict` carried into every
+/// interval (1,083 - 27 million IOPS around 171k).
+pub const UNIDENTIFIED_PRIOR_SHARE: f64 = 0.5;
+
 /// Version of the calibration report format.
 pub const REPORT_SCHEMA_VERSION: u32 = 1;
 
@@ -88,8 +111,11 @@ pub enum CalibrateError {
         closest: String,
         known: String,
     },
-    #[error("no absolute runs with a scenario to fit{}; check the --data paths", if *.excluded > 0 { format!(" ({} excluded by --exclude)", .excluded) } else { String::new() })]
-    NoRuns { excluded: usize },
+    #[error("no absolute runs with a scenario to fit{}{}; check the --data paths", if *.excluded > 0 { format!(" ({} excluded by --exclude)", .excluded) } else { String::new() }, if *.cache_served > 0 { format!(" ({} left out as cache-served reads: their rows carry `cephplan import`'s note; delete it to fit them anyway)", .cache_served) } else { String::new() })]
+    NoRuns {
+        excluded: usize,
+        cache_served: usize,
+    },
     #[error("--exclude {id:?} names no run or system of the data (closest: {closest}); give a run_id or system_id from the data files")]
     UnknownExclude { id: String, closest: String },
     #[error("run {run_id}: the model cannot be evaluated at the starting parameters: {message}")]
@@ -165,8 +191,12 @@ pub fn apply_overrides(spec: &mut ScenarioSpec, run: &MeasuredRun) {
     }
 }
 
-/// Loads and validates the scenario of every absolute run; ratio rows and rows without a
-/// scenario are returned separately with the reason.
+/// How a not-modelled row's reason starts when `cephplan import` noted its reads as
+/// cache-served.
+pub const CACHE_SERVED_REASON: &str = "cache-served reads";
+
+/// Loads and validates the scenario of every absolute run; ratio rows, rows without a
+/// scenario and rows noted as cache-served are returned separately with the reason.
 pub fn prepare_runs(
     runs: &[MeasuredRun],
     cat: &Catalogue,
@@ -211,6 +241,19 @@ pub fn prepare_runs(
                     run_id: r.run_id.clone(),
                     system_id: r.system_id.clone(),
                     reason: "no scenario file".into(),
+                });
+                continue;
+            }
+            // `cephplan import` found its reads faster than a disk can position and noted
+            // it: a cache served them, which the model does not predict.
+            _ if r
+                .assumptions
+                .contains(crate::data::import::CACHE_SERVED_MARK) =>
+            {
+                skipped.push(NotModelled {
+                    run_id: r.run_id.clone(),
+                    system_id: r.system_id.clone(),
+                    reason: format!("{CACHE_SERVED_REASON} (the note `cephplan import` wrote in its assumptions): the model does not predict a cache; delete the note from the row to fit it anyway"),
                 });
                 continue;
             }
@@ -534,7 +577,9 @@ impl Default for CalibrateOptions {
 /// single system also fit CPU per byte, the fixed read and write latencies, the WAL share,
 /// client CPU per I/O, the SMT gain, the per-batch write cost, messenger coalescing's
 /// share, the lone-op path share and, on disks rated at one I/O, the disks' reordering
-/// share: that system is the target); and the factors
+/// share: that system is the target; each of CPU per byte, the network's efficiency, the
+/// SMT gain, the WAL share and the client's CPU only where the runs vary or isolate what
+/// it describes); and the factors
 /// that describe a *kind* of system — release family (`release_factor.<major>`), CPU
 /// generation (`uarch_efficiency.<uarch>`, else `arch_efficiency.<arch>`), unoptimised
 /// RocksDB builds, `bluefs_buffered_io = false` — each only when runs of two or more
@@ -556,6 +601,35 @@ pub fn default_fit_names(base: &ModelParams, runs: &[PreparedRun]) -> Vec<String
     // aim is that system, not the next one.
     let systems: BTreeSet<&str> = runs.iter().map(|r| r.run.system_id.as_str()).collect();
     let own_system = systems.len() == 1;
+    // One system's runs inform a parameter only through what they vary: a cost per byte
+    // needs block sizes 4× apart (at one size it trades against the per-op costs, and one
+    // lab fit at 4 KiB moved it 26.6×, dividing a 4 MiB prediction by 3), the network's
+    // efficiency a transfer of 64 KiB or more (small ops never fill a link), the SMT gain
+    // nodes with and without SMT, the WAL share writes on a node with a WAL device, the
+    // client's CPU per I/O clients with cores of their own (fio on the OSDs' cores queues
+    // at their station, where only the sum of its cost and the OSDs' is seen). What
+    // the runs do inform may still be held as not identified ([`UNIDENTIFIED_PRIOR_SHARE`]).
+    let blocks = || runs.iter().map(|r| r.scenario.block_size_bytes as f64);
+    let block_span = blocks().fold(0.0, f64::max) >= 4.0 * blocks().fold(f64::INFINITY, f64::min);
+    let large = blocks().any(|b| b >= 65_536.0);
+    let smt: BTreeSet<u32> = runs
+        .iter()
+        .map(|r| r.scenario.node_cpu.threads_per_core)
+        .collect();
+    let wal_writes = runs
+        .iter()
+        .any(|r| r.scenario.wal.is_some() && r.scenario.read_fraction < 1.0);
+    let own_client_cpu = runs
+        .iter()
+        .any(|r| !(r.scenario.clients_colocated && r.scenario.spec.clients.cpu.is_none()));
+    let informed_own = |name: &str| match name {
+        names::CPU_PER_BYTE => block_span,
+        names::NET_EFF => large,
+        names::SMT_GAIN => smt.len() > 1,
+        names::WAL_SHARE => wal_writes,
+        names::CLIENT_CPU => own_client_cpu,
+        _ => true,
+    };
     let mut n: BTreeSet<String> = [names::OSD_CPU_READ, names::OSD_CPU_WRITE, names::NET_EFF]
         .iter()
         .chain(
@@ -570,6 +644,7 @@ pub fn default_fit_names(base: &ModelParams, runs: &[PreparedRun]) -> Vec<String
             .iter()
             .filter(|_| own_system),
         )
+        .filter(|name| !own_system || informed_own(name))
         .map(|s| s.to_string())
         .collect();
     // The per-OSD core curve's scales `osd_core_scale` / `osd_core_scale_write` stay at
@@ -829,6 +904,16 @@ pub struct ParameterEstimate {
     pub at_bound: bool,
 }
 
+/// A parameter held at the start model's value because the runs do not identify it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HeldParameter {
+    pub name: String,
+    /// The start model's value, which the fitted model keeps.
+    pub value: f64,
+    /// The share of its prior's width its posterior kept when it was last fitted.
+    pub prior_share: f64,
+}
+
 /// A run left out of the fit.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct NotModelled {
@@ -861,6 +946,10 @@ pub struct CalibrationReport {
     pub systems: Vec<SystemSummary>,
     pub usl: Option<UslReport>,
     pub not_modelled: Vec<NotModelled>,
+    /// Parameters a fit to one or two systems' runs chose but held at the start model's
+    /// values, as the runs do not identify them ([`UNIDENTIFIED_PRIOR_SHARE`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub held_unidentified: Vec<HeldParameter>,
     pub warnings: Vec<String>,
     /// Ratio rows (seed 003) and the factors fitted from them after the main fit
     /// (`calibrate::ratio`); None when the calibration had none.
@@ -900,6 +989,24 @@ pub fn dataset_files(paths: &[PathBuf]) -> Vec<DatasetFile> {
 fn mape(v: impl Iterator<Item = f64>) -> Option<f64> {
     let v: Vec<f64> = v.map(f64::abs).collect();
     (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+}
+
+/// Per fitted parameter, the share of its prior's width its posterior keeps: `√C_ii / w`,
+/// `C` the fit's covariance of the `ln` values as stated (the prior residuals included,
+/// inflated by the misfit: what `predict`'s intervals carry), `w` the prior's width.
+/// `None` when the fit states no covariance.
+pub fn posterior_prior_shares(
+    cov_ln: Option<&Vec<Vec<f64>>>,
+    priors: &[(f64, f64)],
+) -> Option<Vec<f64>> {
+    let c = cov_ln?;
+    Some(
+        priors
+            .iter()
+            .enumerate()
+            .map(|(i, &(_, w))| c[i][i].max(0.0).sqrt() / w)
+            .collect(),
+    )
 }
 
 /// `(ln prior value, width)` of each parameter in `fit_names` (see the module doc): the
@@ -953,8 +1060,13 @@ pub(crate) fn restart_off_bounds(
         again.termination.evaluations += best.termination.evaluations;
         if again.ssr < best.ssr * (1.0 - opts.ftol) {
             let now = problem.params_at(&again.values()).param[name].value;
+            let verdict = if q.lower < now && now < q.upper {
+                "the bound was a flat region of the model, not where the data put it"
+            } else {
+                "it is on its bound again: the data put it there"
+            };
             notes.push(format!(
-                "{name} ended on its bound {bound} (sum of squares {:.1}); refitted from its prior value {}, the fit reached {:.1} with {name} = {now:.4} and keeps that: the bound was a flat region of the model, not where the data put it",
+                "{name} ended on its bound {bound} (sum of squares {:.1}); refitted from its prior value {}, the fit reached {:.1} with {name} = {now:.4} and keeps that: {verdict}",
                 best.ssr,
                 mu.exp(),
                 again.ssr
@@ -1183,6 +1295,10 @@ pub fn calibrate(
                 .iter()
                 .filter(|n| n.reason.contains("--exclude"))
                 .count(),
+            cache_served: not_modelled
+                .iter()
+                .filter(|n| n.reason.starts_with(CACHE_SERVED_REASON))
+                .count(),
         });
     }
     let mut base = base.clone();
@@ -1255,13 +1371,63 @@ pub fn calibrate(
     };
     progress.start(1 + loo_count as u64, "calibrating");
     progress.message("fitting all runs");
+    // One or two systems (a user's own cluster): the fit updates the start model, so its
+    // priors are centred on the start model's values, and a parameter these runs do not
+    // identify keeps that value ([`UNIDENTIFIED_PRIOR_SHARE`]; the least informed first,
+    // refitting after each, as holding one can identify its partner). A corpus fit starts
+    // from the prior and is centred on it. Parameters the caller names (`--fit`) are all
+    // fitted; the report flags the weakly informed ones.
+    let own_system = prepared
+        .iter()
+        .map(|r| r.run.system_id.as_str())
+        .collect::<BTreeSet<_>>()
+        .len()
+        < 3;
+    let centre = if own_system { &base } else { prior };
+    // A direction no run has, with no leave-one-system-out error to give it, keeps its
+    // parameters fitted at the prior's width (see `uninformed_direction_warnings`): held,
+    // its predictions would state the other direction's error.
+    let wide: Vec<&str> = if unmeasured.is_none() {
+        unmeasured_directions(prepared)
+            .into_iter()
+            .flat_map(|d| direction_params(d).iter().copied())
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let mut fit_names = fit_names;
+    let mut held_unidentified: Vec<(String, f64)> = Vec::new();
     let Fitted {
         model: fitted_cov,
         outcome,
         priors,
         cov_ln,
         restart_notes,
-    } = fit_model(&all, &base, &fit_names, prior, &opts.lm, progress);
+    } = loop {
+        let f = fit_model(&all, &base, &fit_names, centre, &opts.lm, progress);
+        if !own_system || !opts.fit.is_empty() || fit_names.len() <= 1 || progress.is_cancelled() {
+            break f;
+        }
+        let worst = posterior_prior_shares(f.cov_ln.as_ref(), &f.priors).and_then(|shares| {
+            shares
+                .into_iter()
+                .enumerate()
+                .filter(|&(i, r)| {
+                    r > UNIDENTIFIED_PRIOR_SHARE && !wide.contains(&fit_names[i].as_str())
+                })
+                .max_by(|a, b| a.1.total_cmp(&b.1))
+        });
+        match worst {
+            Some((i, share)) => {
+                progress.message(&format!(
+                    "{} is not identified by these runs: holding it and refitting",
+                    fit_names[i]
+                ));
+                held_unidentified.push((fit_names.remove(i), share));
+            }
+            None => break f,
+        }
+    };
     progress.advance(1);
     let x = outcome.values();
     let mut fitted = fitted_cov.clone();
@@ -1272,6 +1438,23 @@ pub fn calibrate(
     let mut runs = Vec::new();
     let mut warnings =
         uninformed_direction_warnings(prepared, &fit_names, &base, unmeasured.as_ref());
+    if !held_unidentified.is_empty() {
+        let list: Vec<String> = held_unidentified
+            .iter()
+            .map(|(n, share)| {
+                format!(
+                    "{n} = {} (its posterior kept {:.0} % of the prior's width)",
+                    base.param[n].value,
+                    100.0 * share
+                )
+            })
+            .collect();
+        warnings.push(format!(
+            "not identified by these runs, so held at model \"{}\"'s values (not fitted): {}; runs that vary what each describes (block sizes for CPU per byte, large transfers for the network's efficiency, SMT on and off for the SMT gain, depths for the write batches) would inform them, or name them with --fit to fit them anyway",
+            base.name,
+            list.join(", ")
+        ));
+    }
     let compared = par_map(prepared, |r| {
         (!progress.is_cancelled()).then(|| {
             (
@@ -1402,6 +1585,12 @@ pub fn calibrate(
     let se_ln: Vec<Option<f64>> = (0..fit_names.len())
         .map(|k| cov_ln.as_ref().map(|c| c[k][k].sqrt()))
         .collect();
+    let shares = posterior_prior_shares(cov_ln.as_ref(), &priors);
+    let weak = |k: usize| {
+        shares
+            .as_ref()
+            .is_some_and(|s| s[k] > UNIDENTIFIED_PRIOR_SHARE)
+    };
     let parameters: Vec<ParameterEstimate> = fit_names
         .iter()
         .zip(&outcome.parameters)
@@ -1415,13 +1604,28 @@ pub fn calibrate(
                 prior: mu.exp(),
                 value: q.value,
                 std_error: se.map(|s| s * q.value),
-                interval_low: se.zip(t).map(|(s, t)| (lp.value - t * s).exp()),
-                interval_high: se.zip(t).map(|(s, t)| (lp.value + t * s).exp()),
+                // Within the model file's bounds, which no value leaves.
+                interval_low: se
+                    .zip(t)
+                    .map(|(s, t)| (lp.value - t * s).exp().clamp(q.lower, q.upper)),
+                interval_high: se
+                    .zip(t)
+                    .map(|(s, t)| (lp.value + t * s).exp().clamp(q.lower, q.upper)),
                 at_bound: q.value <= q.lower || q.value >= q.upper,
             }
         })
         .collect();
     warnings.extend(restart_notes);
+    let weakly: Vec<&str> = (0..fit_names.len())
+        .filter(|&k| weak(k))
+        .map(|k| fit_names[k].as_str())
+        .collect();
+    if !weakly.is_empty() {
+        warnings.push(format!(
+            "weakly identified: {} kept more than half of the prior's width after the fit (their values lean on the prior and their ranges are wide); the model file marks them so",
+            weakly.join(", ")
+        ));
+    }
     for p in parameters.iter().filter(|p| p.at_bound) {
         warnings.push(format!(
             "{} = {} sits on a bound of the model file: the data push it beyond its physical range, a sign the model misses an effect",
@@ -1438,10 +1642,12 @@ pub fn calibrate(
             "fitted by cephplan calibrate to {} runs (prior {}, {})",
             prepared.len(),
             est.prior,
-            if outcome.parameters[p].std_error.is_some() {
-                "identified"
-            } else {
+            if outcome.parameters[p].std_error.is_none() {
                 "not identified: no standard error"
+            } else if weak(p) {
+                "weakly identified: the posterior kept more than half of the prior's width"
+            } else {
+                "identified"
             }
         );
     }
@@ -1503,7 +1709,24 @@ pub fn calibrate(
             .collect(),
         runs: prepared.len() as u32,
         note: format!(
-            "Levenberg-Marquardt on ln(parameters), relative residuals of IOPS/bandwidth and mean latency, priors from models/prior.toml with width ln(upper/lower)/4; {}; in-sample MAPE {}",
+            "Levenberg-Marquardt on ln(parameters), relative residuals of IOPS/bandwidth and mean latency, priors {} with width ln(upper/lower)/4{}; {}; in-sample MAPE {}",
+            if own_system {
+                format!("centred on model \"{}\"'s values", base.name)
+            } else {
+                "from models/prior.toml".to_string()
+            },
+            if held_unidentified.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    "; held as not identified by these runs: {}",
+                    held_unidentified
+                        .iter()
+                        .map(|(n, _)| n.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            },
             outcome.termination.reason,
             mape(runs.iter().filter(is_tp).map(|c| c.error_pct))
                 .map_or("n/a".into(), |m| format!("{m:.1} %"))
@@ -1534,6 +1757,14 @@ pub fn calibrate(
         systems,
         usl,
         not_modelled,
+        held_unidentified: held_unidentified
+            .iter()
+            .map(|(name, share)| HeldParameter {
+                name: name.clone(),
+                value: base.param[name].value,
+                prior_share: *share,
+            })
+            .collect(),
         warnings,
         ratios: None,
     };

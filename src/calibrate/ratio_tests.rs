@@ -154,6 +154,7 @@ fn seed_003_ratio_rows_are_fitted_and_reported() {
                 reason: ratio_stage_reason(),
             })
             .collect(),
+        held_unidentified: vec![],
         warnings: vec![],
         ratios: None,
     };

@@ -735,8 +735,100 @@ fn exclusions_must_name_runs_of_the_data() {
     assert!(e.to_string().contains("s001-seqwrite-64k"), "{e}");
     let e = fit(vec!["seed-001".into()]).unwrap_err();
     assert!(
-        matches!(e, CalibrateError::NoRuns { excluded } if excluded == prep.len()),
+        matches!(e, CalibrateError::NoRuns { excluded, .. } if excluded == prep.len()),
         "{e}"
     );
     assert!(e.to_string().contains("excluded by --exclude"), "{e}");
+}
+
+/// A user's own runs inform a parameter only through what they vary, and a parameter they
+/// do not identify keeps the start model's value (session 53's audit: the lab's one-OSD
+/// 4 KiB reads and writes, fitted, moved CPU per byte 26.6× and the network's efficiency
+/// 0.68 → 0.91, which divided a 4 MiB write on another cluster by 3.1; RHCS's three-node
+/// runs put the SMT gain on its bound with a 95 % range of 10⁻¹²-10¹¹ that every interval
+/// then carried). The same 16 runs (`calibration-data/lab/osd-count-2vcpu/`, one OSD, two
+/// repetitions of 4 images × iodepth 1-64, reads and writes).
+#[test]
+fn one_systems_runs_hold_what_they_do_not_identify_at_the_start_model() {
+    use crate::model::names;
+    let lab = Path::new(env!("CARGO_MANIFEST_DIR")).join("calibration-data/lab/osd-count-2vcpu");
+    let mut runs = Vec::new();
+    for d in [
+        "osd1-randread-img4-r1",
+        "osd1-randread-img4-r2",
+        "osd1-randwrite-img4-r1",
+        "osd1-randwrite-img4-r2",
+    ] {
+        runs.extend(load_runs(&lab.join(d)).unwrap().0);
+    }
+    let (prep, _) = prepare_runs(&runs, &Catalogue::builtin()).unwrap();
+    assert_eq!(prep.len(), 16);
+    let start = ModelParams::shipped_default();
+    let opts = CalibrateOptions {
+        leave_one_out: false,
+        ..CalibrateOptions::default()
+    };
+    let (report, model) = calibrate(
+        &prep,
+        Vec::new(),
+        &start,
+        &ModelParams::prior(),
+        &[],
+        &opts,
+        &NoProgress,
+    )
+    .unwrap();
+    let fitted: Vec<&str> = report.parameters.iter().map(|p| p.name.as_str()).collect();
+    // One block size, no transfer of 64 KiB or more, one SMT setting, no WAL device.
+    for n in [
+        names::CPU_PER_BYTE,
+        names::NET_EFF,
+        names::SMT_GAIN,
+        names::WAL_SHARE,
+    ] {
+        assert!(!fitted.contains(&n), "{n} fitted: {fitted:?}");
+        assert_eq!(model.get(n), start.get(n), "{n}");
+    }
+    // What the fit chose but the runs leave at more than half the prior's width is held
+    // at the start model's value, and said so.
+    assert!(!report.held_unidentified.is_empty());
+    for h in &report.held_unidentified {
+        assert!(h.prior_share > UNIDENTIFIED_PRIOR_SHARE, "{h:?}");
+        assert!(!fitted.contains(&h.name.as_str()), "{h:?}");
+        assert_eq!(model.get(&h.name), start.get(&h.name), "{h:?}");
+        assert_eq!(Some(h.value), start.get(&h.name), "{h:?}");
+    }
+    assert!(report
+        .warnings
+        .iter()
+        .any(|w| w.starts_with("not identified by these runs")));
+    // Every parameter kept is pinned to within half its prior's width (centred on the
+    // start model: `prior` is the start's value), its 95 % range inside the model file's
+    // bounds.
+    let priors = prior_terms(
+        &model,
+        &start,
+        &report
+            .parameters
+            .iter()
+            .map(|p| p.name.clone())
+            .collect::<Vec<_>>(),
+    );
+    for (p, (mu, w)) in report.parameters.iter().zip(&priors) {
+        let q = &model.param[&p.name];
+        let centre = start.get(&p.name).unwrap();
+        assert!((p.prior / centre - 1.0).abs() < 1e-12, "{}", p.name);
+        assert!((mu.exp() / centre - 1.0).abs() < 1e-12, "{}", p.name);
+        let se_ln = p.std_error.unwrap() / p.value;
+        assert!(
+            se_ln <= UNIDENTIFIED_PRIOR_SHARE * w,
+            "{}: {se_ln} > ½ × {w}",
+            p.name
+        );
+        let (lo, hi) = (p.interval_low.unwrap(), p.interval_high.unwrap());
+        assert!(
+            q.lower <= lo && lo <= p.value && p.value <= hi && hi <= q.upper,
+            "{p:?}"
+        );
+    }
 }

@@ -182,7 +182,7 @@ fn scenario_drive(path: &std::path::Path) -> Option<cephplan::spec::DriveKind> {
 
 fn warn_cache_served(run_id: &str, c: &CacheServedReads) {
     eprintln!(
-        "warning: run {run_id}: {}; keep it out of the data you calibrate or evaluate on (a file that --data does not read), or rerun on a filled image larger than the OSDs' caches",
+        "warning: run {run_id}: {}; the row is appended with that note, and calibrate and evaluate leave it out (not modelled, the reason named) while the note stays; rerun on a filled image larger than the OSDs' caches for a run they fit",
         c.note()
     );
 }
