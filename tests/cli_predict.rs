@@ -591,6 +591,23 @@ fn compare_reports_predicts_figures_for_each_variant_and_writes_a_self_contained
         std::fs::read_to_string(&foreign).unwrap(),
         "<p>my notes</p>"
     );
+    // A foreign plot beside a Markdown report refuses the run before any file is written
+    // (session 53's audit: the latency plot was written, then the run failed on the
+    // utilisation plot, leaving half a report).
+    let plot = dir.path().join("other-utilisation.png");
+    std::fs::write(&plot, "my picture").unwrap();
+    cephplan()
+        .args(["compare", FIXTURE, small, "--no-tails", "--report"])
+        .arg(dir.path().join("other.md"))
+        .assert()
+        .code(2)
+        .stderr(
+            predicate::str::contains("refusing to overwrite")
+                .and(predicate::str::contains("other-utilisation.png")),
+        );
+    assert!(!dir.path().join("other-latency.png").exists());
+    assert!(!dir.path().join("other.md").exists());
+    assert_eq!(std::fs::read_to_string(&plot).unwrap(), "my picture");
 }
 
 #[test]

@@ -12,14 +12,14 @@ use super::output::{table, Format};
 use super::predict::TailArgs;
 use super::progress::BarProgress;
 use cephplan::model::ModelParams;
-use cephplan::report::render::{csv, files, table_rows, ReportError};
+use cephplan::report::render::{csv, files, output_paths, table_rows};
 use cephplan::report::{compare, CompareOptions, ComparisonReport, VariantInput};
 use cephplan::spec::{parse_scenario, Catalogue};
 use cephplan::units::parse_duration_secs;
 
 #[derive(Debug, Args)]
 pub struct CompareArgs {
-    /// Scenario files to compare (two or more; each is one column).
+    /// Scenario files, each one column (one file gives a single configuration's report sheet).
     #[arg(required = true, num_args = 1..)]
     pub scenarios: Vec<PathBuf>,
     /// Model parameter file (default: the shipped models/default.toml).
@@ -98,15 +98,11 @@ pub fn run(a: CompareArgs) -> anyhow::Result<()> {
             scenario,
         })
         .collect();
-    // Refuse a wrong name or a foreign report file before minutes of simulation.
+    // Refuse a wrong name or a foreign report or plot file before minutes of simulation.
     if let Some(path) = &a.report {
-        if !matches!(
-            path.extension().and_then(|e| e.to_str()),
-            Some("md" | "html" | "htm")
-        ) {
-            return Err(ReportError::Kind { path: path.clone() }.into());
+        for p in output_paths(path)? {
+            cephplan::io::check_writable_owned(&p)?;
         }
-        cephplan::io::check_writable_owned(path)?;
     }
     let opts = CompareOptions {
         latency_target_secs: target,
@@ -119,7 +115,12 @@ pub fn run(a: CompareArgs) -> anyhow::Result<()> {
     };
     let r = compare(&inputs, &params, &opts, &BarProgress::with_ctrl_c())?;
     if let Some(path) = &a.report {
-        for (p, bytes) in files(&r, path)? {
+        let out = files(&r, path)?;
+        // All or nothing: a file that appeared meanwhile refuses the whole report.
+        for (p, _) in &out {
+            cephplan::io::check_writable_owned(p)?;
+        }
+        for (p, bytes) in out {
             cephplan::io::write_atomic_owned(&p, &bytes)?;
             eprintln!("wrote {}", p.display());
         }

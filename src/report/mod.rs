@@ -69,6 +69,10 @@ pub struct ComparisonReport {
     pub schema_version: u32,
     pub generator: String,
     pub model: ModelInfo,
+    /// FNV-1a 64 of the model as written (`ModelParams::to_toml`): two reports with the
+    /// same fingerprint used the same model.
+    #[serde(default)]
+    pub model_fingerprint: String,
     pub model_label: String,
     pub latency_target_secs: f64,
     /// The simulation's seed and relative precision, when p99 was simulated.
@@ -82,6 +86,8 @@ pub struct ComparisonReport {
 pub struct VariantReport {
     pub name: String,
     pub origin: String,
+    /// What the variant is, in words (protection, hardware, networks, clients, workload).
+    pub configuration: Configuration,
     pub nodes: u32,
     pub osds: u32,
     /// CPU cores of the OSD nodes (nodes × sockets × cores per socket).
@@ -135,6 +141,23 @@ pub struct VariantReport {
     pub degraded_error: Option<String>,
 }
 
+/// A variant's configuration in words, as the report's rows show it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Configuration {
+    /// "3× replicated, host failure domain", "EC 4+2, host failure domain".
+    pub protection: String,
+    /// Sockets × CPU per OSD node, cores, SMT and clock.
+    pub node_cpu: String,
+    /// Data drives per node (name, kind, capacity), OSDs per drive, WAL/DB device.
+    pub drives: String,
+    /// Public and cluster network line rates.
+    pub network: String,
+    /// Client nodes, or fio on the OSD nodes.
+    pub clients: String,
+    /// Pattern, block size, read share, images × jobs × iodepth, Ceph release.
+    pub workload: String,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct HardwareSource {
     pub part: String,
@@ -157,27 +180,144 @@ pub fn marked_assumptions(text: &str) -> Vec<String> {
         .collect()
 }
 
+/// A part's name: its catalogue name, or for a part given inline its vendor and model
+/// ("inline" when it states neither).
+fn part_name(catalogue_name: &str, vendor: &str, model: &str) -> String {
+    let stated = format!("{vendor} {model}").trim().to_string();
+    if catalogue_name != "inline" || stated.is_empty() {
+        catalogue_name.to_string()
+    } else {
+        stated
+    }
+}
+
+/// What sets one variant apart, in words: the pool's protection, the OSD nodes' CPU and
+/// drives, the networks, the clients and the workload (the report's configuration rows).
+fn configuration(s: &Scenario) -> Configuration {
+    use crate::spec::{FailureDomain, Protection};
+    let cpu = |name: &str, e: &crate::spec::CpuEntry, sockets: u32| {
+        format!(
+            "{sockets} × {} ({} cores{} at {} GHz)",
+            part_name(name, &e.vendor, &e.model),
+            e.cores,
+            if e.threads_per_core > 1 {
+                format!(", {} threads each", e.threads_per_core)
+            } else {
+                String::new()
+            },
+            e.ghz
+        )
+    };
+    let drive = |count: u32, name: &str, d: &crate::spec::DriveEntry| {
+        format!(
+            "{count} × {} ({}, {})",
+            part_name(name, &d.vendor, &d.model),
+            match d.kind {
+                crate::spec::DriveKind::Nvme => "NVMe",
+                crate::spec::DriveKind::SataSsd => "SATA SSD",
+                crate::spec::DriveKind::SasSsd => "SAS SSD",
+                crate::spec::DriveKind::Optane => "Optane",
+                crate::spec::DriveKind::Hdd => "HDD",
+            },
+            crate::predict::format::eng(
+                d.capacity.0 as f64,
+                crate::predict::format::Quantity::Bytes
+            )
+        )
+    };
+    let gbps = |b: f64| format!("{} Gb/s", b / 1e9);
+    Configuration {
+        protection: format!(
+            "{}, {} failure domain",
+            match s.protection {
+                Protection::Replicated { size } => format!("{size}× replicated"),
+                Protection::Erasure { k, m } => format!("EC {k}+{m}"),
+            },
+            match s.failure_domain {
+                FailureDomain::Host => "host",
+                FailureDomain::Osd => "OSD",
+            }
+        ),
+        node_cpu: cpu(&s.node_cpu_name, &s.node_cpu, s.sockets),
+        drives: format!(
+            "{}, {} OSD{} each{}",
+            drive(s.data.count_per_node, &s.data.name, &s.data.drive),
+            s.osds_per_device,
+            if s.osds_per_device == 1 { "" } else { "s" },
+            s.wal.as_ref().map_or(String::new(), |w| format!(
+                "; WAL/DB on {}",
+                drive(w.count_per_node, &w.name, &w.drive)
+            ))
+        ),
+        network: match s.cluster_bits_per_sec {
+            Some(c) => format!(
+                "public {}, cluster {}",
+                gbps(s.public_bits_per_sec),
+                gbps(c)
+            ),
+            None => format!(
+                "public {} (no cluster network)",
+                gbps(s.public_bits_per_sec)
+            ),
+        },
+        clients: if s.clients_colocated {
+            format!("fio on the {} OSD nodes", s.client_nodes)
+        } else {
+            format!(
+                "{} nodes of {}, {}",
+                s.client_nodes,
+                cpu(&s.client_cpu_name, &s.client_cpu, s.client_sockets),
+                gbps(s.client_nic_bits_per_sec)
+            )
+        },
+        workload: format!(
+            "{} {}{}, {} images × {} jobs × iodepth {}; Ceph {}",
+            match s.pattern {
+                crate::spec::Pattern::Randread => "random read",
+                crate::spec::Pattern::Randwrite => "random write",
+                crate::spec::Pattern::Randrw => "random read/write",
+                crate::spec::Pattern::Read => "sequential read",
+                crate::spec::Pattern::Write => "sequential write",
+            },
+            crate::units::Bytes(s.block_size_bytes),
+            if s.read_fraction > 0.0 && s.read_fraction < 1.0 {
+                format!(" ({:.0} % reads)", s.read_fraction * 100.0)
+            } else {
+                String::new()
+            },
+            s.images,
+            s.jobs_per_image,
+            s.iodepth,
+            s.ceph_release
+        ),
+    }
+}
+
 fn sources(s: &Scenario) -> Vec<HardwareSource> {
     let mut v = vec![HardwareSource {
         part: "OSD node CPU".into(),
-        name: s.node_cpu_name.clone(),
+        name: part_name(&s.node_cpu_name, &s.node_cpu.vendor, &s.node_cpu.model),
         source: s.node_cpu.source.clone(),
     }];
     v.push(HardwareSource {
         part: "data device".into(),
-        name: s.data.name.clone(),
+        name: part_name(&s.data.name, &s.data.drive.vendor, &s.data.drive.model),
         source: s.data.drive.source.clone(),
     });
     if let Some(w) = &s.wal {
         v.push(HardwareSource {
             part: "WAL/DB device".into(),
-            name: w.name.clone(),
+            name: part_name(&w.name, &w.drive.vendor, &w.drive.model),
             source: w.drive.source.clone(),
         });
     }
     v.push(HardwareSource {
         part: "client CPU".into(),
-        name: s.client_cpu_name.clone(),
+        name: part_name(
+            &s.client_cpu_name,
+            &s.client_cpu.vendor,
+            &s.client_cpu.model,
+        ),
         source: s.client_cpu.source.clone(),
     });
     for h in &mut v {
@@ -190,7 +330,8 @@ fn sources(s: &Scenario) -> Vec<HardwareSource> {
 
 /// The iodepth curve: doubling from 1 (and the scenario's own iodepth) until a point's
 /// mean latency exceeds twice the target past the scenario's own iodepth, or
-/// [`MAX_SWEPT_IODEPTH`]; returns the points and the knee under the target.
+/// [`MAX_SWEPT_IODEPTH`], then bisected to the whole iodepth between the deepest point
+/// that meets the target and the next; returns the points and the knee under the target.
 fn curve_past_knee(
     s: &Scenario,
     p: &ModelParams,
@@ -203,13 +344,10 @@ fn curve_past_knee(
     depths.push(s.iodepth);
     depths.sort_unstable();
     depths.dedup();
-    let mut points = Vec::new();
+    let mut points: Vec<SweepPoint> = Vec::new();
     let mut warnings = Vec::new();
     let mut last = None;
-    for d in depths {
-        if progress.is_cancelled() {
-            break;
-        }
+    let at = |d: u32, warnings: &mut Vec<String>| -> Result<_, PredictError> {
         let r = sweep(
             s,
             p,
@@ -222,6 +360,13 @@ fn curve_past_knee(
             &crate::progress::NoProgress,
         )?;
         warnings.extend(r.warnings.iter().cloned());
+        Ok(r)
+    };
+    for d in depths {
+        if progress.is_cancelled() {
+            break;
+        }
+        let r = at(d, &mut warnings)?;
         let past = r
             .points
             .first()
@@ -230,6 +375,26 @@ fn curve_past_knee(
         last = Some(r);
         if past {
             break;
+        }
+    }
+    // The knee to the whole iodepth: between the deepest point that meets the target and
+    // the next, which does not, bisect (the mean latency grows with the iodepth).
+    let meets = |pt: &SweepPoint| pt.latency_mean_secs <= target_secs;
+    if let Some(i) = points.iter().rposition(&meets) {
+        if let Some(next) = points.get(i + 1).map(|pt| pt.value) {
+            let (mut lo, mut hi) = (points[i].value, next);
+            while hi - lo > 1 && !progress.is_cancelled() {
+                let mid = lo + (hi - lo) / 2;
+                let r = at(u32::try_from(mid).unwrap_or(u32::MAX), &mut warnings)?;
+                let ok = r.points.first().is_some_and(&meets);
+                points.extend(r.points.iter().cloned());
+                if ok {
+                    lo = mid;
+                } else {
+                    hi = mid;
+                }
+            }
+            points.sort_by_key(|pt| pt.value);
         }
     }
     let mut all = last.expect("at least iodepth 1 is swept");
@@ -278,6 +443,7 @@ pub fn compare(
         out.push(VariantReport {
             name: v.name.clone(),
             origin: v.origin.clone(),
+            configuration: configuration(s),
             nodes: s.nodes,
             osds: s.total_osds(),
             cores,
@@ -318,6 +484,10 @@ pub fn compare(
             env!("CARGO_PKG_VERSION")
         ),
         model: ModelInfo::of(params),
+        model_fingerprint: format!(
+            "{:016x}",
+            crate::calibrate::ceph::fnv1a64(params.to_toml().as_bytes())
+        ),
         model_label: opts.model_label.clone(),
         latency_target_secs: opts.latency_target_secs,
         tails_seed: opts.tails.as_ref().map(|t| t.sim.seed),
