@@ -351,7 +351,7 @@ fn a_target_no_design_meets_says_which_and_by_how_much() {
     assert!(r.designs.is_empty());
     let msg = r.no_design.unwrap();
     assert!(
-        msg.starts_with("no design meets iops ≥ for workload \"oltp\""),
+        msg.starts_with("no design meets iops ≥ 1000000000 IOPS for workload \"oltp\""),
         "{msg}"
     );
     assert!(msg.contains("misses by"), "{msg}");
@@ -739,4 +739,33 @@ fn a_pool_of_one_copy_never_survives_a_node_down() {
     let closest = r.closest.expect("the closest failure is reported");
     assert_eq!(closest.miss.target, "copies a PG keeps ≥ min_size");
     assert_eq!((closest.miss.required, closest.miss.predicted), (1.0, 0.0));
+}
+
+/// The closest failure: a workload miss before capacity, an exact miss before one from the
+/// asymptotic bound (only a floor on the miss), then the smaller miss.
+#[test]
+fn the_closest_failure_prefers_exact_misses_to_bounds() {
+    let f = |workload: &str, headroom: f64, by_bound: bool| Failure {
+        candidate: String::new(),
+        cost: None,
+        power_watts: None,
+        rack_units: 0,
+        workload: workload.into(),
+        state: String::new(),
+        miss: Headroom {
+            target: "iops ≥".into(),
+            required: 1.0,
+            predicted: 1.0 + headroom,
+            headroom,
+        },
+        by_bound,
+    };
+    let exact_7 = f("db", -0.07, false);
+    let bound_01 = f("db", -0.001, true);
+    let exact_2 = f("db", -0.02, false);
+    let capacity = f("", -0.001, false);
+    assert!(closer(&exact_7, &bound_01) && !closer(&bound_01, &exact_7));
+    assert!(closer(&exact_2, &exact_7) && !closer(&exact_7, &exact_2));
+    assert!(closer(&bound_01, &capacity) && !closer(&capacity, &bound_01));
+    assert!(closer(&f("db", -0.3, true), &f("db", -0.5, true)));
 }
