@@ -71,8 +71,32 @@ fn table_report(r: &SizingReport) -> String {
                 thousands(s.best_iops),
                 thousands(f64::from(s.in_flight)),
                 ms(s.latency_mean_secs),
+                match &s.degraded {
+                    None => "-".into(),
+                    Some(d) => match &d.error {
+                        Some(e) => e.clone(),
+                        None => format!(
+                            "{} at {} in flight, {}",
+                            thousands(d.best_iops),
+                            thousands(f64::from(d.in_flight)),
+                            ms(d.latency_mean_secs)
+                        ),
+                    },
+                },
                 if s.meets_target { "meets target" } else { "" }.into(),
             ],
+        })
+        .collect();
+    let degraded = r.steps.iter().any(|s| s.degraded.is_some());
+    let rows: Vec<Vec<String>> = rows
+        .into_iter()
+        .map(|mut row| {
+            if row.len() == 6 && !degraded {
+                row.remove(4);
+            } else if row.len() == 5 && degraded {
+                row.insert(4, "-".into());
+            }
+            row
         })
         .collect();
     let mut o = format!(
@@ -81,10 +105,19 @@ fn table_report(r: &SizingReport) -> String {
         thousands(r.iops_target),
         ms(r.latency_target_secs)
     );
-    o.push_str(&table(
-        &["nodes", "best IOPS", "in flight", "mean lat", ""],
-        &rows,
-    ));
+    let header: &[&str] = if degraded {
+        &[
+            "nodes",
+            "best IOPS",
+            "in flight",
+            "mean lat",
+            "nodes down ([degraded])",
+            "",
+        ]
+    } else {
+        &["nodes", "best IOPS", "in flight", "mean lat", ""]
+    };
+    o.push_str(&table(header, &rows));
     o.push('\n');
     o.push_str(&r.note);
     o.push('\n');
@@ -114,8 +147,16 @@ fn csv_report(r: &SizingReport) -> anyhow::Result<String> {
         "latency_mean_secs",
         "meets_target",
         "skipped",
+        "degraded_best_iops",
+        "degraded_in_flight",
+        "degraded_latency_mean_secs",
+        "degraded_error",
     ])?;
     for s in &r.steps {
+        let d = s.degraded.as_ref();
+        let dn = |f: &dyn Fn(&cephplan::predict::DegradedStep) -> String| {
+            d.filter(|d| d.error.is_none()).map(f).unwrap_or_default()
+        };
         w.write_record([
             s.nodes.to_string(),
             s.best_iops.to_string(),
@@ -123,6 +164,10 @@ fn csv_report(r: &SizingReport) -> anyhow::Result<String> {
             s.latency_mean_secs.to_string(),
             s.meets_target.to_string(),
             s.skipped.clone().unwrap_or_default(),
+            dn(&|d| d.best_iops.to_string()),
+            dn(&|d| d.in_flight.to_string()),
+            dn(&|d| d.latency_mean_secs.to_string()),
+            d.and_then(|d| d.error.clone()).unwrap_or_default(),
         ])?;
     }
     Ok(String::from_utf8(w.into_inner()?)?)

@@ -49,6 +49,22 @@ pub struct SizingStep {
     pub meets_target: bool,
     /// Why this node count could not be evaluated, if so.
     pub skipped: Option<String>,
+    /// With the scenario's `[degraded]` table: the same search in that state (its nodes
+    /// down during recovery, or undersized), which the node count must also pass.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub degraded: Option<DegradedStep>,
+}
+
+/// The degraded state's best point at one node count.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DegradedStep {
+    pub best_iops: f64,
+    pub in_flight: u32,
+    pub latency_mean_secs: f64,
+    /// Why the state could not be predicted (e.g. fewer surviving hosts than the pool's
+    /// width): the node count then does not pass.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -181,27 +197,56 @@ pub fn size(
                     latency_mean_secs: 0.0,
                     meets_target: false,
                     skipped: Some(e.to_string().trim_start_matches("scenario: ").to_string()),
+                    degraded: None,
                 });
                 progress.advance(1);
                 continue;
             }
         };
-        let cn = build(&sv, p)?;
-        let opts = crate::solve::SolveOptions::default();
         // The in-flight counts of `walked_populations` in one MVA pass; the latency need not
         // grow with n (write batching can make a deeper queue faster), so no bisection.
         let populations = walked_populations(in_flight_limit);
-        let mut best = (0.0, 0u32, 0.0);
-        for (n, point) in populations
-            .iter()
-            .zip(super::solve_curve_at(&cn, &populations, &opts)?)
-        {
-            let f = point.figures;
-            if f.latency_mean_secs <= spec.latency_target_secs && f.iops > best.0 {
-                best = (f.iops, *n, f.latency_mean_secs);
+        let best_of = |sc: &Scenario| -> Result<(f64, u32, f64), PredictError> {
+            let cn = build(sc, p)?;
+            let opts = crate::solve::SolveOptions::default();
+            let mut best = (0.0, 0u32, 0.0);
+            for (n, point) in
+                populations
+                    .iter()
+                    .zip(super::solve_curve_at(&cn, &populations, &opts)?)
+            {
+                let f = point.figures;
+                if f.latency_mean_secs <= spec.latency_target_secs && f.iops > best.0 {
+                    best = (f.iops, *n, f.latency_mean_secs);
+                }
             }
-        }
-        let meets = best.0 >= spec.iops_target;
+            Ok(best)
+        };
+        let best = best_of(&sv)?;
+        // A `[degraded]` table asks for its state too (as `design` checks resilience).
+        let degraded = match &sv.spec.degraded {
+            Some(d) if best.0 >= spec.iops_target => Some(
+                match super::degraded::degraded_scenario(&sv, d).and_then(|ds| best_of(&ds)) {
+                    Ok(b) => DegradedStep {
+                        best_iops: b.0,
+                        in_flight: b.1,
+                        latency_mean_secs: b.2,
+                        error: None,
+                    },
+                    Err(e) => DegradedStep {
+                        best_iops: 0.0,
+                        in_flight: 0,
+                        latency_mean_secs: 0.0,
+                        error: Some(e.to_string()),
+                    },
+                },
+            ),
+            _ => None,
+        };
+        let meets = best.0 >= spec.iops_target
+            && degraded
+                .as_ref()
+                .is_none_or(|d| d.error.is_none() && d.best_iops >= spec.iops_target);
         steps.push(SizingStep {
             nodes,
             best_iops: best.0,
@@ -209,6 +254,7 @@ pub fn size(
             latency_mean_secs: best.2,
             meets_target: meets,
             skipped: None,
+            degraded,
         });
         progress.advance(1);
         if meets {
@@ -238,10 +284,14 @@ pub fn size(
             spec.max_nodes
         ),
         Some(sv) => format!(
-            "{} nodes reach {:.0} IOPS within {:.3} ms mean latency (in flight ≤ {in_flight_limit}, {whose})",
+            "{} nodes reach {:.0} IOPS within {:.3} ms mean latency (in flight ≤ {in_flight_limit}, {whose}){}",
             sv.nodes,
             spec.iops_target,
             spec.latency_target_secs * 1e3,
+            sv.spec.degraded.as_ref().map_or(String::new(), |d| format!(
+                ", also with {} node(s) down as the scenario's [degraded] table asks",
+                d.nodes_down
+            ))
         ),
         None => format!(
             "no node count up to {} reaches {:.0} IOPS within {:.3} ms with at most {in_flight_limit} I/Os in flight; raise the in-flight count (--max-in-flight, or images, jobs, iodepth), --max-nodes, or change the hardware",
