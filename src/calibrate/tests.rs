@@ -832,3 +832,76 @@ fn one_systems_runs_hold_what_they_do_not_identify_at_the_start_model() {
         );
     }
 }
+
+/// A fit to runs of both directions states each direction's own leave-one-run-out error
+/// when it has enough runs, and a workload of one direction takes it (session 53's audit:
+/// the lab's reads were off by 0.05 in ln and its writes by 0.19; the pooled 0.14 held
+/// half the writes in the 80 % range and made the reads' ranges three times too wide).
+/// The oracle is the report's own leave-one-out column: each direction's σ is the root
+/// mean square of its runs' `ln(predicted_loo / measured)`.
+#[test]
+fn a_fit_to_both_directions_states_each_directions_own_error() {
+    use crate::model::Direction;
+    let lab = Path::new(env!("CARGO_MANIFEST_DIR")).join("calibration-data/lab/osd-count-2vcpu");
+    let mut runs = Vec::new();
+    for d in ["osd1-randread-img4-r1", "osd1-randwrite-img4-r1"] {
+        runs.extend(load_runs(&lab.join(d)).unwrap().0);
+    }
+    let (prep, _) = prepare_runs(&runs, &Catalogue::builtin()).unwrap();
+    let start = ModelParams::shipped_default();
+    let (report, model) = calibrate(
+        &prep,
+        Vec::new(),
+        &start,
+        &ModelParams::prior(),
+        &[],
+        &CalibrateOptions::default(),
+        &NoProgress,
+    )
+    .unwrap();
+    let t = model.transfer.as_ref().unwrap();
+    assert_eq!(t.kind, "leave-one-run-out");
+    assert_eq!(t.by_direction.len(), 2, "{t:?}");
+    for e in &t.by_direction {
+        let read = e.direction == Direction::Reads;
+        let ids: Vec<&str> = prep
+            .iter()
+            .filter(|r| (r.scenario.read_fraction == 1.0) == read)
+            .map(|r| r.run.run_id.as_str())
+            .collect();
+        assert_eq!(e.runs as usize, ids.len());
+        let sq: Vec<f64> = report
+            .runs
+            .iter()
+            .filter(|c| c.metric != Metric::LatencyMean && ids.contains(&c.run_id.as_str()))
+            .map(|c| (c.predicted_loo.unwrap() / c.measured).ln().powi(2))
+            .collect();
+        let rms = (sq.iter().sum::<f64>() / sq.len() as f64).sqrt();
+        assert!(
+            (e.throughput_ln_sigma / rms - 1.0).abs() < 1e-12,
+            "{e:?} vs {rms}"
+        );
+    }
+    // A read workload states the reads' σ, a mix the pooled one.
+    let reads = &t
+        .by_direction
+        .iter()
+        .find(|e| e.direction == Direction::Reads)
+        .unwrap();
+    let read_run = prep
+        .iter()
+        .find(|r| r.scenario.read_fraction == 1.0)
+        .unwrap();
+    let p = crate::predict::predict(
+        &read_run.scenario,
+        &model,
+        &crate::predict::PredictOptions::default(),
+    )
+    .unwrap();
+    let note = &p.interval.as_ref().unwrap().note;
+    assert!(
+        note.contains("the σ of its read runs")
+            && note.contains(&format!("σ_ln {:.2} throughput", reads.throughput_ln_sigma)),
+        "{note}"
+    );
+}

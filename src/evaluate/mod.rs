@@ -1178,6 +1178,7 @@ pub fn transfer_of(r: &EvaluationReport) -> Option<crate::model::Transfer> {
         by_kind: transfer_by_kind(&r.classes),
         measured_directions: Vec::new(),
         unmeasured: None,
+        by_direction: Vec::new(),
     })
 }
 

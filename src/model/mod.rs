@@ -218,6 +218,26 @@ pub struct Transfer {
     /// error of the model whose values that direction kept, with its per-kind record.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unmeasured: Option<Box<Transfer>>,
+    /// For a leave-one-run-out error over runs of both directions: the error of the runs
+    /// of one direction alone (reads only, writes only; at least
+    /// [`MIN_RUNS_PER_DIRECTION`] runs each), which a workload of that direction takes; a
+    /// mix takes the pooled σ above. Empty otherwise.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub by_direction: Vec<DirectionError>,
+}
+
+/// The fewest runs of one direction whose leave-one-run-out residuals give that direction
+/// an error of its own ([`Transfer::by_direction`]).
+pub const MIN_RUNS_PER_DIRECTION: usize = 3;
+
+/// The leave-one-run-out error of one direction's runs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DirectionError {
+    pub direction: Direction,
+    pub throughput_ln_sigma: f64,
+    pub latency_ln_sigma: f64,
+    pub runs: u32,
 }
 
 /// A direction of I/O, for what a calibration's runs measured.

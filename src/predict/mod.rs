@@ -740,11 +740,27 @@ fn interval(
             let (t, unmeasured) = t.for_workload(s.read_fraction);
             // Workloads at iodepth 1 take the iodepth-1 runs' own error when the model
             // states one (the model transfers worse there).
-            let (tx, tr, which) = match (s.is_fio_iodepth_1(), t.iodepth1_throughput_ln_sigma) {
-                (true, Some(x)) => (
+            // A workload of one direction takes that direction's runs' own error where
+            // the record has one (a fit to both directions' runs).
+            let direction = match s.read_fraction {
+                f if f >= 1.0 => Some(crate::model::Direction::Reads),
+                f if f <= 0.0 => Some(crate::model::Direction::Writes),
+                _ => None,
+            };
+            let own = direction.and_then(|d| t.by_direction.iter().find(|e| e.direction == d));
+            let (tx, tr, which) = match (s.is_fio_iodepth_1(), t.iodepth1_throughput_ln_sigma, own) {
+                (true, Some(x), _) => (
                     x,
                     t.iodepth1_latency_ln_sigma.unwrap_or(x),
                     ", the σ of its iodepth-1 runs",
+                ),
+                (_, _, Some(e)) => (
+                    e.throughput_ln_sigma,
+                    e.latency_ln_sigma,
+                    match e.direction {
+                        crate::model::Direction::Reads => ", the σ of its read runs",
+                        crate::model::Direction::Writes => ", the σ of its write runs",
+                    },
                 ),
                 _ => (t.throughput_ln_sigma, t.latency_ln_sigma, ""),
             };
@@ -765,7 +781,7 @@ fn interval(
                             ": the range for a cluster the model was not calibrated on".to_string()
                         }
                         (None, false) => {
-                            ": the range for the system the model was calibrated on".to_string()
+                            ": the range for the system the model was calibrated on, its runs held out one at a time; a cluster of another size or other hardware carries the model's transfer error on top, which this range leaves out (`cephplan evaluate`: scale series, leave-one-system-out)".to_string()
                         }
                     }
                 ),

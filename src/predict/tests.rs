@@ -634,6 +634,7 @@ fn an_iodepth_1_workload_takes_the_iodepth_1_transfer_error() {
         by_kind: Vec::new(),
         measured_directions: Vec::new(),
         unmeasured: None,
+        by_direction: Vec::new(),
     });
     let z = z_of(0.95);
     let widths = |p: &ModelParams, depth: &str| {
@@ -679,6 +680,7 @@ fn a_direction_the_calibration_never_measured_takes_the_unmeasured_error() {
         by_kind: Vec::new(),
         measured_directions: Vec::new(),
         unmeasured: None,
+        by_direction: Vec::new(),
     };
     p.transfer = Some(crate::model::Transfer {
         kind: "leave-one-run-out".into(),
@@ -688,6 +690,7 @@ fn a_direction_the_calibration_never_measured_takes_the_unmeasured_error() {
         runs: 6,
         measured_directions: vec![crate::model::Direction::Writes],
         unmeasured: Some(Box::new(loso.clone())),
+        by_direction: Vec::new(),
         ..loso
     });
     let z = z_of(0.95);
@@ -848,6 +851,7 @@ fn a_prediction_names_the_held_out_record_of_its_own_kinds_only() {
             .collect(),
         measured_directions: Vec::new(),
         unmeasured: None,
+        by_direction: Vec::new(),
     });
     let s = tiny(|t| t.to_string());
     let expect: Vec<RunClass> = RunClass::ALL
