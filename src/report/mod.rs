@@ -166,18 +166,54 @@ pub struct HardwareSource {
 }
 
 /// The lines of a scenario file whose comment marks the value as assumed or inferred,
-/// as `key = value — ASSUMED: why`.
+/// as `table.key = value — ASSUMED: why`: the key under its table's path (`clients.nodes`,
+/// not a bare `nodes` a reader takes for the cluster's), and the comment with the
+/// comment-only lines that continue it.
 pub fn marked_assumptions(text: &str) -> Vec<String> {
-    text.lines()
-        .filter_map(|l| {
-            let (value, comment) = l.split_once('#')?;
-            let comment = comment.trim();
-            let value = value.trim();
-            (!value.is_empty()
-                && (comment.starts_with("ASSUMED") || comment.starts_with("INFERRED")))
-            .then(|| format!("{value} — {comment}"))
-        })
-        .collect()
+    let mut out: Vec<String> = Vec::new();
+    let mut table = String::new();
+    // Whether the last line was a marked one, whose comment a comment-only line continues.
+    let mut continuing = false;
+    for l in text.lines() {
+        let t = l.trim();
+        if let Some(h) = t
+            .strip_prefix('[')
+            .and_then(|h| h.split(']').next())
+            .filter(|_| !t.starts_with("[["))
+        {
+            table = h.trim().to_string();
+            continuing = false;
+            continue;
+        }
+        if let Some(c) = t.strip_prefix('#') {
+            if continuing && l.starts_with(char::is_whitespace) {
+                if let Some(last) = out.last_mut() {
+                    last.push(' ');
+                    last.push_str(c.trim());
+                }
+            } else {
+                continuing = false;
+            }
+            continue;
+        }
+        continuing = false;
+        let Some((value, comment)) = l.split_once('#') else {
+            continue;
+        };
+        let (comment, value) = (comment.trim(), value.trim());
+        if value.is_empty() || !(comment.starts_with("ASSUMED") || comment.starts_with("INFERRED"))
+        {
+            continue;
+        }
+        let value = if table.is_empty() {
+            value.to_string()
+        } else {
+            format!("{table}.{value}")
+        };
+        out.push(format!("{value} — {comment}"));
+        continuing = true;
+    }
+    out
 }
 
 /// A part's name: its catalogue name, or for a part given inline its vendor and model

@@ -244,6 +244,19 @@ fn marked_assumptions_are_read_from_comments() {
             "bs = \"4k\" — ASSUMED: usual".to_owned()
         ]
     );
+    // Session 53's audit: "nodes = 4 — ASSUMED: the client count is only in a figure the
+    // text" read as the cluster's node count, cut mid-sentence. The key carries its table
+    // and the comment its continuation lines; a comment line after an unmarked value, or at
+    // the start of a line, continues nothing.
+    let text = "[cluster]\nnodes = 3   # STATED\n            #   not an assumption\n[clients]\nnodes = 4   # ASSUMED: the client count is only in a figure the text\n            #   does not reproduce; 4 load generators\n# a section note\nsockets = 1 # ASSUMED\n[cluster.node]\nsockets = 2 # INFERRED: the seed names the CPU without a count; 384 GB =\n            #   2 x 192 GB\n";
+    assert_eq!(
+        marked_assumptions(text),
+        vec![
+            "clients.nodes = 4 — ASSUMED: the client count is only in a figure the text does not reproduce; 4 load generators".to_owned(),
+            "clients.sockets = 1 — ASSUMED".to_owned(),
+            "cluster.node.sockets = 2 — INFERRED: the seed names the CPU without a count; 384 GB = 2 x 192 GB".to_owned(),
+        ]
+    );
 }
 
 /// RFC 4648 section 10.
