@@ -212,13 +212,33 @@ fn flags(d: &Design) -> String {
     f.join(", ")
 }
 
+/// A margin to whole percent, or to a tenth where it is under 1 % (a 0.2 % margin is
+/// not "+0 %", which a reader cannot tell from a miss).
+fn percent(x: f64) -> String {
+    if x.abs() < 0.01 {
+        format!("{:+.1} %", x * 100.0)
+    } else {
+        format!("{:+.0} %", x * 100.0)
+    }
+}
+
 fn headroom_text(d: &cephplan::design::Headroom) -> String {
     format!(
-        "{} {}: {:+.0} %",
+        "{} {}: {}",
         d.target,
         format_value(&d.target, d.required),
-        d.headroom * 100.0
+        percent(d.headroom)
     )
+}
+
+/// A simulated p99 with its confidence half-width, to the digits the simulation's
+/// precision supports.
+fn p99_text(p99: Option<f64>, half_width: Option<f64>) -> String {
+    match (p99, half_width) {
+        (Some(v), Some(h)) => format!("{} ± {:.2} ms", ms(v), h * 1e3),
+        (Some(v), None) => ms(v),
+        _ => "-".into(),
+    }
 }
 
 fn failure_text(f: &Failure) -> String {
@@ -311,24 +331,36 @@ fn text_report(r: &DesignReport, md: bool) -> String {
             ],
             &rows,
         ));
-        h(&mut o, "predicted per workload (95 % range)");
+        // The range the targets were checked against (the 95 % one when at the point).
+        use cephplan::design::CheckAt;
+        let eighty = r.check_at == CheckAt::Interval80;
+        h(
+            &mut o,
+            match r.check_at {
+                CheckAt::Interval80 => "predicted per workload (80 % range, whose pessimistic end the targets were checked against)",
+                CheckAt::Interval95 => "predicted per workload (95 % range, whose pessimistic end the targets were checked against)",
+                CheckAt::Point => "predicted per workload (95 % range)",
+            },
+        );
         let mut rows = Vec::new();
         for d in &r.designs {
             for w in &d.results {
                 let p = &w.prediction;
-                let (iops_rng, lat_rng) =
-                    p.interval
-                        .as_ref()
-                        .map_or((String::new(), String::new()), |i| {
-                            (
-                                format!(" ({}–{})", thousands(i.iops_low), thousands(i.iops_high)),
-                                format!(
-                                    " ({}–{})",
-                                    ms(i.latency_mean_low_secs),
-                                    ms(i.latency_mean_high_secs)
-                                ),
-                            )
-                        });
+                let range = if eighty {
+                    p.interval_80.as_ref()
+                } else {
+                    p.interval.as_ref()
+                };
+                let (iops_rng, lat_rng) = range.map_or((String::new(), String::new()), |i| {
+                    (
+                        format!(" ({}–{})", thousands(i.iops_low), thousands(i.iops_high)),
+                        format!(
+                            " ({}–{})",
+                            ms(i.latency_mean_low_secs),
+                            ms(i.latency_mean_high_secs)
+                        ),
+                    )
+                });
                 rows.push(vec![
                     d.id.clone(),
                     w.workload.clone(),
@@ -336,7 +368,12 @@ fn text_report(r: &DesignReport, md: bool) -> String {
                     format!("{}{iops_rng}", thousands(p.iops)),
                     rate(p.bandwidth_bytes_per_sec),
                     format!("{}{lat_rng}", ms(p.latency_mean_secs)),
-                    p.latency_p99_secs.map_or("-".into(), ms),
+                    p99_text(
+                        p.latency_p99_secs,
+                        p.tails
+                            .as_ref()
+                            .and_then(|t| t.all.latency_p99_secs.half_width),
+                    ),
                     format!(
                         "{} {:.0} %",
                         p.bottleneck.resource,
@@ -530,6 +567,22 @@ fn csv_report(r: &DesignReport) -> anyhow::Result<String> {
 
 #[cfg(test)]
 mod tests {
+    /// A thin margin keeps a decimal (session 53's audit: a 0.2 % margin printed "+0 %"),
+    /// wider ones whole percent; a simulated p99 shows its confidence half-width.
+    #[test]
+    fn margins_and_p99_keep_the_digits_that_matter() {
+        assert_eq!(super::percent(0.0023), "+0.2 %");
+        assert_eq!(super::percent(-0.004), "-0.4 %");
+        assert_eq!(super::percent(0.384), "+38 %");
+        assert_eq!(super::percent(-0.07), "-7 %");
+        assert_eq!(
+            super::p99_text(Some(4.438e-3), Some(0.207e-3)),
+            "4.438 ms ± 0.21 ms"
+        );
+        assert_eq!(super::p99_text(Some(4.438e-3), None), "4.438 ms");
+        assert_eq!(super::p99_text(None, None), "-");
+    }
+
     use super::unit_watts;
 
     /// Unit powers print as the catalogue quotes them: the 25 GbE NIC's "15.95W", the

@@ -401,6 +401,9 @@ pub struct DesignReport {
     pub closest: Option<Failure>,
     pub stats: SearchStats,
     pub model: ModelInfo,
+    /// What the targets were checked against (the range the table shows).
+    #[serde(default)]
+    pub check_at: CheckAt,
 }
 
 /// A candidate in the sorted list.
@@ -733,6 +736,7 @@ pub fn design(
         closest: if found.is_empty() { closest } else { None },
         stats,
         model: ModelInfo::of(model),
+        check_at: req.check_at,
     })
 }
 
