@@ -142,6 +142,10 @@ impl SweepSpec {
         if values.is_empty() {
             return Err(bad("no values".into(), "list at least one value after `=`"));
         }
+        // Ascending, each once: the curve and its table read left to right, and a value
+        // given twice is one point.
+        values.sort_unstable();
+        values.dedup();
         if let Some(t) = latency_target_secs {
             if !(t.is_finite() && t > 0.0) {
                 return Err(PredictError::BadSweep {
@@ -277,10 +281,17 @@ fn knee(
         None => "mean latency".to_string(),
         Some(q) => format!("simulated p{q}"),
     };
-    let best = measured
+    // Points within a millionth of the best IOPS tie (the solvers' rounding), and the tie
+    // goes to the smallest value: on a hardware axis, the least hardware.
+    let top = measured
         .iter()
         .filter(|m| m.3 <= target_secs)
-        .max_by(|a, b| a.1.total_cmp(&b.1));
+        .map(|m| m.1)
+        .fold(f64::NEG_INFINITY, f64::max);
+    let best = measured
+        .iter()
+        .filter(|m| m.3 <= target_secs && m.1 >= top * (1.0 - 1e-6))
+        .min_by_key(|m| m.0.value);
     match best {
         Some(&(p, iops, mean, lat)) => KneeReport {
             latency_target_secs: target_secs,
@@ -348,6 +359,14 @@ pub fn sweep(
     let mut points = Vec::with_capacity(spec.values.len());
     let mut skipped = Vec::new();
     let mut warnings = Vec::new();
+    // A point's warnings with the values they were given at, in the order first seen: one
+    // that holds at some points only names them (session 53's audit: "writes batch 1.6
+    // per OSD at this depth" named no depth).
+    let mut per_point: Vec<(String, Vec<u64>)> = Vec::new();
+    let mut note = |w: String, v: u64| match per_point.iter_mut().find(|(x, _)| *x == w) {
+        Some((_, vs)) => vs.push(v),
+        None => per_point.push((w, vec![v])),
+    };
     let mut complete = true;
     let mut solver = SolverInfo {
         method: Method::ExactSingleClass,
@@ -398,9 +417,7 @@ pub fn sweep(
         } else {
             for ((v, n), solved) in wanted.iter().zip(solve_curve_at(&cn, &populations, &opts)?) {
                 for w in solved.warnings {
-                    if !warnings.contains(&w) {
-                        warnings.push(w);
-                    }
+                    note(w, *v);
                 }
                 solver = solved.solver;
                 let mut pt = point(*v, *n, solved.figures, bounds(&cn, *n).max_iops);
@@ -463,9 +480,7 @@ pub fn sweep(
                         None => None,
                     };
                     for w in r.warnings {
-                        if !warnings.contains(&w) {
-                            warnings.push(w);
-                        }
+                        note(w, v);
                     }
                     solver = r.solver.clone();
                     points.push(SweepPoint {
@@ -489,6 +504,17 @@ pub fn sweep(
         }
     }
     progress.finish();
+    for (w, vs) in per_point {
+        let w = if vs.len() == points.len() {
+            w
+        } else {
+            let list: Vec<String> = vs.iter().map(u64::to_string).collect();
+            format!("{}={}: {w}", spec.axis.key(), list.join(","))
+        };
+        if !warnings.contains(&w) {
+            warnings.push(w);
+        }
+    }
     let knee = spec.latency_target_secs.map(|t| {
         knee(
             &points,

@@ -322,6 +322,33 @@ fn bad_vary_is_explained() {
     }
 }
 
+/// Sweep values come out ascending and once each, whatever the order given (session 53's
+/// audit: `iodepth=32,4,16,4,1` solved and printed 4 twice, out of order); points whose
+/// IOPS tie (within a millionth) give the knee to the smallest value (on a hardware axis,
+/// the least hardware: `clients=2,4,8` at the same 242,039 IOPS named 4).
+#[test]
+fn sweep_values_are_sorted_once_each_and_a_tied_knee_goes_to_the_smallest() {
+    let sp = SweepSpec::parse_vary("iodepth=32,4,16,4,1", None).unwrap();
+    assert_eq!(sp.values, vec![1, 4, 16, 32]);
+    let s = tiny(|t| t);
+    let r = sweep(
+        &s,
+        &params(),
+        &SweepSpec::parse_vary("iodepth=1,2", None).unwrap(),
+        &NoProgress,
+    )
+    .unwrap();
+    let mut tied = r.clone();
+    let mut a = tied.points[0].clone();
+    a.value = 8;
+    let mut b = tied.points[0].clone();
+    b.value = 2;
+    b.iops *= 1.0 + 1e-9;
+    tied.points = vec![a, b];
+    let k = tied.knee_at(1.0, None);
+    assert_eq!(k.value, Some(2), "{k:?}");
+}
+
 #[test]
 fn sizing_finds_the_smallest_node_count() {
     // The tiny cluster does 20,000 write IOPS per 3 nodes when CPU-bound (qn::ceph::tests).
