@@ -141,7 +141,7 @@ pub fn run(cmd: ImportCommand) -> anyhow::Result<ExitCode> {
         run_id: a.run_id.clone().unwrap_or_else(|| stem(&a.result)),
         system_id: a.system_id.clone().unwrap_or_else(|| stem(&a.scenario)),
         scenario: relative_to(&a.scenario, &csv_dir),
-        source: a.result.clone(),
+        source: relative_to(&a.result, &csv_dir),
     };
     let mut row = run_from_fio(&out, &ctx);
     // Random reads on hard disks that complete faster than a disk can position are

@@ -23,7 +23,8 @@ pub struct ImportContext {
     pub system_id: String,
     /// Scenario path as it should be written in the CSV (relative to the CSV's directory).
     pub scenario: PathBuf,
-    /// The fio JSON file (cited as the source).
+    /// The fio JSON file (cited as the source), relative to the CSV's directory as the
+    /// scenario is, so that the dataset moves with its files.
     pub source: PathBuf,
 }
 
@@ -143,7 +144,7 @@ pub fn run_from_fio(out: &FioOutput, ctx: &ImportContext) -> MeasuredRun {
         ),
         assumptions: notes.join("; "),
         quote: format!(
-            "fio {} JSON: jobs[].read/write iops, bw_bytes, lat_ns.mean, clat_ns.percentile",
+            "fio {} JSON: jobs[].read/write iops, bw (KiB/s) × 1024, lat_ns.mean (submission to completion), clat_ns.percentile (completion)",
             s.fio_version
         ),
         reading: Reading::FioJson,

@@ -274,6 +274,28 @@ fn md_escape(s: &str) -> String {
     s.replace('|', "\\|").replace('\n', " ")
 }
 
+/// Escaped text with Markdown's `code` spans as `<code>` (the intro and caveats are
+/// written for both renderings).
+fn html_text(s: &str) -> String {
+    let e = html_escape(s);
+    let parts: Vec<&str> = e.split('`').collect();
+    if parts.len() % 2 == 0 {
+        // An unpaired backtick: leave the text as it is.
+        return e;
+    }
+    parts
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            if i % 2 == 1 {
+                format!("<code>{p}</code>")
+            } else {
+                (*p).to_string()
+            }
+        })
+        .collect()
+}
+
 fn html_escape(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
@@ -431,7 +453,7 @@ pub fn html(r: &ComparisonReport) -> Result<Rendered, PlotError> {
     );
     o.push_str(&format!("<h1>Comparison of {}</h1>\n", names.join(", ")));
     for l in intro(r) {
-        o.push_str(&format!("<p>{}</p>\n", html_escape(&l)));
+        o.push_str(&format!("<p>{}</p>\n", html_text(&l)));
     }
     o.push_str("<table><tr><th></th>");
     for n in &names {
@@ -493,7 +515,7 @@ fn section_html(o: &mut String, title: &str, lines: &[String]) {
     }
     o.push_str(&format!("<p><b>{title}</b></p><ul>\n"));
     for l in lines {
-        o.push_str(&format!("<li>{}</li>\n", html_escape(l)));
+        o.push_str(&format!("<li>{}</li>\n", html_text(l)));
     }
     o.push_str("</ul>\n");
 }

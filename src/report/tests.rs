@@ -211,6 +211,9 @@ fn renders_markdown_with_plots_html_self_contained_and_csv() {
     assert!(page.attachments.is_empty());
     assert!(marked(page.text.as_bytes()));
     assert_eq!(page.text.matches("data:image/png;base64,").count(), 2);
+    // Markdown's code spans are <code> in HTML, not literal backticks (session 53's audit).
+    assert!(page.text.contains("<code>default</code>"), "{}", page.text);
+    assert!(!page.text.contains('`'), "{}", page.text);
     assert!(page.text.contains(&crate::predict::format::eng(
         r.variants[0].iops,
         crate::predict::format::Quantity::Iops

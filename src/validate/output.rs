@@ -102,7 +102,7 @@ pub fn measured_run(
             m.fio_version, report.runtime_secs, report.ramp_time_secs
         ),
         quote: format!(
-            "fio {} JSON: jobs[].read/write iops, bw_bytes, lat_ns.mean, clat_ns.percentile",
+            "fio {} JSON: jobs[].read/write iops, bw (KiB/s) × 1024, lat_ns.mean (submission to completion), clat_ns.percentile (completion)",
             m.fio_version
         ),
         reading: Reading::FioJson,
