@@ -279,7 +279,7 @@ fn md_escape(s: &str) -> String {
 fn html_text(s: &str) -> String {
     let e = html_escape(s);
     let parts: Vec<&str> = e.split('`').collect();
-    if parts.len() % 2 == 0 {
+    if parts.len().is_multiple_of(2) {
         // An unpaired backtick: leave the text as it is.
         return e;
     }
