@@ -184,8 +184,14 @@ pub fn render(r: &EvaluationReport) -> String {
         p(l.latency_mape_runs),
         l.p99_measured
     );
-    if let Some(line) = range_text(l.iops_mape_range95, l.latency_mape_range95) {
-        out += &format!("{line}\n");
+    match range_text(l.iops_mape_range95, l.latency_mape_range95) {
+        Some(line) => out += &format!("{line}\n"),
+        None => {
+            out += &format!(
+                "no 95 % range with the systems drawn again: it needs {} systems or more\n",
+                cephplan::evaluate::spread::MIN_SYSTEMS_FOR_RANGE
+            )
+        }
     }
     if let Some(line) = cephplan::evaluate::level_text(l) {
         out += &format!("{line}\n");

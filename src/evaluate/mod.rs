@@ -547,11 +547,18 @@ pub fn level_text(e: &ErrorSummary) -> Option<String> {
         e.iops_mape_level_known?,
         e.iops_mape_level_known_by_direction?,
     );
+    let rest = if known <= all {
+        "the rest is how a system's runs differ from one another"
+    } else {
+        // Few runs per system whose errors differ in sign: the other runs' median is a
+        // poor offset, and removing it adds error.
+        "higher, not lower: these systems have too few runs, or runs too unlike one another, \
+         for their other runs to tell their offset"
+    };
     Some(format!(
         "with each system's offset learned from its other runs (the error a calibration of \
          the cluster's level alone would leave): IOPS MAPE {all:.2} % would be {known:.2} %, \
-         {by_dir:.2} % with an offset per system and direction; the rest is how a system's \
-         runs differ from one another"
+         {by_dir:.2} % with an offset per system and direction; {rest}"
     ))
 }
 
