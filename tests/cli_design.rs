@@ -167,12 +167,32 @@ fn design_table_markdown_and_csv() {
         .success()
         .stdout(predicate::str::contains("| id | protection |"));
     let out = cephplan()
-        .args(["design", "--requirements", OLTP, "--format", "csv"])
+        .args([
+            "design",
+            "--requirements",
+            OLTP,
+            "--prices",
+            PRICES,
+            "--format",
+            "csv",
+        ])
         .output()
         .unwrap();
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(text.starts_with("id,protection,nodes,"));
     assert!(text.lines().count() >= 3);
+    // The cost's currency and, with a node down, the recovery time are columns too, as in
+    // the table and the JSON (session 53's audit).
+    let mut rd = csv::Reader::from_reader(text.as_bytes());
+    let h = rd.headers().unwrap().clone();
+    let col = |n: &str| h.iter().position(|x| x == n).unwrap();
+    let rows: Vec<csv::StringRecord> = rd.records().map(Result::unwrap).collect();
+    assert!(rows.iter().all(|r| &r[col("currency")] == "TEST"), "{text}");
+    assert!(
+        rows.iter()
+            .all(|r| r[col("recovery_time_secs")].parse::<f64>().unwrap() > 0.0),
+        "{text}"
+    );
 }
 
 #[test]

@@ -507,6 +507,7 @@ fn csv_report(r: &DesignReport) -> anyhow::Result<String> {
                 d.parts.drives_per_node.to_string(),
                 d.parts.nic.clone(),
                 opt(d.cost),
+                r.currency.clone().unwrap_or_default(),
                 opt(d.power_watts),
                 d.rack_units.to_string(),
                 d.raw_bytes.to_string(),
@@ -528,6 +529,7 @@ fn csv_report(r: &DesignReport) -> anyhow::Result<String> {
                     .to_string(),
                 d.pareto.to_string(),
                 d.cheapest_of_protection.to_string(),
+                opt(d.recovery.as_ref().map(|x| x.time_secs)),
             ]);
         }
     }
@@ -543,6 +545,7 @@ fn csv_report(r: &DesignReport) -> anyhow::Result<String> {
             "drives_per_node",
             "nic",
             "cost",
+            "currency",
             "power_watts",
             "rack_units",
             "raw_bytes",
@@ -560,6 +563,7 @@ fn csv_report(r: &DesignReport) -> anyhow::Result<String> {
             "min_headroom",
             "pareto",
             "cheapest_of_protection",
+            "recovery_time_secs",
         ],
         &rows,
     )
