@@ -305,8 +305,16 @@ pub fn run(a: PredictArgs) -> anyhow::Result<()> {
         })
         .transpose()?;
     if let Some(d) = degraded_args(&scn, a.down.as_deref(), share, a.fill)? {
-        let dr = cephplan::predict::predict_degraded(&scn, &model, &d, &PredictOptions::default())
-            .with_context(what)?;
+        let mut dr =
+            cephplan::predict::predict_degraded(&scn, &model, &d, &PredictOptions::default())
+                .with_context(what)?;
+        // --tails simulates the nodes-down state too (as `design` checks a p99 target there).
+        if a.tails {
+            let progress = super::progress::BarProgress::with_ctrl_c();
+            let ds = cephplan::predict::degraded_scenario(&scn, &d).with_context(what)?;
+            let t = predict_tails(&ds, &model, &a.sim.options()?, &progress).with_context(what)?;
+            dr.prediction = dr.prediction.with_tails(t);
+        }
         r.degraded = Some(Box::new(dr));
     }
     match a.format {

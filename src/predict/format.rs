@@ -236,6 +236,17 @@ pub fn degraded_lines(d: &super::DegradedReport) -> (String, Vec<(&'static str, 
         ("bandwidth", rate(p.bandwidth_bytes_per_sec)),
         ("latency", format!("mean {}", ms(p.latency_mean_secs))),
     ];
+    // Simulated (`predict --tails`): the p99 with its confidence half-width.
+    if let Some(t) = &p.tails {
+        let e = &t.all.latency_p99_secs;
+        lines.push((
+            "p99",
+            match e.half_width {
+                Some(h) => format!("{} ± {:.2} ms (simulated)", ms(e.mean), h * 1e3),
+                None => format!("{} (simulated)", ms(e.mean)),
+            },
+        ));
+    }
     if let Some(i) = &p.interval {
         lines.push((
             "95% range",
