@@ -17,6 +17,30 @@ fn seed_runs(filter: impl Fn(&MeasuredRun) -> bool) -> (Vec<PreparedRun>, Vec<No
     prepare_runs(&runs, &Catalogue::builtin()).unwrap()
 }
 
+/// The lab campaign `calibration-data/lab/osd-count-2vcpu/`'s runs in `dirs`, prepared.
+fn lab_runs(dirs: &[&str]) -> Vec<PreparedRun> {
+    let lab = Path::new(env!("CARGO_MANIFEST_DIR")).join("calibration-data/lab/osd-count-2vcpu");
+    let mut runs = Vec::new();
+    for d in dirs {
+        runs.extend(load_runs(&lab.join(d)).unwrap().0);
+    }
+    prepare_runs(&runs, &Catalogue::builtin()).unwrap().0
+}
+
+/// A fit of `runs` from the shipped default (a user's own cluster), priors from the prior.
+fn own_fit(runs: &[PreparedRun], opts: &CalibrateOptions) -> (CalibrationReport, ModelParams) {
+    calibrate(
+        runs,
+        Vec::new(),
+        &ModelParams::shipped_default(),
+        &ModelParams::prior(),
+        &[],
+        opts,
+        &NoProgress,
+    )
+    .unwrap()
+}
+
 #[test]
 fn schweitzer_agrees_with_exact_mva_on_seed_scenarios() {
     // The scenarios whose exact solution is cheap in a debug build (≤ 40 ms each).
@@ -751,33 +775,19 @@ fn exclusions_must_name_runs_of_the_data() {
 #[test]
 fn one_systems_runs_hold_what_they_do_not_identify_at_the_start_model() {
     use crate::model::names;
-    let lab = Path::new(env!("CARGO_MANIFEST_DIR")).join("calibration-data/lab/osd-count-2vcpu");
-    let mut runs = Vec::new();
-    for d in [
+    let prep = lab_runs(&[
         "osd1-randread-img4-r1",
         "osd1-randread-img4-r2",
         "osd1-randwrite-img4-r1",
         "osd1-randwrite-img4-r2",
-    ] {
-        runs.extend(load_runs(&lab.join(d)).unwrap().0);
-    }
-    let (prep, _) = prepare_runs(&runs, &Catalogue::builtin()).unwrap();
+    ]);
     assert_eq!(prep.len(), 16);
     let start = ModelParams::shipped_default();
     let opts = CalibrateOptions {
         leave_one_out: false,
         ..CalibrateOptions::default()
     };
-    let (report, model) = calibrate(
-        &prep,
-        Vec::new(),
-        &start,
-        &ModelParams::prior(),
-        &[],
-        &opts,
-        &NoProgress,
-    )
-    .unwrap();
+    let (report, model) = own_fit(&prep, &opts);
     let fitted: Vec<&str> = report.parameters.iter().map(|p| p.name.as_str()).collect();
     // One block size, no transfer of 64 KiB or more, one SMT setting, no WAL device.
     for n in [
@@ -842,23 +852,8 @@ fn one_systems_runs_hold_what_they_do_not_identify_at_the_start_model() {
 #[test]
 fn a_fit_to_both_directions_states_each_directions_own_error() {
     use crate::model::Direction;
-    let lab = Path::new(env!("CARGO_MANIFEST_DIR")).join("calibration-data/lab/osd-count-2vcpu");
-    let mut runs = Vec::new();
-    for d in ["osd1-randread-img4-r1", "osd1-randwrite-img4-r1"] {
-        runs.extend(load_runs(&lab.join(d)).unwrap().0);
-    }
-    let (prep, _) = prepare_runs(&runs, &Catalogue::builtin()).unwrap();
-    let start = ModelParams::shipped_default();
-    let (report, model) = calibrate(
-        &prep,
-        Vec::new(),
-        &start,
-        &ModelParams::prior(),
-        &[],
-        &CalibrateOptions::default(),
-        &NoProgress,
-    )
-    .unwrap();
+    let prep = lab_runs(&["osd1-randread-img4-r1", "osd1-randwrite-img4-r1"]);
+    let (report, model) = own_fit(&prep, &CalibrateOptions::default());
     let t = model.transfer.as_ref().unwrap();
     assert_eq!(t.kind, "leave-one-run-out");
     assert_eq!(t.by_direction.len(), 2, "{t:?}");
