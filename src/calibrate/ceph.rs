@@ -84,7 +84,8 @@ pub const APPROX_GAP_WARN_PCT: f64 = 3.0;
 /// (`√C_ii / w`, `C` the covariance the fit states, priors included and inflated by the
 /// misfit): the runs, as well as the model fits them, then pin it no better than half the
 /// prior's range, so its fitted value is the prior's pull or a drift along a direction the
-/// runs leave flat, not a measurement, and its range would widen every interval. Measured on the lab's 4 KiB runs (`calibration-data/lab/`): fitted,
+/// runs leave flat, not a measurement, and its range would widen every interval. Measured
+/// on the lab's 4 KiB runs (`calibration-data/lab/`): fitted,
 /// such parameters moved the CPU per byte 26.6× and the network's efficiency 0.68 → 0.91
 /// (4 MiB writes on another cluster then ÷3.1 and +33 %), and the SMT gain on RHCS's three
 /// nodes to its bound with a 95 % range of 10⁻¹²-10¹¹ that `predict` carried into every
