@@ -620,6 +620,20 @@ pub fn design(
     });
     notes.push(working_set_note(req));
     notes.extend(littles_law_notes(req));
+    if req
+        .workloads
+        .iter()
+        .any(|w| w.target.latency_p99_max_secs.is_some())
+    {
+        let sim = &opts.tails.sim;
+        notes.push(format!(
+            "p99 targets are checked by simulation (seed {}, until the mean and p99 are known within ±{:.0} % at 95 % confidence; the ± beside each p99 is its confidence half-width): `cephplan predict --tails --seed {} --precision {}` on the written scenarios gives the same figures, with the nodes down too",
+            sim.seed,
+            sim.relative_precision * 100.0,
+            sim.seed,
+            sim.relative_precision
+        ));
+    }
     let mut found: Vec<Cand> = Vec::new();
     let mut recent_failures: std::collections::VecDeque<Failure> = Default::default();
     let mut closest: Option<Failure> = None;

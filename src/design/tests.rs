@@ -431,6 +431,20 @@ fn a_p99_target_is_checked_by_simulation() {
         .headroom
         .iter()
         .any(|h| h.target == "p99 latency ≤"));
+    // The note names the simulation's seed and precision, and `predict --tails` with them
+    // on the written scenario reproduces the p99 (session 53's audit: it could not).
+    let sim = &DesignOptions::default().tails.sim;
+    let flag = format!("--seed {} --precision {}", sim.seed, sim.relative_precision);
+    assert!(r.notes.iter().any(|n| n.contains(&flag)), "{:?}", r.notes);
+    let req = spec.validate(&Catalogue::builtin()).unwrap();
+    let (_, sp) = &design_scenarios(&req, d)[0];
+    let s = sp.validate(&Catalogue::builtin()).unwrap();
+    let mut tails = crate::predict::TailOptions::default();
+    tails.sim.seed = sim.seed;
+    tails.sim.relative_precision = sim.relative_precision;
+    let t = crate::predict::predict_tails(&s, &ModelParams::shipped_default(), &tails, &NoProgress)
+        .unwrap();
+    assert_eq!(t.all.latency_p99_secs.mean, p99);
     // 1 µs is below any I/O's service time: no design, and the miss names the p99.
     spec.workloads[0].target.latency_p99_max = Some(crate::units::Secs(1e-6));
     let req = spec.validate(&Catalogue::builtin()).unwrap();
