@@ -1734,6 +1734,17 @@ pub fn calibrate(
                     .collect(),
                 unmeasured: unmeasured.filter(|_| !missing.is_empty()).map(Box::new),
                 by_direction,
+                measured_clusters: prepared
+                    .iter()
+                    .map(|r| crate::model::MeasuredCluster {
+                        nodes: r.scenario.nodes,
+                        osds_per_node: r.scenario.osds_per_node(),
+                        cores_per_node: r.scenario.node_cpu.cores * r.scenario.sockets,
+                    })
+                    .collect::<BTreeSet<_>>()
+                    .into_iter()
+                    .collect(),
+                unlike: unmeasured_transfer(&base).map(Box::new),
             }),
             (None, _) => None,
         }

@@ -899,4 +899,42 @@ fn a_fit_to_both_directions_states_each_directions_own_error() {
             && note.contains(&format!("σ_ln {:.2} throughput", reads.throughput_ln_sigma)),
         "{note}"
     );
+    // The record names the cluster the runs measured (the lab's one node of one OSD on
+    // two cores); three such nodes are a cluster it did not measure, whose interval takes
+    // the start model's leave-one-system-out error where that is larger.
+    let s = &read_run.scenario;
+    let shape = crate::model::MeasuredCluster {
+        nodes: s.nodes,
+        osds_per_node: s.osds_per_node(),
+        cores_per_node: s.node_cpu.cores * s.sockets,
+    };
+    assert_eq!(t.measured_clusters, vec![shape]);
+    assert!(t.measured(shape.nodes, shape.osds_per_node, shape.cores_per_node));
+    assert!(!t.measured(3, shape.osds_per_node, shape.cores_per_node));
+    assert!(!t.measured(shape.nodes, shape.osds_per_node + 1, shape.cores_per_node));
+    let unlike = t.unlike.as_ref().expect("the default states its error");
+    assert_eq!(unlike.kind, "leave-one-system-out");
+    let mut spec = s.inline_spec();
+    spec.cluster.nodes = 3;
+    let three = s.revalidate(&spec).unwrap();
+    let p3 = crate::predict::predict(&three, &model, &crate::predict::PredictOptions::default())
+        .unwrap();
+    let i = p3.interval.unwrap();
+    assert_eq!(i.kind, "leave-one-system-out");
+    assert!(
+        i.note
+            .contains("a cluster unlike the 1 the calibration measured"),
+        "{}",
+        i.note
+    );
+    let sigma = reads.throughput_ln_sigma.max(unlike.throughput_ln_sigma);
+    assert!(
+        i.note.contains(&format!(
+            "σ_ln {:.2} throughput, {:.2} latency): a cluster",
+            unlike.throughput_ln_sigma, unlike.latency_ln_sigma
+        )),
+        "{}",
+        i.note
+    );
+    assert!(sigma > reads.throughput_ln_sigma);
 }

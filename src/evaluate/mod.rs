@@ -1186,6 +1186,8 @@ pub fn transfer_of(r: &EvaluationReport) -> Option<crate::model::Transfer> {
         measured_directions: Vec::new(),
         unmeasured: None,
         by_direction: Vec::new(),
+        measured_clusters: Vec::new(),
+        unlike: None,
     })
 }
 

@@ -224,6 +224,25 @@ pub struct Transfer {
     /// mix takes the pooled σ above. Empty otherwise.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub by_direction: Vec<DirectionError>,
+    /// For a leave-one-run-out error: the clusters its runs measured. A scenario unlike
+    /// them (other OSDs per node or cores per node, or a node count outside those measured
+    /// with that node) takes [`Transfer::unlike`] where it is larger.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub measured_clusters: Vec<MeasuredCluster>,
+    /// The start model's leave-one-system-out error, for a scenario unlike
+    /// `measured_clusters`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unlike: Option<Box<Transfer>>,
+}
+
+/// A cluster the runs behind a leave-one-run-out error measured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MeasuredCluster {
+    pub nodes: u32,
+    pub osds_per_node: u32,
+    /// Physical cores per OSD node (sockets × cores).
+    pub cores_per_node: u32,
 }
 
 /// The fewest runs of one direction whose leave-one-run-out residuals give that direction
@@ -266,6 +285,25 @@ impl Direction {
 }
 
 impl Transfer {
+    /// Whether a cluster of `nodes` nodes of `osds_per_node` OSDs and `cores_per_node`
+    /// cores is one the runs behind this error measured: the same node, at a node count
+    /// within those measured with it. True when the record lists none.
+    pub fn measured(&self, nodes: u32, osds_per_node: u32, cores_per_node: u32) -> bool {
+        if self.measured_clusters.is_empty() {
+            return true;
+        }
+        let counts: Vec<u32> = self
+            .measured_clusters
+            .iter()
+            .filter(|c| c.osds_per_node == osds_per_node && c.cores_per_node == cores_per_node)
+            .map(|c| c.nodes)
+            .collect();
+        match (counts.iter().min(), counts.iter().max()) {
+            (Some(&lo), Some(&hi)) => lo <= nodes && nodes <= hi,
+            _ => false,
+        }
+    }
+
     /// The error an interval for a workload with `read_fraction` reads takes: this one, or
     /// [`Transfer::unmeasured`] when the workload has I/O of a direction the runs behind
     /// this one never measured (and the model states it). The second value is that

@@ -739,9 +739,9 @@ fn interval(
             // takes the error of the model whose values that direction kept.
             let (t, unmeasured) = t.for_workload(s.read_fraction);
             // Workloads at iodepth 1 take the iodepth-1 runs' own error when the model
-            // states one (the model transfers worse there).
-            // A workload of one direction takes that direction's runs' own error where
-            // the record has one (a fit to both directions' runs).
+            // states one (the model transfers worse there); a workload of one direction
+            // takes that direction's runs' own error where the record has one (a fit to
+            // both directions' runs).
             let direction = match s.read_fraction {
                 f if f >= 1.0 => Some(crate::model::Direction::Reads),
                 f if f <= 0.0 => Some(crate::model::Direction::Writes),
@@ -764,6 +764,40 @@ fn interval(
                 ),
                 _ => (t.throughput_ln_sigma, t.latency_ln_sigma, ""),
             };
+            // A cluster unlike those the calibration measured (another node, or a node
+            // count outside those measured) takes the start model's leave-one-system-out
+            // error where that is larger: the runs' own error says nothing of it.
+            let unlike = t.unlike.as_deref().filter(|_| {
+                unmeasured.is_none()
+                    && !t.measured(s.nodes, s.osds_per_node(), s.node_cpu.cores * s.sockets)
+            });
+            if let Some(u) = unlike {
+                let shapes: Vec<String> = t
+                    .measured_clusters
+                    .iter()
+                    .map(|c| {
+                        format!(
+                            "{} × {} OSDs, {} cores",
+                            c.nodes, c.osds_per_node, c.cores_per_node
+                        )
+                    })
+                    .collect();
+                (
+                    tx.max(u.throughput_ln_sigma),
+                    tr.max(u.latency_ln_sigma),
+                    u.kind.clone(),
+                    format!(
+                        "parameter uncertainty (delta method on the model covariance, log scale) and the larger of the calibration's leave-one-run-out error over {} runs{which} (σ_ln {tx:.2} throughput, {tr:.2} latency) and the start model's {} error over {} systems (σ_ln {:.2} throughput, {:.2} latency): a cluster unlike the {} the calibration measured ({}), so the range for a cluster the model was not calibrated on",
+                        t.runs,
+                        u.kind,
+                        u.systems,
+                        u.throughput_ln_sigma,
+                        u.latency_ln_sigma,
+                        shapes.len(),
+                        shapes.join("; ")
+                    ),
+                )
+            } else {
             (
                 tx,
                 tr,
@@ -786,6 +820,7 @@ fn interval(
                     }
                 ),
             )
+            }
         }
         None => (
             0.0,

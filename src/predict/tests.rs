@@ -662,6 +662,8 @@ fn an_iodepth_1_workload_takes_the_iodepth_1_transfer_error() {
         measured_directions: Vec::new(),
         unmeasured: None,
         by_direction: Vec::new(),
+        measured_clusters: Vec::new(),
+        unlike: None,
     });
     let z = z_of(0.95);
     let widths = |p: &ModelParams, depth: &str| {
@@ -708,6 +710,8 @@ fn a_direction_the_calibration_never_measured_takes_the_unmeasured_error() {
         measured_directions: Vec::new(),
         unmeasured: None,
         by_direction: Vec::new(),
+        measured_clusters: Vec::new(),
+        unlike: None,
     };
     p.transfer = Some(crate::model::Transfer {
         kind: "leave-one-run-out".into(),
@@ -718,6 +722,8 @@ fn a_direction_the_calibration_never_measured_takes_the_unmeasured_error() {
         measured_directions: vec![crate::model::Direction::Writes],
         unmeasured: Some(Box::new(loso.clone())),
         by_direction: Vec::new(),
+        measured_clusters: Vec::new(),
+        unlike: None,
         ..loso
     });
     let z = z_of(0.95);
@@ -879,6 +885,8 @@ fn a_prediction_names_the_held_out_record_of_its_own_kinds_only() {
         measured_directions: Vec::new(),
         unmeasured: None,
         by_direction: Vec::new(),
+        measured_clusters: Vec::new(),
+        unlike: None,
     });
     let s = tiny(|t| t.to_string());
     let expect: Vec<RunClass> = RunClass::ALL
