@@ -89,6 +89,14 @@ pub fn run_from_fio(out: &FioOutput, ctx: &ImportContext) -> MeasuredRun {
     let iodepth = single(out, "iodepth", &mut notes).and_then(|v| v.parse().ok());
     let numjobs: Option<u32> = single(out, "numjobs", &mut notes).and_then(|v| v.parse().ok());
     let images = option(out, "rbdname").len() as u32;
+    // fio's group_reporting merges the jobs into one entry, which names one job's options:
+    // the images (distinct rbdname) and jobs counted from it may be fewer than ran.
+    let grouped = option(out, "group_reporting")
+        .iter()
+        .any(|v| !matches!(v.trim(), "0" | "false" | ""));
+    if grouped {
+        notes.push("fio ran with group_reporting, which merges the jobs into one entry naming one job's options: the images and jobs counted here may be fewer than ran (Little's law on the row tells; rerun without group_reporting for a row cephplan can count)".into());
+    }
     let read_percent = if pattern == Some(Pattern::Randrw) {
         single(out, "rwmixread", &mut notes).and_then(|v| v.parse().ok())
     } else {
@@ -109,8 +117,8 @@ pub fn run_from_fio(out: &FioOutput, ctx: &ImportContext) -> MeasuredRun {
         ("pattern", workload.pattern.is_some()),
         ("block_size", workload.block_size_bytes.is_some()),
         ("iodepth", workload.iodepth.is_some()),
-        ("images", workload.images.is_some()),
-        ("jobs_per_image", numjobs.is_some()),
+        ("images", workload.images.is_some() && !grouped),
+        ("jobs_per_image", numjobs.is_some() && !grouped),
         ("read_percent", workload.read_percent.is_some()),
     ] {
         if set {

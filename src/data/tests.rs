@@ -529,6 +529,51 @@ fn fio_312_results_without_n_count_their_total_ios() {
     );
 }
 
+/// fio's `group_reporting` merges the jobs into one entry that names one job's options, so
+/// the images and jobs cannot be counted from it (session 53's audit: two images ran, one
+/// was counted): the row says so and does not state the counts. Oracle: a real rbd-engine
+/// result (`tests/fixtures/fio/single-randwrite.json`) with the option added, as fio writes
+/// it in "global options".
+#[test]
+fn group_reporting_is_named_and_its_counts_not_stated() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/fio/single-randwrite.json"
+    );
+    let text = std::fs::read_to_string(path).unwrap();
+    let ctx = import::ImportContext {
+        run_id: "r".into(),
+        system_id: "s".into(),
+        scenario: "s.toml".into(),
+        source: "x.json".into(),
+    };
+    let plain =
+        crate::fio::parse_fio_output(&text, path.as_ref(), crate::fio::EngineCheck::RequireRbd)
+            .unwrap();
+    let row = import::run_from_fio(&plain, &ctx);
+    assert!(row.stated.contains("images"), "{:?}", row.stated);
+    assert!(!row.assumptions.contains("group_reporting"));
+    let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    v["global options"]["group_reporting"] = serde_json::Value::from("1");
+    let grouped = crate::fio::parse_fio_output(
+        &v.to_string(),
+        path.as_ref(),
+        crate::fio::EngineCheck::RequireRbd,
+    )
+    .unwrap();
+    let row = import::run_from_fio(&grouped, &ctx);
+    assert!(
+        row.assumptions.contains("group_reporting"),
+        "{}",
+        row.assumptions
+    );
+    assert!(
+        !row.stated.contains("images") && !row.stated.contains("jobs_per_image"),
+        "{:?}",
+        row.stated
+    );
+}
+
 #[test]
 fn random_reads_faster_than_a_disk_turns_are_called_cache_served() {
     use crate::spec::DriveKind;
