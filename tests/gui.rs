@@ -324,6 +324,76 @@ fn calibration_page_fits_one_system_and_saves_the_model() {
     assert_eq!(model.get(&first.name), Some(first.value));
 }
 
+/// The page's default fit is `cephplan calibrate`'s: with only the datasets typed in (the
+/// base model left empty), one system's runs (seed 002) start from the shipped default and
+/// seed 003's ratio rows fit the factor only they inform, `arch_efficiency.armv7`, after
+/// the main fit. The oracle is the CLI's report on the same files, parameter by parameter.
+#[test]
+fn calibration_page_default_fit_is_the_clis_with_its_ratio_rows() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let files = [
+        format!("{root}/calibration-data/seed-002-epyc-7402-releases.csv"),
+        format!("{root}/calibration-data/seed-003-arm-vs-x86-ratios.csv"),
+    ];
+    let mut h = harness(State {
+        page: Page::Calibration,
+        ..State::default()
+    });
+    h.run();
+    retype(&mut h, "dataset 1", &files[0]);
+    h.get_by_label("add dataset").click();
+    h.run();
+    retype(&mut h, "dataset 2", &files[1]);
+    h.get_by_label("leave-one-out").click();
+    h.run();
+    h.get_by_label("Fit").click();
+    run_until_within(&mut h, "fit finished", 120, |a| {
+        !a.state.calibration.is_busy()
+            && (a.state.calibration.result().is_some() || a.state.calibration.error().is_some())
+    });
+    let cal = &h.state().state.calibration;
+    assert_eq!(cal.error(), None);
+    let app = &cal.result().unwrap().report;
+    assert_eq!(app.start_model, "default");
+    let ratios = app.ratios.as_ref().expect("the ratio rows were fitted");
+    assert!(ratios
+        .parameters
+        .iter()
+        .any(|p| p.name == "arch_efficiency.armv7"));
+    h.get_by_label_contains("ratio rows (numerator system / reference system");
+
+    let dir = tempfile::tempdir().unwrap();
+    let out = assert_cmd::Command::cargo_bin("cephplan")
+        .unwrap()
+        .args([
+            "calibrate",
+            "--data",
+            &files[0],
+            "--data",
+            &files[1],
+            "--no-loo",
+        ])
+        .args(["--format", "json", "--out"])
+        .arg(dir.path().join("cli.toml"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let cli: cephplan::calibrate::ceph::CalibrationReport =
+        serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(cli.start_model, app.start_model);
+    let values = |ps: &[cephplan::calibrate::ceph::ParameterEstimate]| -> Vec<(String, f64)> {
+        ps.iter().map(|p| (p.name.clone(), p.value)).collect()
+    };
+    assert_eq!(values(&app.parameters), values(&cli.parameters));
+    let cli_ratios = cli.ratios.as_ref().unwrap();
+    assert_eq!(values(&ratios.parameters), values(&cli_ratios.parameters));
+    assert_eq!(ratios.mape, cli_ratios.mape);
+}
+
 #[test]
 fn calibration_fit_can_be_cancelled() {
     // All of calibration-data with leave-one-out takes minutes: long enough to cancel.
@@ -335,9 +405,14 @@ fn calibration_fit_can_be_cancelled() {
     h.get_by_label("Cancel").click();
     run_until(&mut h, "fit cancelled", |a| !a.state.calibration.is_busy());
     let cal = &h.state().state.calibration;
-    // A cancelled fit is data, not an error: the report says so.
+    // A cancelled fit is data, not an error: the report says so, and the headline's
+    // leave-one-out figure says how few runs it covers.
     assert_eq!(cal.error(), None);
-    assert!(cal.result().unwrap().report.termination.cancelled);
+    let r = &cal.result().unwrap().report;
+    assert!(r.termination.cancelled);
+    let loo = r.loo_runs.unwrap();
+    assert!(loo.done < loo.runs, "{loo:?}");
+    h.get_by_label_contains(&format!("of {} runs done", loo.runs));
 }
 
 fn validation_state() -> State {
@@ -606,6 +681,41 @@ fn prediction_state(text: String, tails: bool) -> State {
     state.prediction.tails.seed = 7;
     state.prediction.tails.relative_precision = 0.05;
     state
+}
+
+/// The Prediction page's mean knee is the one Compare and its report state: the deepest
+/// whole iodepth within the target, not the deepest of the plotted doublings (session 54's
+/// audit: 8 on the page, 12 in the report, for one scenario). The oracle is the library's
+/// sweep over every iodepth from 1 to 40 (`cephplan sweep --vary iodepth=1,…,40`): for the
+/// small fixture under 4 ms, 15 (3.917 ms; 16 takes 4.048 ms).
+#[test]
+fn prediction_knee_is_the_whole_iodepth_compare_states() {
+    use cephplan::predict::{sweep, SweepAxis, SweepSpec};
+    let text = small_fixture();
+    let s =
+        cephplan::spec::parse_scenario(&text, "small-3x2", &cephplan::spec::Catalogue::builtin())
+            .unwrap();
+    let every = sweep(
+        &s,
+        &cephplan::model::ModelParams::shipped_default(),
+        &SweepSpec {
+            axis: SweepAxis::Iodepth,
+            values: (1..=40).collect(),
+            latency_target_secs: Some(4e-3),
+            tails: None,
+        },
+        &cephplan::progress::NoProgress,
+    )
+    .unwrap();
+    let want = every.knee.unwrap().value.unwrap();
+    assert_eq!(want, 15);
+    let mut h = harness(prediction_state(text, false));
+    run_until_within(&mut h, "the knee", 180, |a| {
+        a.state.prediction.knee().is_some()
+    });
+    let knee = h.state().state.prediction.knee().unwrap().clone().unwrap();
+    assert_eq!(knee.value, Some(want));
+    h.get_by_label_contains(&format!("deepest whole iodepth within 4 ms: {want},"));
 }
 
 /// What `cephplan predict --scenario F --tails --seed 7 --precision 0.05` computes, called

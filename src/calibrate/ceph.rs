@@ -942,6 +942,10 @@ pub struct CalibrationReport {
     pub runs: Vec<RunComparison>,
     pub mape_in_sample: Option<f64>,
     pub mape_loo: Option<f64>,
+    /// How many runs leave-one-out predicted, of how many: fewer when it was cancelled,
+    /// and `mape_loo` then covers only those. `None` when it did not run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loo_runs: Option<LooRuns>,
     /// Largest absolute in-sample error of an IOPS/bandwidth figure, %.
     pub max_abs_throughput_error_pct: Option<f64>,
     pub systems: Vec<SystemSummary>,
@@ -956,6 +960,37 @@ pub struct CalibrationReport {
     /// (`calibrate::ratio`); None when the calibration had none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ratios: Option<super::ratio::RatioFit>,
+}
+
+impl CalibrationReport {
+    /// The leave-one-out MAPE as `cephplan calibrate` and the app's Calibration page state
+    /// it: "6.1 %", "- %" when it did not run, and when it was cancelled, the runs it covers.
+    pub fn loo_label(&self) -> String {
+        let v = self
+            .mape_loo
+            .map_or_else(|| "-".to_owned(), |v| format!("{v:.1}"));
+        match self.loo_runs {
+            Some(l) if l.partial() => format!(
+                "{v} % (cancelled: over the {} of {} runs done)",
+                l.done, l.runs
+            ),
+            _ => format!("{v} %"),
+        }
+    }
+}
+
+/// Leave-one-out's reach: `done` of `runs` runs refitted without themselves and predicted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LooRuns {
+    pub done: usize,
+    pub runs: usize,
+}
+
+impl LooRuns {
+    /// Whether leave-one-out stopped (cancelled) before every run.
+    pub fn partial(&self) -> bool {
+        self.done < self.runs
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -1501,6 +1536,7 @@ pub fn calibrate(
 
     // Leave-one-out: refit without run i (warm start at the full fit), predict run i.
     // The refits are independent: they run on all cores, results in run order.
+    let mut loo_runs = None;
     if opts.leave_one_out {
         let indexed: Vec<(usize, &PreparedRun)> = prepared.iter().enumerate().collect();
         let loo = par_map(&indexed, |&(i, r)| {
@@ -1523,8 +1559,16 @@ pub fn calibrate(
             progress.advance(1);
             Some(pred)
         });
-        if loo.iter().any(Option::is_none) {
-            warnings.push("leave-one-out cancelled; mape_loo covers the runs done".into());
+        let done = loo.iter().filter(|p| p.is_some()).count();
+        loo_runs = Some(LooRuns {
+            done,
+            runs: loo.len(),
+        });
+        if done < loo.len() {
+            warnings.push(format!(
+                "leave-one-out cancelled after {done} of {} runs; mape_loo covers those only",
+                loo.len()
+            ));
         }
         for (r, pred) in prepared.iter().zip(loo) {
             if let Some(Ok(pred)) = pred {
@@ -1567,7 +1611,7 @@ pub fn calibrate(
             usl_mape_in_sample: mape(
                 usl_runs
                     .iter()
-                    .map(|r| r.error_pct)
+                    .filter_map(|r| r.error_pct)
                     .filter(|e| e.is_finite()),
             ),
             usl_mape_loo: mape(
@@ -1799,6 +1843,7 @@ pub fn calibrate(
         degrees_of_freedom: outcome.degrees_of_freedom,
         mape_in_sample: mape(runs.iter().filter(is_tp).map(|c| c.error_pct)),
         mape_loo: mape(runs.iter().filter(is_tp).filter_map(|c| c.error_pct_loo)),
+        loo_runs,
         max_abs_throughput_error_pct: runs
             .iter()
             .filter(is_tp)

@@ -384,6 +384,35 @@ pub fn fit_ratios(
     )
 }
 
+/// The whole calibration `cephplan calibrate` and the app's Calibration page run: the main
+/// fit of the absolute runs ([`super::ceph::calibrate`]), then the ratio rows' factors
+/// with every other parameter held at it ([`fit_ratios`]), put into the one report.
+#[allow(clippy::too_many_arguments)]
+pub fn calibrate_with_ratios(
+    prepared: &[PreparedRun],
+    not_modelled: Vec<NotModelled>,
+    ratios: &[PreparedRatio],
+    start: &ModelParams,
+    prior: &ModelParams,
+    datasets: &[PathBuf],
+    opts: &super::ceph::CalibrateOptions,
+    progress: &dyn Progress,
+) -> Result<(CalibrationReport, ModelParams), CalibrateError> {
+    let (mut report, model) = super::ceph::calibrate(
+        prepared,
+        not_modelled,
+        start,
+        prior,
+        datasets,
+        opts,
+        progress,
+    )?;
+    let names = ratio_fit_names(ratios, prepared, &model, prior);
+    let (ratio_fit, model) = fit_ratios(ratios, &model, prior, &names, &opts.lm, progress);
+    apply_ratio_fit(&mut report, ratio_fit);
+    Ok((report, model))
+}
+
 /// Puts a ratio fit into a calibration report: its rows leave `not_modelled`.
 pub fn apply_ratio_fit(report: &mut CalibrationReport, fit: RatioFit) {
     let fitted: BTreeSet<&str> = fit.runs.iter().map(|c| c.run_id.as_str()).collect();

@@ -143,6 +143,7 @@ fn seed_003_ratio_rows_are_fitted_and_reported() {
         runs: vec![],
         mape_in_sample: None,
         mape_loo: None,
+        loo_runs: None,
         max_abs_throughput_error_pct: None,
         systems: vec![],
         usl: None,

@@ -34,8 +34,10 @@ pub struct UslRun {
     pub run_id: String,
     pub in_flight: f64,
     pub measured: f64,
-    pub predicted: f64,
-    pub error_pct: f64,
+    /// `None` where the fitted law has no positive throughput at this run's load (its
+    /// denominator `1 + σ(N−1) + κN(N−1)` is not positive).
+    pub predicted: Option<f64>,
+    pub error_pct: Option<f64>,
     /// Leave-one-out prediction (refit without this run), when the rest identifies it.
     pub predicted_loo: Option<f64>,
     pub error_pct_loo: Option<f64>,
@@ -267,7 +269,7 @@ fn fit_series(
     let x = fitted.values();
     let mut runs = Vec::new();
     for (i, p) in points.iter().enumerate() {
-        let predicted = problem.predict(&x, p).unwrap_or(f64::NAN);
+        let predicted = problem.predict(&x, p);
         let rest: Vec<&UslPoint> = points
             .iter()
             .enumerate()
@@ -285,22 +287,32 @@ fn fit_series(
             in_flight: p.in_flight,
             measured: p.throughput_per_sec,
             predicted,
-            error_pct: 100.0 * (predicted / p.throughput_per_sec - 1.0),
+            error_pct: predicted.map(|v| 100.0 * (v / p.throughput_per_sec - 1.0)),
             predicted_loo: loo,
             error_pct_loo: loo.map(|l| 100.0 * (l / p.throughput_per_sec - 1.0)),
         });
     }
     let loo_runs = runs.iter().filter(|r| r.error_pct_loo.is_some()).count();
+    let unpredicted = runs.iter().filter(|r| r.predicted.is_none()).count();
+    let note = if unpredicted > 0 {
+        format!(
+            "{unpredicted} of {} run(s) not predicted: the law the fit stopped at ({}) has no positive throughput at their load",
+            runs.len(),
+            fitted.termination.reason
+        )
+    } else {
+        String::new()
+    };
     UslSeries {
         system_id,
         pattern,
         block_size_bytes,
-        mape_in_sample: mape(runs.iter().map(|r| r.error_pct)),
+        mape_in_sample: mape(runs.iter().filter_map(|r| r.error_pct)),
         mape_loo: mape(runs.iter().filter_map(|r| r.error_pct_loo)),
         loo_runs,
         fit: Some(fitted),
         runs,
-        note: String::new(),
+        note,
     }
 }
 
@@ -318,6 +330,27 @@ mod tests {
                 throughput_per_sec: usl_throughput(lambda, sigma, kappa, n),
             })
             .collect()
+    }
+
+    /// Seed 002's series (calibration-data/seed-002-epyc-7402-releases.csv: four releases,
+    /// two depths each) do not identify their laws everywhere; a run the fitted law cannot
+    /// predict is `null` in the JSON and reads back as such (it was NaN, which JSON writes
+    /// as `null` and could not read back as a number).
+    #[test]
+    fn a_report_reads_back_from_its_json() {
+        let (runs, _) = crate::data::load_runs(std::path::Path::new(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/calibration-data/seed-002-epyc-7402-releases.csv"
+        )))
+        .unwrap();
+        let r = fit_usl(&runs, &FitOptions::default(), &NoProgress);
+        assert!(!r.series.is_empty());
+        for run in r.series.iter().flat_map(|s| &s.runs) {
+            assert_eq!(run.predicted.is_some(), run.error_pct.is_some());
+            assert!(run.predicted.is_none_or(f64::is_finite), "{run:?}");
+        }
+        let back: UslReport = serde_json::from_str(&serde_json::to_string(&r).unwrap()).unwrap();
+        assert_eq!(back, r);
     }
 
     #[test]

@@ -10,8 +10,8 @@ use clap::Args;
 use super::output::{csv_rows, table, Format};
 use super::progress::BarProgress;
 use cephplan::calibrate::ceph::{
-    calibrate, calibration_start, data_files, prepare_runs, CalibrateOptions, CalibrationReport,
-    Metric, NotModelled, ParameterEstimate, PreparedRun,
+    calibration_start, data_files, prepare_runs, CalibrateOptions, CalibrationReport, Metric,
+    NotModelled, ParameterEstimate, PreparedRun,
 };
 use cephplan::calibrate::ratio;
 use cephplan::data::load_runs;
@@ -152,14 +152,16 @@ pub fn run(args: CalibrateArgs) -> anyhow::Result<ExitCode> {
         ..CalibrateOptions::default()
     };
     let bar = BarProgress::new();
-    let (mut report, mut model) =
-        calibrate(&prepared, not_modelled, &start, &prior, &files, &opts, &bar)?;
-    // Ratio rows: the factors only they inform, every other parameter held at the fit.
-    let names = ratio::ratio_fit_names(&ratios, &prepared, &model, &prior);
-    let (ratio_fit, with_ratios) =
-        ratio::fit_ratios(&ratios, &model, &prior, &names, &opts.lm, &bar);
-    model = with_ratios;
-    ratio::apply_ratio_fit(&mut report, ratio_fit);
+    let (report, mut model) = ratio::calibrate_with_ratios(
+        &prepared,
+        not_modelled,
+        &ratios,
+        &start,
+        &prior,
+        &files,
+        &opts,
+        &bar,
+    )?;
     model.name = args
         .out
         .file_stem()
@@ -361,12 +363,12 @@ fn render(r: &CalibrationReport) -> String {
         &rows,
     ));
     out.push_str(&format!(
-        "\nall systems: MAPE {} %, LOO MAPE {} % (IOPS/bandwidth figures)\n",
+        "\nall systems: MAPE {} %, LOO MAPE {} (IOPS/bandwidth figures)\n",
         opt(r.mape_in_sample, |v| format!("{v:.1}")),
-        opt(r.mape_loo, |v| format!("{v:.1}"))
+        r.loo_label()
     ));
     if let Some(u) = &r.usl {
-        for s in u.series.iter().filter(|s| s.fit.is_none()) {
+        for s in u.series.iter().filter(|s| !s.note.is_empty()) {
             out.push_str(&format!("USL {}: {}\n", s.label(), s.note));
         }
     }

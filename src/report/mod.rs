@@ -441,6 +441,19 @@ fn curve_past_knee(
     Ok((all.points, knee, warnings))
 }
 
+/// The knee of `s` under a mean-latency target as a comparison report states it: the
+/// deepest whole iodepth whose mean latency (exact MVA) meets the target, found on the
+/// doubling curve and bisected between its points. The app's Prediction page shows the
+/// same knee. A cancelled search returns the knee of the points done.
+pub fn mean_knee(
+    s: &Scenario,
+    params: &ModelParams,
+    target_secs: f64,
+    progress: &dyn Progress,
+) -> Result<KneeReport, PredictError> {
+    curve_past_knee(s, params, target_secs, progress).map(|(_, knee, _)| knee)
+}
+
 /// Predicts every variant with `params` (see the module docs). Progress counts variants;
 /// a cancelled comparison returns `PredictError`'s cancellation from the step it was in.
 pub fn compare(

@@ -11,7 +11,8 @@
 //! the error to expect on a cluster the model was not fitted to.
 //!
 //! It makes the same library calls as `cephplan calibrate` (`data::load_runs`,
-//! `calibrate::ceph::prepare_runs`, `calibrate::ceph::calibrate`,
+//! `calibrate::ceph::prepare_runs`, `calibrate::ratio::calibrate_with_ratios`: the main fit,
+//! then the ratio rows' factors, shown in their own table,
 //! `calibrate::profile::profile`, `evaluate::evaluate`, `io::write_atomic_owned`), so both give the same numbers and neither overwrites a file
 //! cephplan did not write. Not here: the fitting itself (`calibrate`).
 
@@ -20,10 +21,11 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::calibrate::ceph::{
-    calibrate, calibration_start, data_files, prepare_runs, CalibrateOptions, CalibrationReport,
-    Metric, NotModelled, PreparedRun,
+    calibration_start, data_files, prepare_runs, CalibrateOptions, CalibrationReport, Metric,
+    NotModelled, PreparedRun,
 };
 use crate::calibrate::profile::{profile, ProfileReport, MISS_THRESHOLD_PCT};
+use crate::calibrate::ratio::{calibrate_with_ratios, prepare_ratios, PreparedRatio};
 use crate::data::load_runs;
 use crate::evaluate::spread::{
     compare, comparison_heading, comparison_rows, read_report, save_report, system_change_rows,
@@ -45,7 +47,8 @@ pub const BAND_REL: f64 = 0.15;
 #[derive(Debug, Clone, PartialEq)]
 pub struct FitRequest {
     pub data: Vec<PathBuf>,
-    /// Prior and starting point of the fit; `None` = the built-in `models/prior.toml`.
+    /// Prior and starting point of the fit; `None` = the built-in `models/prior.toml`, and
+    /// for one system's runs the shipped default as the start ([`calibration_start`]).
     pub base_model: Option<PathBuf>,
     pub options: CalibrateOptions,
 }
@@ -65,8 +68,15 @@ pub type ProfileResult = Result<ProfileReport, String>;
 
 pub type EvaluateResult = Result<EvaluationReport, String>;
 
-/// The runs, the runs not modelled, the prior and the loader's warnings of a request.
-type Loaded = (Vec<PreparedRun>, Vec<NotModelled>, ModelParams, Vec<String>);
+/// What a request loads: the runs, the runs not modelled, the ratio rows, the prior and the
+/// loader's warnings.
+struct Loaded {
+    prepared: Vec<PreparedRun>,
+    not_modelled: Vec<NotModelled>,
+    ratios: Vec<PreparedRatio>,
+    prior: ModelParams,
+    load_warnings: Vec<String>,
+}
 
 fn load(req: &FitRequest, progress: &dyn Progress) -> Result<Loaded, String> {
     if req.data.is_empty() {
@@ -78,7 +88,8 @@ fn load(req: &FitRequest, progress: &dyn Progress) -> Result<Loaded, String> {
     }
     let cat = Catalogue::builtin();
     let prior = match &req.base_model {
-        Some(p) => ModelParams::load(p).map_err(|e| e.to_string())?,
+        Some(p) => ModelParams::load(p)
+            .map_err(|e| format!("{e}; or empty the base model field to use the built-in prior"))?,
         None => ModelParams::prior(),
     };
     progress.message("loading runs");
@@ -90,22 +101,38 @@ fn load(req: &FitRequest, progress: &dyn Progress) -> Result<Loaded, String> {
         load_warnings.extend(w.into_iter().map(|w| w.to_string()));
     }
     let (prepared, not_modelled) = prepare_runs(&runs, &cat).map_err(|e| e.to_string())?;
-    Ok((prepared, not_modelled, prior, load_warnings))
+    let (ratios, _) = prepare_ratios(&runs, &cat).map_err(|e| e.to_string())?;
+    Ok(Loaded {
+        prepared,
+        not_modelled,
+        ratios,
+        prior,
+        load_warnings,
+    })
 }
 
-/// Loads the runs and fits, like `cephplan calibrate` (without writing anything).
+/// Loads the runs and fits, like `cephplan calibrate` (without writing anything): the main
+/// fit, then the ratio rows' factors.
 pub fn fit(req: &FitRequest, progress: &dyn Progress) -> FitResult {
-    let (prepared, not_modelled, prior, load_warnings) = load(req, progress)?;
+    let Loaded {
+        prepared,
+        not_modelled,
+        ratios,
+        prior,
+        load_warnings,
+    } = load(req, progress)?;
     let files = data_files(&req.data);
-    // As `cephplan calibrate` without --start: a chosen base model is the start; without
-    // one, one system's runs start from the shipped default, several from the prior.
+    // As `cephplan calibrate` without --start: a chosen base model is the start (as
+    // `--prior FILE`); without one, one system's runs start from the shipped default,
+    // several from the prior.
     let start = match req.base_model {
         Some(_) => prior.clone(),
         None => calibration_start(&prepared, &prior),
     };
-    let (report, model) = calibrate(
+    let (report, model) = calibrate_with_ratios(
         &prepared,
         not_modelled,
+        &ratios,
         &start,
         &prior,
         &files,
@@ -127,7 +154,9 @@ pub fn run_profile(
     values: &[f64],
     progress: &dyn Progress,
 ) -> ProfileResult {
-    let (prepared, _, prior, _) = load(req, progress)?;
+    let Loaded {
+        prepared, prior, ..
+    } = load(req, progress)?;
     profile(
         &prepared,
         &prior,
@@ -143,7 +172,12 @@ pub fn run_profile(
 /// Loads the runs and evaluates the prior's transfer error, like `cephplan evaluate`
 /// (`scale`: also the scale-series splits; without, like `--no-scale`).
 pub fn run_evaluate(req: &FitRequest, scale: bool, progress: &dyn Progress) -> EvaluateResult {
-    let (prepared, not_modelled, prior, _) = load(req, progress)?;
+    let Loaded {
+        prepared,
+        not_modelled,
+        prior,
+        ..
+    } = load(req, progress)?;
     let opts = EvaluateOptions {
         scale,
         ..EvaluateOptions::default()
@@ -217,7 +251,9 @@ struct Runtime {
 pub struct CalibrationPage {
     /// Dataset paths: CSV files or directories of CSV files.
     pub data_paths: Vec<String>,
-    /// Prior and starting model; empty = the built-in `models/prior.toml`.
+    /// Prior and starting model (as `cephplan calibrate --prior FILE`); empty = the
+    /// built-in `models/prior.toml`, with one system's runs starting from the shipped
+    /// default (as `cephplan calibrate` without `--prior`).
     pub base_model: String,
     pub leave_one_out: bool,
     pub usl: bool,
@@ -243,7 +279,7 @@ impl Default for CalibrationPage {
     fn default() -> Self {
         Self {
             data_paths: vec!["calibration-data/".into()],
-            base_model: "models/prior.toml".into(),
+            base_model: String::new(),
             leave_one_out: true,
             usl: true,
             exclude: String::new(),
@@ -392,6 +428,12 @@ impl CalibrationPage {
             return;
         };
         ui.separator();
+        if self.rt.job.is_some() {
+            ui.colored_label(
+                plot::WARN,
+                "below: the previous fit's results (the new fit replaces them when it finishes)",
+            );
+        }
         ui.horizontal(|ui| {
             let l = ui.label("save fitted model as");
             ui.add(egui::TextEdit::singleline(&mut self.save_path).desired_width(300.0))
@@ -567,7 +609,7 @@ impl CalibrationPage {
             ui.add(
                 egui::TextEdit::singleline(&mut self.base_model)
                     .desired_width(240.0)
-                    .hint_text("built-in models/prior.toml"),
+                    .hint_text("empty: the built-in prior"),
             )
             .labelled_by(l.id);
         });
@@ -909,20 +951,25 @@ fn report_ui(ui: &mut egui::Ui, out: &FitOutput) {
             opt(r.mape_in_sample, |v| format!("{v:.1}"))
         ));
         ui.separator();
-        ui.strong(format!(
-            "leave-one-out {} %",
-            opt(r.mape_loo, |v| format!("{v:.1}"))
-        ));
+        let loo = format!("leave-one-out {}", r.loo_label());
+        if r.loo_runs.is_some_and(|l| l.partial()) {
+            ui.colored_label(plot::WARN, loo);
+        } else {
+            ui.strong(loo);
+        }
         ui.label("(IOPS and bandwidth figures)");
     });
     egui::ScrollArea::vertical().show(ui, |ui| {
         ui.columns(2, |cols| {
             let ui = &mut cols[0];
             ui.strong("parameters");
-            parameter_table_ui(ui, r);
+            parameter_table_ui(ui, "calibration-parameters", &r.parameters);
             ui.add_space(6.0);
             ui.strong("per system");
             system_table_ui(ui, r);
+            if let Some(f) = &r.ratios {
+                ratio_ui(ui, f);
+            }
             messages_ui(ui, out);
             let ui = &mut cols[1];
             for m in [Metric::Iops, Metric::Bandwidth, Metric::LatencyMean] {
@@ -979,8 +1026,12 @@ fn report_ui(ui: &mut egui::Ui, out: &FitOutput) {
     });
 }
 
-fn parameter_table_ui(ui: &mut egui::Ui, r: &CalibrationReport) {
-    egui::Grid::new("calibration-parameters")
+fn parameter_table_ui(
+    ui: &mut egui::Ui,
+    id: &str,
+    parameters: &[crate::calibrate::ceph::ParameterEstimate],
+) {
+    egui::Grid::new(id)
         .striped(true)
         .num_columns(6)
         .show(ui, |ui| {
@@ -995,7 +1046,7 @@ fn parameter_table_ui(ui: &mut egui::Ui, r: &CalibrationReport) {
                 ui.strong(h);
             }
             ui.end_row();
-            for p in &r.parameters {
+            for p in parameters {
                 ui.label(&p.name).on_hover_text(&p.unit);
                 ui.label(with_unit(p.value, &p.unit));
                 ui.label(opt(p.std_error, |v| with_unit(v, &p.unit)));
@@ -1014,6 +1065,39 @@ fn parameter_table_ui(ui: &mut egui::Ui, r: &CalibrationReport) {
                 ui.end_row();
             }
         });
+}
+
+/// The ratio rows (seed 003) with their errors and the factors fitted from them after the
+/// main fit, as `cephplan calibrate` prints them.
+fn ratio_ui(ui: &mut egui::Ui, f: &crate::calibrate::ratio::RatioFit) {
+    ui.add_space(6.0);
+    ui.strong(format!(
+        "ratio rows (numerator system / reference system, same workload): MAPE {} % over {} rows",
+        pct(f.mape),
+        f.runs.len()
+    ));
+    if !f.parameters.is_empty() {
+        parameter_table_ui(ui, "calibration-ratio-parameters", &f.parameters);
+    }
+    let rows: Vec<Vec<String>> = f
+        .runs
+        .iter()
+        .map(|c| {
+            vec![
+                c.run_id.clone(),
+                format!("{:?}", c.metric).to_lowercase(),
+                format!("{:.3}", c.measured),
+                format!("{:.3}", c.predicted),
+                format!("{:+.1}", c.error_pct),
+            ]
+        })
+        .collect();
+    text_grid_ui(
+        ui,
+        "calibration-ratio-rows",
+        &["ratio run", "metric", "measured", "predicted", "error %"],
+        &rows,
+    );
 }
 
 fn system_table_ui(ui: &mut egui::Ui, r: &CalibrationReport) {
@@ -1054,13 +1138,16 @@ fn messages_ui(ui: &mut egui::Ui, out: &FitOutput) {
         ui.colored_label(plot::WARN, format!("warning: {w}"));
     }
     if let Some(u) = &r.usl {
-        let unfitted: Vec<_> = u.series.iter().filter(|s| s.fit.is_none()).collect();
+        let unfitted: Vec<_> = u.series.iter().filter(|s| !s.note.is_empty()).collect();
         if !unfitted.is_empty() {
-            ui.collapsing(format!("{} USL series not fitted", unfitted.len()), |ui| {
-                for s in unfitted {
-                    ui.label(format!("{}: {}", s.label(), s.note));
-                }
-            });
+            ui.collapsing(
+                format!("{} USL series not fitted in full", unfitted.len()),
+                |ui| {
+                    for s in unfitted {
+                        ui.label(format!("{}: {}", s.label(), s.note));
+                    }
+                },
+            );
         }
     }
     if !r.not_modelled.is_empty() {
@@ -1139,7 +1226,7 @@ mod tests {
         let prior = ModelParams::prior();
         let start = calibration_start(&prepared, &prior);
         assert_eq!(start, ModelParams::shipped_default());
-        let (direct, _) = calibrate(
+        let (direct, _) = crate::calibrate::ceph::calibrate(
             &prepared,
             nm,
             &start,

@@ -3,7 +3,8 @@
 //! bar: shipped default, a fitted file or a validation refit), and solved by MVA on a
 //! worker thread — headline IOPS, bandwidth and mean latency,
 //! utilisation per resource with the bottleneck, latency vs IOPS as iodepth grows (with
-//! the latency target and the highest swept iodepth that meets it), and IOPS vs node
+//! the latency target and the deepest whole iodepth that meets it, the knee Compare and its
+//! report state, `report::mean_knee`, searched on a worker), and IOPS vs node
 //! count. Recomputes (debounced) whenever the scenario text changes. "Add to Compare"
 //! files the scenario's network with its node and core counts on the Compare page. A
 //! scenario with a `[degraded]` table also shows the cluster with those nodes down (during
@@ -42,7 +43,8 @@ use crate::predict::format::{
     thousands, Quantity,
 };
 use crate::predict::{
-    predict_tails, sweep, SweepAxis, SweepReport, SweepSpec, TailFigures, TailOptions, TailReport,
+    predict_tails, sweep, KneeReport, SweepAxis, SweepReport, SweepSpec, TailFigures, TailOptions,
+    TailReport,
 };
 use crate::progress::{NoProgress, Progress};
 use crate::qn::ceph::{build, CephSimOptions};
@@ -386,8 +388,21 @@ fn poll_keyed<T>(
     Some((key, r))
 }
 
+/// What a knee search ran for: the scenario text, the model and the latency target (its
+/// bits, in ms).
+type KneeKey = (String, ModelChoice, u64);
+
+/// The mean knee to the whole iodepth ([`crate::report::mean_knee`], what Compare and its
+/// report state), searched on a worker after each MVA prediction and target change.
+#[derive(Default)]
+struct KneeRuntime {
+    job: Option<(KneeKey, Job<Result<KneeReport, String>>)>,
+    done: Option<(KneeKey, Result<KneeReport, String>)>,
+}
+
 #[derive(Default)]
 struct Runtime {
+    knee: KneeRuntime,
     recompute: Recompute<PredictionResult>,
     result: Option<CephPrediction>,
     error: Option<String>,
@@ -520,6 +535,60 @@ impl PredictionPage {
             None => {}
         }
         self.follow_tails(ctx, now, origin);
+        self.follow_knee(ctx, origin);
+    }
+
+    /// The key of the knee the current inputs ask for, once their MVA prediction is in.
+    fn wanted_knee(&self) -> Option<KneeKey> {
+        let (text, model) = self.rt.solved.clone()?;
+        self.result_is_current()
+            .then(|| (text, model, self.latency_target_ms.to_bits()))
+    }
+
+    /// The whole-iodepth knee of the current inputs, when found.
+    pub fn knee(&self) -> Option<&Result<KneeReport, String>> {
+        let want = self.wanted_knee()?;
+        match &self.rt.knee.done {
+            Some((k, r)) if *k == want => Some(r),
+            _ => None,
+        }
+    }
+
+    /// Searches the whole-iodepth knee of the current text, model and target on a worker;
+    /// drops a search for older inputs.
+    fn follow_knee(&mut self, ctx: &egui::Context, origin: &str) {
+        let want = self.wanted_knee();
+        let k = &mut self.rt.knee;
+        if let Some((key, job)) = &mut k.job {
+            if Some(&*key) != want.as_ref() && !job.is_cancel_requested() {
+                job.cancel();
+            }
+            if let Some(out) = job.poll() {
+                let (key, _) = k.job.take().expect("a job was polled");
+                if Some(&key) == want.as_ref() {
+                    let r = match out {
+                        JobOutcome::Done(r) => r,
+                        JobOutcome::Panicked(m) => Err(format!("the knee search failed: {m}")),
+                    };
+                    k.done = Some((key, r));
+                }
+            }
+        }
+        let Some(want) = want else { return };
+        let held = k.done.as_ref().is_some_and(|(d, _)| *d == want);
+        if held || k.job.is_some() {
+            return;
+        }
+        let (text, origin) = (want.0.clone(), origin.to_owned());
+        let params = self.rt.model.params.clone();
+        let target_secs = self.latency_target_ms / 1e3;
+        k.job = Some((
+            want,
+            Job::spawn("finding the knee", ctx, move |p| {
+                let s = load(&text, &origin)?;
+                crate::report::mean_knee(&s, &params, target_secs, p).map_err(|e| e.to_string())
+            }),
+        ));
     }
 
     /// Runs the simulations the inputs ask for, one job at a time and only once the MVA
@@ -950,22 +1019,46 @@ impl PredictionPage {
                 } else {
                     ""
                 };
-                match best_within_target(p, target_secs) {
-                    Some((d, bx, br)) => {
-                        ui.label(format!(
-                            "mean knee (MVA): highest swept iodepth within {target_ms} ms: \
-                             {d}, giving {} at {}{note}",
-                            eng(bx, Quantity::Iops),
-                            eng(br, Quantity::Seconds)
-                        ));
-                        Some((format!("knee: mean ≤ {target_ms} ms"), [bx, br * 1e3]))
-                    }
-                    None => {
-                        ui.label(format!(
-                            "mean knee (MVA): no swept iodepth meets {target_ms} ms{note}"
-                        ));
+                match self.knee() {
+                    Some(Ok(k)) => match (k.value, k.iops, k.latency_mean_secs) {
+                        (Some(d), Some(kx), Some(kr)) => {
+                            ui.label(format!(
+                                "mean knee (MVA): deepest whole iodepth within {target_ms} ms: \
+                                 {d}, giving {} at {}{note}",
+                                eng(kx, Quantity::Iops),
+                                eng(kr, Quantity::Seconds)
+                            ));
+                            Some((format!("knee: mean ≤ {target_ms} ms"), [kx, kr * 1e3]))
+                        }
+                        _ => {
+                            ui.label(format!("mean knee (MVA): {}{note}", k.note));
+                            None
+                        }
+                    },
+                    Some(Err(e)) => {
+                        ui.colored_label(ui.visuals().error_fg_color, e);
                         None
                     }
+                    // Until the search ends: the plotted depths' best, said so.
+                    None => match best_within_target(p, target_secs) {
+                        Some((d, bx, br)) => {
+                            ui.label(format!(
+                                "mean knee (MVA): of the plotted iodepths, {d} within \
+                                 {target_ms} ms, giving {} at {} (finding the whole \
+                                 iodepth…){note}",
+                                eng(bx, Quantity::Iops),
+                                eng(br, Quantity::Seconds)
+                            ));
+                            Some((format!("knee: mean ≤ {target_ms} ms"), [bx, br * 1e3]))
+                        }
+                        None => {
+                            ui.label(format!(
+                                "mean knee (MVA): no plotted iodepth meets {target_ms} ms \
+                                 (searching every iodepth…){note}"
+                            ));
+                            None
+                        }
+                    },
                 }
             }
         };
