@@ -148,7 +148,7 @@ pub fn run(cmd: ImportCommand) -> anyhow::Result<ExitCode> {
     // cache-served; the row keeps a note and the user is told (data::import).
     // fio names the pattern (`rw`); where its jobs disagree there is none to check.
     if let Some(c) = scenario_drive(&a.scenario)
-        .and_then(|kind| cache_served_reads(&out, row.workload.pattern, kind))
+        .and_then(|drive| cache_served_reads(&out, row.workload.pattern, &drive))
     {
         warn_cache_served(&row.run_id, &c);
         note_cache_served(&mut row, &c);
@@ -168,9 +168,9 @@ pub fn run(cmd: ImportCommand) -> anyhow::Result<ExitCode> {
 /// (`data::import::cache_served_reads`); `None`, with a note, when the scenario does not
 /// load with the built-in catalogue (the row is still appended: loading the dataset
 /// checks the scenario again, with the catalogue `calibrate` is given).
-fn scenario_drive(path: &std::path::Path) -> Option<cephplan::spec::DriveKind> {
+fn scenario_drive(path: &std::path::Path) -> Option<cephplan::spec::DriveEntry> {
     match load_scenario(path, &Catalogue::builtin()) {
-        Ok(s) => Some(s.data.drive.kind),
+        Ok(s) => Some(s.data.drive),
         Err(e) => {
             eprintln!(
                 "note: the scenario did not load with the built-in catalogue, so the hard-disk cache check was skipped and the row is appended as imported: {e}"

@@ -61,7 +61,7 @@ pub struct CbtContext {
     pub run_id_prefix: String,
     /// The measured cluster's data devices, for the hard-disk cache check
     /// ([`super::import::cache_served_reads`]); `None`: not checked.
-    pub data_drive: Option<crate::spec::DriveKind>,
+    pub data_drive: Option<crate::spec::DriveEntry>,
 }
 
 /// One point of the tree, as imported.
@@ -300,10 +300,10 @@ pub fn import_cbt(root: &Path, ctx: &CbtContext) -> Result<CbtImport, CbtError> 
         let run_id = format!("{}-{}", ctx.run_id_prefix, point.replace('/', "-"));
         let source = root.join(first_dir).display().to_string();
         let mut row = combine(&per_iteration, ctx, &run_id, &source);
-        let cache_served = ctx.data_drive.and_then(|kind| {
+        let cache_served = ctx.data_drive.as_ref().and_then(|drive| {
             per_iteration
                 .iter()
-                .find_map(|o| super::import::cache_served_reads(o, row.workload.pattern, kind))
+                .find_map(|o| super::import::cache_served_reads(o, row.workload.pattern, drive))
         });
         if let Some(c) = &cache_served {
             super::import::note_cache_served(&mut row, c);
@@ -576,7 +576,7 @@ mod tests {
             import_cbt(
                 root,
                 &CbtContext {
-                    data_drive: Some(kind),
+                    data_drive: Some(crate::data::tests::drive(kind, 0.0125)),
                     ..ctx()
                 },
             )

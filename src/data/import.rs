@@ -164,6 +164,13 @@ pub fn run_from_fio(out: &FioOutput, ctx: &ImportContext) -> MeasuredRun {
 /// One revolution of the fastest hard disks in service (15,000 rpm): 4 ms.
 pub const FASTEST_DISK_REVOLUTION_SECS: f64 = 0.004;
 
+/// A data drive stated to read in less than this (1 ms) is not judged as a rotating disk
+/// whatever its `kind`: no hard disk positions that fast (a 15,000 rpm disk's random read
+/// averages its 2 ms half revolution plus a seek), while storage Ceph reports as
+/// rotational but is not — the lab's file-backed OSDs, `kind = "hdd"` with their measured
+/// 75 µs reads — is stated so.
+pub const ROTATING_READ_LATENCY_MIN_SECS: f64 = 0.001;
+
 /// How far the share of fast reads must exceed what a disk allows before a run is called
 /// cache-served (5 percentage points: fio's percentile tables are coarse).
 pub const CACHE_MARGIN: f64 = 0.05;
@@ -206,7 +213,8 @@ impl CacheServedReads {
 /// run whose
 /// completion latencies (fio's `clat_ns` percentiles, every job) put more than that, plus
 /// [`CACHE_MARGIN`], within some `t` was served in part by a cache (the OSDs' BlueStore
-/// cache, or reads that never reached a disk). `None` for other drives, for sequential or
+/// cache, or reads that never reached a disk). `None` for other drives (and for a drive of
+/// kind `hdd` stated to read faster than [`ROTATING_READ_LATENCY_MIN_SECS`]), for sequential or
 /// write-only patterns (a disk's track buffer and write cache answer those legitimately),
 /// or without percentiles. Croit's 2020 HDD runs (`calibration-data/other-paths/`) are
 /// the measured case: 15 of 18 read runs flagged, the 3 whose every read paid a disk
@@ -214,9 +222,10 @@ impl CacheServedReads {
 pub fn cache_served_reads(
     out: &FioOutput,
     pattern: Option<Pattern>,
-    data_drive: crate::spec::DriveKind,
+    data_drive: &crate::spec::DriveEntry,
 ) -> Option<CacheServedReads> {
-    if data_drive != crate::spec::DriveKind::Hdd
+    if data_drive.kind != crate::spec::DriveKind::Hdd
+        || data_drive.read_latency.0 < ROTATING_READ_LATENCY_MIN_SECS
         || !matches!(pattern, Some(Pattern::Randread | Pattern::Randrw))
     {
         return None;

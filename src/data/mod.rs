@@ -29,7 +29,7 @@ pub mod cbt;
 pub mod import;
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 /// Version of the CSV format, written in the header comment of generated files.
 /// 2 added `quote`, `reading` and `reading_error` (how each figure was read from its
