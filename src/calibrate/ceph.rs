@@ -1227,6 +1227,10 @@ pub fn uninformed_direction_warnings(
                         "its {side} predictions state the {} range of model \"{}\" (σ_ln {:.2} throughput, {:.2} latency, over {} systems), not these runs' own",
                         t.kind, base.name, t.throughput_ln_sigma, t.latency_ln_sigma, t.systems
                     ),
+                    None if unmeasured_transfer(base).is_some() => format!(
+                        "without leave-one-out (--no-loo, validate --refit) the fitted model keeps no record to carry model \"{}\"'s leave-one-system-out error, so its {side} predictions' range is these runs' own, which says nothing of {side}s",
+                        base.name
+                    ),
                     None => format!(
                         "model \"{}\" states no leave-one-system-out error, so its {side} predictions' range is these runs' own, which says nothing of {side}s",
                         base.name

@@ -413,9 +413,21 @@ pub fn refit(
     // calibrate's provenance note names models/prior.toml; here the priors are `prior`.
     if let Some(f) = &mut model.fitted_on {
         f.note = format!(
-            "refit by `cephplan validate --refit`: Levenberg-Marquardt on ln(parameters) from model \"{}\", relative residuals of IOPS/bandwidth and mean latency, priors centred on model \"{}\" with width ln(upper/lower)/4; {}; in-sample MAPE {}",
+            "refit by `cephplan validate --refit`: Levenberg-Marquardt on ln(parameters) from model \"{}\", relative residuals of IOPS/bandwidth and mean latency, priors centred on model \"{}\" with width ln(upper/lower)/4{}; {}; in-sample MAPE {}",
             base.name,
             prior.name,
+            if cal.held_unidentified.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    "; held as not identified by these runs: {}",
+                    cal.held_unidentified
+                        .iter()
+                        .map(|h| h.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            },
             cal.termination.reason,
             cal.mape_in_sample
                 .map_or("n/a".into(), |m| format!("{m:.1} %"))
