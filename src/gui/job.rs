@@ -119,9 +119,28 @@ pub struct JobStatus {
 }
 
 impl JobStatus {
-    /// Completed fraction, when the worker announced a total.
+    /// Completed fraction, when the worker announced a total and has not gone past it (a
+    /// simulation's total is an estimate of its events: past it, the bar animates).
     pub fn fraction(&self) -> Option<f32> {
-        (self.total > 0).then(|| (self.done as f64 / self.total as f64).min(1.0) as f32)
+        (self.total > 0 && self.done <= self.total)
+            .then(|| (self.done as f64 / self.total as f64) as f32)
+    }
+
+    /// The bar's text: "name: done / total" with thousands separators, or, past an
+    /// estimated total, the count done and the estimate.
+    pub fn text(&self, name: &str) -> String {
+        use crate::predict::format::thousands;
+        match (self.total, self.done) {
+            (0, _) => format!("{name}…"),
+            (t, d) if d <= t => {
+                format!("{name}: {} / {}", thousands(d as f64), thousands(t as f64))
+            }
+            (t, d) => format!(
+                "{name}: {} (past the {} estimated)",
+                thousands(d as f64),
+                thousands(t as f64)
+            ),
+        }
     }
 
     fn apply(&mut self, ev: JobEvent) {
@@ -249,11 +268,7 @@ impl<T> Job<T> {
         let mut cancelled = false;
         ui.horizontal(|ui| {
             let s = &self.status;
-            let text = if s.total > 0 {
-                format!("{}: {} / {}", self.name, s.done, s.total)
-            } else {
-                format!("{}…", self.name)
-            };
+            let text = s.text(&self.name);
             let bar = match s.fraction() {
                 Some(f) => egui::ProgressBar::new(f),
                 None => egui::ProgressBar::new(0.0).animate(true),
@@ -390,6 +405,31 @@ mod tests {
             assert!(Instant::now() < deadline, "job did not end within 10 s");
             std::thread::sleep(Duration::from_millis(2));
         }
+    }
+
+    /// A simulation announces its expected events and may run past them (session 54's
+    /// audit saw "26152256 / 8920189"): past the total the text says so and the bar has
+    /// no fraction to show.
+    #[test]
+    fn status_text_has_separators_and_says_when_an_estimate_is_passed() {
+        let mut s = JobStatus::default();
+        assert_eq!(s.text("simulating tails"), "simulating tails…");
+        s.apply(JobEvent::Start {
+            total: 8_920_189,
+            what: "simulating".into(),
+        });
+        s.apply(JobEvent::Advance(4_460_000));
+        assert_eq!(
+            s.text("simulating tails"),
+            "simulating tails: 4,460,000 / 8,920,189"
+        );
+        assert!((s.fraction().unwrap() - 0.5).abs() < 1e-3);
+        s.apply(JobEvent::Advance(21_692_256));
+        assert_eq!(
+            s.text("simulating tails"),
+            "simulating tails: 26,152,256 (past the 8,920,189 estimated)"
+        );
+        assert_eq!(s.fraction(), None);
     }
 
     #[test]
