@@ -4,7 +4,9 @@
 //! labelled value, and utilisation bars with the bottleneck highlighted.
 //!
 //! These only draw what they are given: no model or solver is called from here. Axis
-//! units are fixed per helper (IOPS, milliseconds, percent) and written on the axes.
+//! units are fixed per helper (IOPS, milliseconds, percent) and written on the axes. The
+//! mouse wheel over a plot scrolls the page, as everywhere else on it (the plots sit on
+//! scrolling pages); Ctrl + wheel zooms, a drag pans, a double-click restores the view.
 
 use egui::{Color32, RichText};
 use egui_plot::{Corner, HLine, Legend, Line, MarkerShape, Plot, Points};
@@ -76,6 +78,7 @@ pub struct HockeyMarks {
 
 /// Latency (ms, y, axis named `y_label`) against throughput (IOPS, x): one line per
 /// series, diamonds for `points`, and the [`HockeyMarks`].
+/// Returns the bounds it shows.
 pub fn hockey_stick_ui(
     ui: &mut egui::Ui,
     id: &str,
@@ -84,10 +87,10 @@ pub fn hockey_stick_ui(
     points: &[Series],
     marks: &HockeyMarks,
     height: f32,
-) {
+) -> egui_plot::PlotBounds {
     let top = marks.view_top_ms.filter(|t| t.is_finite() && *t > 0.0);
     // A plot keeps its bounds in memory under its id: a new top needs a new id.
-    let mut plot = Plot::new((id, top.map(f64::to_bits)));
+    let mut plot = Plot::new((id, top.map(f64::to_bits))).allow_scroll(false);
     if let Some(top) = top {
         plot = plot.default_y_bounds(0.0, top);
     }
@@ -131,7 +134,10 @@ pub fn hockey_stick_ui(
                         .filled(true),
                 );
             }
-        });
+        })
+        .transform
+        .bounds()
+        .to_owned()
 }
 
 /// Any y against any x, one line per series, with axis labels.
@@ -144,6 +150,7 @@ pub fn curves_ui(
     height: f32,
 ) {
     Plot::new(id)
+        .allow_scroll(false)
         .legend(Legend::default().position(Corner::LeftTop))
         .x_axis_label(x_label)
         .y_axis_label(y_label)
@@ -181,6 +188,7 @@ pub fn measured_vs_predicted_ui(
         .fold(0.0_f64, f64::max)
         * 1.05;
     Plot::new(id)
+        .allow_scroll(false)
         .legend(Legend::default().position(Corner::LeftTop))
         .x_axis_label(format!("measured ({unit})"))
         .y_axis_label(format!("predicted ({unit})"))
@@ -239,6 +247,7 @@ pub fn metric_measured_vs_predicted_ui(
     };
     let runs: Vec<RunPoint> = points.to_vec();
     Plot::new(id)
+        .allow_scroll(false)
         .legend(Legend::default().position(Corner::LeftTop))
         .x_axis_label("measured")
         .y_axis_label("predicted")
@@ -318,6 +327,7 @@ pub fn labelled_bars_ui(
     let names: Vec<String> = values.iter().map(|(n, _)| n.clone()).collect();
     let unit = y_label.to_owned();
     Plot::new(id)
+        .allow_scroll(false)
         .y_axis_label(y_label)
         .x_axis_label("run number (hover a bar for its run id)")
         .x_axis_formatter(|m, _| {
@@ -424,7 +434,58 @@ pub fn si(v: f64) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::si;
+    use super::*;
+    use egui_kittest::kittest::Queryable;
+
+    /// The wheel over a plot scrolls the page it sits on (session 54's audit: it panned
+    /// the plot into negative latency instead, and the page stopped scrolling under it).
+    #[test]
+    fn the_wheel_over_a_plot_scrolls_the_page() {
+        let bounds = std::rc::Rc::new(std::cell::Cell::new(None));
+        let seen = bounds.clone();
+        let mut h = egui_kittest::Harness::builder()
+            .with_size(egui::vec2(600.0, 400.0))
+            .build_ui(move |ui| {
+                egui::ScrollArea::vertical().show(ui, |ui| {
+                    ui.label("above the plot");
+                    let curve = Series::new("mean", vec![[1e3, 1.0], [2e3, 2.0], [2.5e3, 4.0]]);
+                    let b = hockey_stick_ui(
+                        ui,
+                        "wheel",
+                        "mean latency (ms)",
+                        &[curve],
+                        &[],
+                        &HockeyMarks::default(),
+                        250.0,
+                    );
+                    seen.set(Some((b.min(), b.max())));
+                    ui.add_space(2000.0);
+                    ui.label("below the plot");
+                });
+            });
+        h.run();
+        let before = bounds.get().unwrap();
+        let above = h.get_by_label("above the plot").rect();
+        h.hover_at(above.center() + egui::vec2(250.0, 120.0));
+        h.run();
+        for _ in 0..5 {
+            h.event(egui::Event::MouseWheel {
+                unit: egui::MouseWheelUnit::Point,
+                delta: egui::vec2(0.0, -60.0),
+                phase: egui::TouchPhase::Move,
+                source: egui::MouseWheelSource::Wheel,
+                modifiers: egui::Modifiers::NONE,
+            });
+            h.run();
+        }
+        let moved = above.top() - h.get_by_label("above the plot").rect().top();
+        assert!(moved > 100.0, "the page scrolled by {moved} points");
+        assert_eq!(
+            bounds.get().unwrap(),
+            before,
+            "the wheel moved the plot's bounds"
+        );
+    }
 
     #[test]
     fn si_suffixes() {
