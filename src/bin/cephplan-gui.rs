@@ -18,7 +18,8 @@ const USAGE: &str =
     "usage: cephplan-gui [--page designer|prediction|compare|sizing|calibration|validation|network] \
 [--size WIDTHxHEIGHT] [--compare SCENARIO.toml]... [--calibration-data PATH]... [--no-loo] \
 [--fit-on-start] [--evaluate-on-start] [--search-on-start] [--browse-on-start] [--tails] [SCENARIO.toml]
-  --size WIDTHxHEIGHT      inner size of the window in points (default 1280x800)
+  --size WIDTHxHEIGHT      inner size of the window in points (default: the size it last had,
+                           else 1280x800; given, it wins over the saved size)
   --compare SCENARIO.toml  file this scenario on the Compare page at the start; repeatable
   --calibration-data PATH  dataset (CSV file or directory) for the Calibration page; repeatable
   --no-loo                 fit without leave-one-out on the Calibration page (faster)

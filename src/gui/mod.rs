@@ -45,7 +45,8 @@ pub struct LaunchOptions {
     /// Scenario files filed on the Compare page at the start, as "Add to Compare" on the
     /// Prediction page files them (after the saved variants).
     pub compare: Vec<std::path::PathBuf>,
-    /// Inner size of the window in points (default 1280 × 800).
+    /// Inner size of the window in points (default 1280 × 800, or the size it last had);
+    /// given, it wins over the saved geometry, and this run's geometry is not saved.
     pub window_size: Option<[f32; 2]>,
 }
 
@@ -63,6 +64,9 @@ pub fn run(opts: LaunchOptions) -> eframe::Result<()> {
             .with_title("cephplan")
             .with_inner_size(opts.window_size.unwrap_or([1280.0, 800.0])),
         renderer: eframe::Renderer::Glow,
+        // eframe restores the last window geometry over the builder's size; a size asked
+        // for on the command line (screenshots, README) must win.
+        persist_window: opts.window_size.is_none(),
         ..Default::default()
     };
     eframe::run_native(
