@@ -621,6 +621,22 @@ fn designer_flags_an_invalid_value_next_to_its_field_and_shows_capacity() {
     h.get_by_label_contains("the scenario does not validate");
 }
 
+/// A negative count in the text is shown as written beside the form's spinner, not as a
+/// plausible 0 (session 54's audit), and the fix does not offer 0..: it asks for a number
+/// without a minus sign.
+#[test]
+fn designer_shows_a_negative_count_as_written() {
+    let mut state = State::default();
+    state.designer.text = std::fs::read_to_string(example_path())
+        .unwrap()
+        .replacen("nodes = 3", "nodes = -3", 1);
+    assert!(state.designer.text.contains("nodes = -3"));
+    let mut h = harness(state);
+    h.run();
+    h.get_by_label("the text has -3");
+    assert!(h.query_all_by_label_contains("without a minus sign").count() >= 1);
+}
+
 #[test]
 fn prediction_adds_a_ceph_scenario_to_compare_with_iops_per_node_and_core() {
     let mut state = State {

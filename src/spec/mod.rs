@@ -316,7 +316,9 @@ pub(crate) fn field_prefix(text: &str, e: &toml::de::Error) -> String {
 pub(crate) fn value_type_fix(message: &str) -> Option<String> {
     let expected = message.rsplit_once("expected ")?.1.trim_end_matches('.');
     let whole = |max: &str| {
-        format!("write a whole number from 0 to {max}, without quotes or a decimal point")
+        format!(
+            "write a whole number of at most {max}, without a minus sign, quotes or a decimal point"
+        )
     };
     Some(match expected {
         "u8" => whole("255"),

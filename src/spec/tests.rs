@@ -684,13 +684,19 @@ fn values_of_the_wrong_type_say_what_to_write() {
             "iodepth = 16",
             "iodepth = 4294967296",
             "workload.iodepth",
-            "whole number from 0 to 4,294,967,295",
+            "whole number of at most 4,294,967,295",
+        ),
+        (
+            "nodes = 3",
+            "nodes = -3",
+            "cluster.nodes",
+            "without a minus sign",
         ),
         (
             "iodepth = 16",
             "iodepth = 2.5",
             "workload.iodepth",
-            "without quotes or a decimal point",
+            "quotes or a decimal point",
         ),
         (
             "iodepth = 16",

@@ -369,12 +369,12 @@ impl DesignerPage {
             );
             match (toml_at(table, path), absent) {
                 (Some(toml::Value::Integer(v)), _) => {
-                    if let Some(v) = int_ui(ui, l.id, u64::try_from(*v).unwrap_or(0)) {
+                    if let Some(v) = int_ui(ui, l.id, *v) {
                         edits.push(Edit::Set(path, int_value(v)));
                     }
                 }
                 (None, Absent::Int(default)) => {
-                    if let Some(v) = int_ui(ui, l.id, default) {
+                    if let Some(v) = int_ui(ui, l.id, i64::try_from(default).unwrap_or(i64::MAX)) {
                         edits.push(Edit::Set(path, int_value(v)));
                     }
                 }
@@ -1002,10 +1002,16 @@ fn label_ui(ui: &mut egui::Ui, width: f32, label: &str) -> egui::Response {
 }
 
 /// A number spinner labelled by `label`; the new value when it changed this frame.
-fn int_ui(ui: &mut egui::Ui, label: egui::Id, mut v: u64) -> Option<u64> {
+/// A spinner over a count. A negative count in the text (which does not validate) is shown
+/// as written beside a spinner from 0, not as a plausible 0.
+fn int_ui(ui: &mut egui::Ui, label: egui::Id, written: i64) -> Option<u64> {
+    let mut v = u64::try_from(written).unwrap_or(0);
     let r = ui
         .add(egui::DragValue::new(&mut v).range(0..=1_000_000))
         .labelled_by(label);
+    if written < 0 {
+        ui.colored_label(crate::gui::plot::WARN, format!("the text has {written}"));
+    }
     r.changed().then_some(v)
 }
 
@@ -1023,7 +1029,7 @@ fn int_row_ui(
         let l = label_ui(ui, lw, label);
         match toml_at(table, path) {
             Some(toml::Value::Integer(v)) => {
-                if let Some(v) = int_ui(ui, l.id, u64::try_from(*v).unwrap_or(0)) {
+                if let Some(v) = int_ui(ui, l.id, *v) {
                     edits.push(Edit::Set(path, int_value(v)));
                 }
             }
