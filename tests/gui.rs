@@ -627,14 +627,19 @@ fn designer_flags_an_invalid_value_next_to_its_field_and_shows_capacity() {
 #[test]
 fn designer_shows_a_negative_count_as_written() {
     let mut state = State::default();
-    state.designer.text = std::fs::read_to_string(example_path())
-        .unwrap()
-        .replacen("nodes = 3", "nodes = -3", 1);
+    state.designer.text =
+        std::fs::read_to_string(example_path())
+            .unwrap()
+            .replacen("nodes = 3", "nodes = -3", 1);
     assert!(state.designer.text.contains("nodes = -3"));
     let mut h = harness(state);
     h.run();
     h.get_by_label("the text has -3");
-    assert!(h.query_all_by_label_contains("without a minus sign").count() >= 1);
+    assert!(
+        h.query_all_by_label_contains("without a minus sign")
+            .count()
+            >= 1
+    );
 }
 
 #[test]
@@ -2173,6 +2178,28 @@ fn pick(h: &mut Harness<'static, App>, combo: &str, option: &str) {
     h.run();
     h.get_by_label(option).click();
     h.run();
+}
+
+/// The pattern is a choice in the form; a mix gets its read share row (session 54's
+/// audit: "randrw" could only be completed by typing `read_percent` into the text).
+#[test]
+fn the_pattern_is_chosen_in_the_form_and_a_mix_gets_its_read_share() {
+    let cat = cephplan::spec::Catalogue::builtin();
+    let mut h = harness(State::default());
+    open_in_designer(&mut h, &small_fixture_path());
+    assert!(designer_has(&h, "pattern = \"randwrite\""));
+    assert_eq!(h.query_all_by_label("read %").count(), 0);
+    pick(&mut h, "pattern", "randrw");
+    assert!(designer_has(&h, "pattern = \"randrw\""));
+    assert!(designer_has(&h, "read_percent = 70"));
+    let s = cephplan::spec::parse_scenario(&h.state().state.designer.text, "t", &cat).unwrap();
+    assert!((s.read_fraction - 0.7).abs() < 1e-12);
+    h.get_by_label("read %");
+    // Another pattern refuses a read share: choosing one removes it.
+    pick(&mut h, "pattern", "randread");
+    assert!(designer_has(&h, "pattern = \"randread\""));
+    assert!(!designer_has(&h, "read_percent"));
+    cephplan::spec::parse_scenario(&h.state().state.designer.text, "t", &cat).unwrap();
 }
 
 #[test]

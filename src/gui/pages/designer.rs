@@ -322,6 +322,21 @@ impl DesignerPage {
         for f in WORKLOAD_FIELDS {
             self.field_ui(ui, lw, &table, f, &mut edits);
         }
+        // A mix's read share, where the pattern is one (or the text states it anyway).
+        let mixed = matches!(
+            toml_at(&table, "workload.pattern"),
+            Some(toml::Value::String(p)) if p == "randrw"
+        );
+        if mixed || toml_at(&table, "workload.read_percent").is_some() {
+            int_row_ui(
+                ui,
+                lw,
+                &table,
+                "workload.read_percent",
+                "read %",
+                &mut edits,
+            );
+        }
         self.ceph_options_ui(ui, lw, &table, &mut edits);
         if !edits.is_empty() {
             if let Err(e) = self.apply_edits(&edits) {
@@ -376,6 +391,20 @@ impl DesignerPage {
                 (None, Absent::Int(default)) => {
                     if let Some(v) = int_ui(ui, l.id, i64::try_from(default).unwrap_or(i64::MAX)) {
                         edits.push(Edit::Set(path, int_value(v)));
+                    }
+                }
+                (Some(toml::Value::String(v)), _) if path == "workload.pattern" => {
+                    if let Some(p) = pattern_ui(ui, l.id, v) {
+                        // A mix needs its read share: the one the validation error offers,
+                        // written where the text has none, shown in the "read %" row.
+                        // Any other pattern refuses one.
+                        let share = toml_at(table, "workload.read_percent");
+                        if p == "randrw" && share.is_none() {
+                            edits.push(Edit::Set("workload.read_percent", int_value(70)));
+                        } else if p != "randrw" && share.is_some() {
+                            edits.push(Edit::Remove("workload.read_percent"));
+                        }
+                        edits.push(Edit::Set(path, p.into()));
                     }
                 }
                 (Some(toml::Value::String(v)), _) if CPU_FIELDS.contains(&path) => {
@@ -1013,6 +1042,27 @@ fn int_ui(ui: &mut egui::Ui, label: egui::Id, written: i64) -> Option<u64> {
         ui.colored_label(crate::gui::plot::WARN, format!("the text has {written}"));
     }
     r.changed().then_some(v)
+}
+
+/// fio's patterns a scenario takes (`spec::Pattern`).
+const PATTERNS: [&str; 5] = ["randread", "randwrite", "randrw", "read", "write"];
+
+/// A choice among [`PATTERNS`] (what the text has, when it is none of them, stays shown
+/// until one is picked). Returns the pattern picked this frame.
+fn pattern_ui(ui: &mut egui::Ui, label: egui::Id, current: &str) -> Option<&'static str> {
+    let mut picked = None;
+    egui::ComboBox::from_id_salt("workload.pattern")
+        .selected_text(current)
+        .show_ui(ui, |ui| {
+            for p in PATTERNS {
+                if ui.selectable_label(p == current, p).clicked() && p != current {
+                    picked = Some(p);
+                }
+            }
+        })
+        .response
+        .labelled_by(label);
+    picked
 }
 
 /// A row over a whole number at `path`: a spinner when the text has an integer there,
