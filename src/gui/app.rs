@@ -317,7 +317,13 @@ impl App {
             },
             Command::SaveScenario => match self.state.designer.save() {
                 Ok(p) => {
-                    self.status = format!("saved {}", p.display());
+                    self.status = match self.state.designer.spec_error() {
+                        None => format!("saved {}", p.display()),
+                        Some(_) => format!(
+                            "saved {} (it does not validate yet: the form lists what to fix)",
+                            p.display()
+                        ),
+                    };
                     self.apply(Command::RememberFile(p));
                 }
                 Err(e) => self.status = e,

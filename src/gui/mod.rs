@@ -50,6 +50,18 @@ pub struct LaunchOptions {
     pub window_size: Option<[f32; 2]>,
 }
 
+/// Refuses a path the user typed to save to whose directory does not exist: the library's
+/// writers create their output directories, and a mistyped one would hide the file.
+pub(crate) fn parent_must_exist(path: &std::path::Path) -> Result<(), String> {
+    match path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        Some(dir) if !dir.is_dir() => Err(format!(
+            "the directory {} does not exist: create it first, or save into one that does",
+            dir.display()
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// True when a display server is reachable through the environment (X11 or Wayland).
 pub fn display_available() -> bool {
     ["DISPLAY", "WAYLAND_DISPLAY"]

@@ -217,6 +217,7 @@ pub fn save_model(out: &FitOutput, path: &Path) -> Result<(), String> {
         "Fitted by cephplan-gui (Calibration page) to {} measured runs; see fitted_on.",
         runs.len()
     );
+    crate::gui::parent_must_exist(path)?;
     crate::io::write_atomic_owned(path, model.to_toml().as_bytes()).map_err(|e| e.to_string())
 }
 
@@ -533,8 +534,11 @@ impl CalibrationPage {
                 .clicked()
             {
                 let path = PathBuf::from(self.eval_save_path.trim());
-                self.rt.eval_saved =
-                    Some(save_report(report, &path).map(|()| path).map_err(|e| e.to_string()));
+                self.rt.eval_saved = Some(crate::gui::parent_must_exist(&path).and_then(|()| {
+                    save_report(report, &path)
+                        .map(|()| path)
+                        .map_err(|e| e.to_string())
+                }));
             }
             match &self.rt.eval_saved {
                 Some(Ok(p)) => {

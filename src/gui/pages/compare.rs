@@ -306,6 +306,7 @@ impl ComparePage {
             .report()
             .ok_or("the report is not computed yet: wait for it (it follows the variants)")?;
         let path = std::path::PathBuf::from(self.report_path.trim());
+        crate::gui::parent_must_exist(&path)?;
         let files = crate::report::render::files(r, &path).map_err(|e| e.to_string())?;
         let mut written = Vec::new();
         for (p, bytes) in files {

@@ -203,6 +203,7 @@ impl DesignerPage {
         if path.as_os_str().is_empty() {
             return Err("type a file name to save to".into());
         }
+        crate::gui::parent_must_exist(&path)?;
         let contents = with_marker(&self.text);
         crate::io::write_atomic_owned(&path, contents.as_bytes()).map_err(|e| e.to_string())?;
         self.saved_text = Some(contents.clone());
@@ -1199,6 +1200,12 @@ mod tests {
         assert!(saved.ends_with("schema_version = 1\n"));
         // Saving again replaces our own file.
         page.save().unwrap();
+        // A directory that does not exist is not created (a typo would hide the file).
+        let missing = dir.path().join("nodir");
+        page.save_path = missing.join("x.toml").display().to_string();
+        let e = page.save().unwrap_err();
+        assert!(e.contains("does not exist"), "{e}");
+        assert!(!missing.exists());
     }
 
     fn example() -> String {
