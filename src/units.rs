@@ -93,7 +93,7 @@ pub fn parse_duration_secs(s: &str) -> Result<f64, UnitError> {
         return Err(UnitError {
             problem: OUT_OF_RANGE,
             hint:
-                "a duration is at least 0 and finite: write it without a minus sign, e.g. \"15us\"",
+                "a duration is at least 0 and finite: write it without a minus sign, e.g. \"15us\" or \"30s\"",
             ..err()
         });
     }

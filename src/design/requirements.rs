@@ -462,8 +462,12 @@ impl RequirementsSpec {
                 } else {
                     "capacity.usable_tib"
                 },
-                format!("usable capacity {usable} B"),
-                "give a positive capacity",
+                match (c.usable_tb, c.usable_tib) {
+                    (Some(v), _) => format!("usable_tb = {v}"),
+                    (_, Some(v)) => format!("usable_tib = {v}"),
+                    _ => format!("usable capacity {usable} B"),
+                },
+                "give a positive capacity, e.g. usable_tb = 500",
             );
         }
         if !(c.fill_limit.is_finite() && c.fill_limit > 0.0 && c.fill_limit <= FULL_RATIO) {

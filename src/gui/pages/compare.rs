@@ -369,9 +369,13 @@ impl ComparePage {
             return;
         };
         ui.label(format!("model: {}", r.model_label));
+        // Every variant's column gets an equal share of the width (wrapping labels
+        // otherwise squeeze the first ones and leave the last wide).
+        let share = (ui.available_width() - 160.0) / r.variants.len().max(1) as f32 - 16.0;
         egui::Grid::new("compare-report")
             .striped(true)
             .num_columns(r.variants.len() + 1)
+            .min_col_width(share.clamp(80.0, 420.0).min(160.0))
             .show(ui, |ui| {
                 ui.strong("");
                 for v in &r.variants {
@@ -383,7 +387,15 @@ impl ComparePage {
                         if i == 0 {
                             ui.strong(c);
                         } else {
-                            ui.add(egui::Label::new(c).wrap());
+                            let w = share.clamp(80.0, 420.0);
+                            ui.allocate_ui_with_layout(
+                                egui::vec2(w, 0.0),
+                                egui::Layout::top_down(egui::Align::Min),
+                                |ui| {
+                                    ui.set_width(w);
+                                    ui.add(egui::Label::new(c).wrap());
+                                },
+                            );
                         }
                     }
                     ui.end_row();

@@ -177,6 +177,9 @@ pub struct DesignerPage {
     /// Why the last dialog could not open, with the remedy.
     #[serde(skip)]
     dialog_error: Option<String>,
+    /// Show the text from its top at the next frame (a file was just opened).
+    #[serde(skip)]
+    text_to_top: bool,
     /// Show the Open dialog when the page is first drawn (`--browse-on-start`): after
     /// the window is up, so that the dialog opens over it.
     #[serde(skip)]
@@ -193,6 +196,7 @@ impl DesignerPage {
         self.path = Some(path.to_path_buf());
         self.open_path = path.display().to_string();
         self.save_path = suggested_save_path(path).display().to_string();
+        self.text_to_top = true;
         self.check();
         Ok(())
     }
@@ -919,7 +923,11 @@ impl DesignerPage {
                 .show(&mut cols[0], |ui| self.form_ui(ui));
             let ui = &mut cols[1];
             let l = ui.label("scenario TOML");
-            egui::ScrollArea::vertical().show(ui, |ui| {
+            let mut text_area = egui::ScrollArea::vertical();
+            if std::mem::take(&mut self.text_to_top) {
+                text_area = text_area.vertical_scroll_offset(0.0);
+            }
+            text_area.show(ui, |ui| {
                 let edit = ui
                     .add(
                         egui::TextEdit::multiline(&mut self.text)

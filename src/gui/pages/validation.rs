@@ -667,7 +667,7 @@ impl ValidationPage {
             "ceph.conf",
             &mut self.ceph_conf,
             360.0,
-            "/etc/ceph/ceph.conf",
+            "required: e.g. /etc/ceph/ceph.conf, or Start local lab",
         );
         ui.horizontal(|ui| {
             Self::field_ui(ui, &errs, "pool", &mut self.pool, 160.0, "rbd");
