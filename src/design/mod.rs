@@ -51,6 +51,7 @@ use crate::units::BitsPerSec;
 
 mod prices;
 mod requirements;
+pub mod tables;
 
 pub use prices::{PriceList, PriceListSpec, PriceSpec, PRICES_SCHEMA_VERSION};
 pub use requirements::{

@@ -279,33 +279,35 @@ fn designs_ui(ui: &mut egui::Ui, found: &Searched, cmds: &mut Vec<Command>) {
                 ui.end_row();
             }
         });
-    let s = &r.stats;
-    ui.label(format!(
-        "{} candidates: {} dominated, {} pruned by bounds, {} predicted, {} meet every target{}",
-        s.candidates,
-        s.skipped_as_dominated,
-        s.pruned_by_bounds,
-        s.predicted,
-        s.feasible,
-        if s.complete { "" } else { " (cancelled)" }
-    ));
-    // How far runs of the designs' kinds were off when held out, as `cephplan design` lists
-    // them.
-    let held = crate::design::held_out_records(r);
-    if !held.is_empty() {
-        ui.strong(
-            "held out: how far runs of these kinds were off on systems the model was not fitted to",
-        );
-        for (k, to) in &held {
-            ui.add(
-                egui::Label::new(format!(
-                    "{} (applies to {})",
-                    crate::predict::format::held_out_kind(k),
-                    to.join(", ")
-                ))
-                .wrap(),
-            );
-        }
+    ui.add(egui::Label::new(crate::design::tables::search_summary(r)).wrap());
+    // The tables `cephplan design` prints, from the same cells: each design per workload
+    // and state (range, p99, bottleneck, headroom), the held-out records, recovery, the
+    // bill of materials and why the cheaper candidates fail.
+    for (i, t) in crate::design::tables::report_tables(r)
+        .into_iter()
+        .enumerate()
+        .skip(usize::from(!r.designs.is_empty()))
+    {
+        ui.add_space(4.0);
+        ui.add(egui::Label::new(egui::RichText::new(&t.title).strong()).wrap());
+        egui::ScrollArea::horizontal()
+            .id_salt(("sizing-table", i))
+            .show(ui, |ui| {
+                egui::Grid::new(("sizing-table-grid", i))
+                    .striped(true)
+                    .show(ui, |ui| {
+                        for h in &t.header {
+                            ui.strong(*h);
+                        }
+                        ui.end_row();
+                        for row in &t.rows {
+                            for c in row {
+                                ui.label(c);
+                            }
+                            ui.end_row();
+                        }
+                    });
+            });
     }
 }
 
