@@ -18,6 +18,76 @@ fn lab_down_refuses_a_directory_it_did_not_create() {
     assert!(d.path().join("keep-me").exists());
 }
 
+/// Finding 9 of the lab audit: `lab down` of a directory that is gone (a second `lab
+/// down`) says there is no lab there and exits 0, so that a teardown may run twice.
+#[test]
+fn lab_down_of_a_missing_directory_says_already_down_and_succeeds() {
+    let d = tempfile::tempdir().unwrap();
+    let gone = d.path().join("lab");
+    Command::cargo_bin("cephplan")
+        .unwrap()
+        .args(["lab", "down", "--dir"])
+        .arg(&gone)
+        .assert()
+        .success()
+        .stdout(contains(format!(
+            "no lab at {} (already down?)",
+            gone.display()
+        )));
+}
+
+/// Finding 11: a sweep refused for its inputs leaves no empty output directory.
+#[test]
+fn a_refused_validate_leaves_no_output_directory() {
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("out");
+    std::fs::write(d.path().join("c.conf"), "[global]\n").unwrap();
+    Command::cargo_bin("cephplan")
+        .unwrap()
+        .args(["validate", "--no-predict", "--pool", "rbd", "--scenario"])
+        .arg(d.path().join("missing.toml"))
+        .arg("--ceph-conf")
+        .arg(d.path().join("c.conf"))
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .failure()
+        .stderr(contains("cannot read the scenario"));
+    assert!(!out.exists());
+}
+
+/// Finding 3: `--refit-out` at a file the validation run wrote (its report, its scenario
+/// copy) is refused, and the file stays as it was.
+#[test]
+fn validate_refit_never_overwrites_a_runs_records() {
+    let d = recorded_sweeps();
+    let mut records: Vec<std::path::PathBuf> = std::fs::read_dir(d.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            let n = p.file_name().unwrap().to_string_lossy().into_owned();
+            (n.starts_with("validation-") && n.ends_with(".json"))
+                || (n.starts_with("scenario-") && n.ends_with(".toml"))
+                || (n.starts_with("comparison-") && n.ends_with(".csv"))
+        })
+        .collect();
+    records.sort();
+    assert!(records.len() >= 2, "{records:?}");
+    for p in records {
+        let before = std::fs::read(&p).unwrap();
+        Command::cargo_bin("cephplan")
+            .unwrap()
+            .args(["validate", "--refit-only", "--refit-out"])
+            .arg(&p)
+            .arg("--out")
+            .arg(d.path())
+            .assert()
+            .failure()
+            .stderr(contains("it is a record of a validation run"));
+        assert_eq!(std::fs::read(&p).unwrap(), before, "{}", p.display());
+    }
+}
+
 #[test]
 fn validate_without_fio_says_what_to_install() {
     let d = tempfile::tempdir().unwrap();

@@ -1519,6 +1519,9 @@ fn opened_results_show_the_osd_counters_of_their_points() {
     // reason they could not be read on the second (the recorded fixture has neither).
     let results = validation_results_copy();
     let (path, mut report) = recorded_report(&results);
+    // The counters are a write point's (21,262 writes, no reads): the point is a randwrite
+    // one, whose op-thread wait shows as part of its write op (the recorded sweep reads).
+    report.points[0].setting.pattern = cephplan::fio::RwPattern::Randwrite;
     report.points[0].osd_counters = Some(cephplan::validate::counters::OsdCounters {
         osds: 1,
         read_ops: 0.0,

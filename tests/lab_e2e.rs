@@ -241,6 +241,13 @@ fn lab_end_to_end() {
         (rep.pool_pg_num, rep.scenario_pg_count),
         (Some(32), Some(32))
     );
+    // Likewise its protection (size 1) and its OSDs up (3), as the scenario states them.
+    assert_eq!(
+        rep.pool_protection,
+        Some(cephplan::spec::Protection::Replicated { size: 1 })
+    );
+    assert_eq!((rep.osds_up, rep.scenario_osds), (Some(3), Some(3)));
+    assert_eq!(rep.scenario_protection, rep.pool_protection);
     assert!(validate::pool_note_lines(&rep).is_empty());
     for p in &rep.points {
         assert!(p.measured.total_iops > 0.0, "measured IOPS > 0");
@@ -350,7 +357,7 @@ fn lab_end_to_end() {
         ec_text.contains("erasure = { k = 2, m = 1, stripe_unit = \"4k\" }"),
         "{ec_text}"
     );
-    let cluster = validate::CephCluster::new(&conf, root.path().to_path_buf(), &NoProgress);
+    let cluster = validate::CephCluster::new(&conf, &NoProgress);
     let probe_image = format!("{}ec-probe", validate::IMAGE_PREFIX);
     validate::Cluster::create_image(&cluster, lab::LAB_POOL, Some(&data_pool), &probe_image, 16)
         .expect("rbd create --data-pool");
@@ -383,6 +390,17 @@ fn lab_end_to_end() {
     let ec: validate::ValidationReport =
         serde_json::from_slice(&stdout).expect("a validation report");
     assert_eq!(ec.points.len(), 2);
+    // The data pool's erasure-code profile, read from the cluster, is the scenario's 2+1.
+    assert_eq!(
+        ec.pool_protection,
+        Some(cephplan::spec::Protection::Erasure { k: 2, m: 1 })
+    );
+    assert_eq!(ec.scenario_protection, ec.pool_protection);
+    assert!(
+        validate::pool_note_lines(&ec).is_empty(),
+        "{:?}",
+        validate::pool_note_lines(&ec)
+    );
     for p in &ec.points {
         assert!(p.measured.total_iops > 0.0, "measured IOPS > 0");
         assert!(p.iops.predicted.is_some(), "{:?}", p.prediction_error);
@@ -493,9 +511,77 @@ fn lab_end_to_end() {
         matches!(e, ValidateError::Cancelled { saved: 1, .. }),
         "{e}"
     );
+    // fio was stopped with SIGTERM and closed its image, so `rbd rm` removed it at once
+    // and the error says so.
+    assert!(
+        e.to_string()
+            .ends_with("the image cephplan created was removed"),
+        "{e}"
+    );
     assert!(!rbd_ls(&conf)
         .iter()
         .any(|i| i.starts_with(validate::IMAGE_PREFIX)));
+
+    // 6b. Ctrl-C (one SIGINT to the cephplan this test started, by its PID) during a
+    // point of a CLI sweep (lab audit finding 1): before, fio got SIGKILL, its image
+    // stayed watched, and cephplan sat ~27 s in `rbd rm` before saying both "were
+    // removed" and "could not be removed (an OSD is down…)". Now fio closes its image,
+    // the image goes at once, and the message says so and nothing else.
+    let out6b = root.path().join("ctrl-c");
+    let child = Command::new(env!("CARGO_BIN_EXE_cephplan"))
+        .args(["validate", "--no-predict", "--scenario"])
+        .arg(&scenario)
+        .arg("--ceph-conf")
+        .arg(&conf)
+        .args(["--pool", lab::LAB_POOL, "--vary", "iodepth=1,4"])
+        .args(["--runtime", "20s", "--image-size", "64M", "--out"])
+        .arg(&out6b)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // fio's job file exists while fio runs the first point.
+    let job_file = || {
+        std::fs::read_dir(&out6b)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .any(|e| e.file_name().to_string_lossy().starts_with("cephplan-job-"))
+    };
+    let t0 = std::time::Instant::now();
+    while !job_file() {
+        assert!(t0.elapsed() < Duration::from_secs(60), "fio never started");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    std::thread::sleep(Duration::from_secs(3)); // into the point: fio has the image open
+    let sent = std::time::Instant::now();
+    let st = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let out = child.wait_with_output().unwrap();
+    let took = sent.elapsed();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        took < Duration::from_secs(20),
+        "{took:?} from Ctrl-C to exit: {stderr}"
+    );
+    assert!(
+        stderr.contains("cancelled during point 1 of 2; 0 completed point(s)")
+            && stderr.contains("the image cephplan created was removed"),
+        "{stderr}"
+    );
+    assert!(
+        !stderr.contains("could not be removed") && !stderr.contains("Logs are in"),
+        "{stderr}"
+    );
+    assert!(!rbd_ls(&conf)
+        .iter()
+        .any(|i| i.starts_with(validate::IMAGE_PREFIX)));
+    assert!(validate::records(&out6b).unwrap().is_empty());
+    assert!(!job_file(), "fio's job file left in {}", out6b.display());
 
     // 7. An unreachable cluster is a timeout error, not a hang.
     let bad_conf = root.path().join("unreachable.conf");
@@ -569,6 +655,13 @@ fn lab_end_to_end() {
     let left = rbd_ls(&conf);
     assert!(recorded.iter().all(|i| !left.contains(i)), "{left:?}");
     assert!(validate::records(&out7b).unwrap().is_empty());
+    // The kill left fio's job file in OUT; the cleanup removed it (finding 12).
+    let jobs: Vec<_> = std::fs::read_dir(&out7b)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("cephplan-job-"))
+        .collect();
+    assert!(jobs.is_empty(), "{jobs:?}");
 
     // 8. An OSD dies (TERM to the PID lab recorded) during the second point: with pool
     // size 1 its PGs stop serving, fio cannot finish, the run is stopped at its deadline

@@ -118,7 +118,15 @@ pub fn run(args: LabArgs) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         LabAction::Down { dir } => {
-            let rep = lab::down(&dir)?;
+            let rep = match lab::down(&dir) {
+                Ok(rep) => rep,
+                // Already down: nothing to do, and a script's teardown may run twice.
+                Err(e @ lab::LabError::NoLab { .. }) => {
+                    println!("{e}");
+                    return Ok(ExitCode::SUCCESS);
+                }
+                Err(e) => return Err(e.into()),
+            };
             println!(
                 "lab down: {} daemons stopped ({} needed KILL), {} already gone; removed {}",
                 rep.stopped.len(),

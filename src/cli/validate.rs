@@ -175,6 +175,19 @@ fn emit_cbt(a: &ValidateArgs, path: &std::path::Path) -> anyhow::Result<ExitCode
 
 /// `validate --cleanup`: the recorded images of every run in `--out`.
 fn cleanup(a: &ValidateArgs) -> anyhow::Result<ExitCode> {
+    if !a.out.is_dir() {
+        anyhow::bail!(
+            "{}: no such directory; give the --out of the validation run to clean up after",
+            a.out.display()
+        );
+    }
+    // fio's job files a killed run left (nothing else of that name is touched).
+    for p in validate::images::remove_stale_job_files(&a.out)? {
+        println!(
+            "removed the fio job file {} a stopped run left",
+            p.display()
+        );
+    }
     let records = validate::records(&a.out)?;
     if records.is_empty() {
         println!(
@@ -185,12 +198,13 @@ fn cleanup(a: &ValidateArgs) -> anyhow::Result<ExitCode> {
     }
     let progress = cephplan::progress::NoProgress;
     let mut failed = 0;
+    let mut watched = 0;
     for (path, record) in &records {
         let conf = a
             .ceph_conf
             .clone()
             .unwrap_or_else(|| record.ceph_conf.clone());
-        let cluster = validate::CephCluster::new(&conf, a.out.clone(), &progress);
+        let cluster = validate::CephCluster::new(&conf, &progress);
         let r = validate::cleanup(path, record, &cluster)
             .with_context(|| format!("cleaning up after {}", path.display()))?;
         println!("{} (pool {}):", path.display(), r.pool);
@@ -210,9 +224,18 @@ fn cleanup(a: &ValidateArgs) -> anyhow::Result<ExitCode> {
             println!("  could not remove {i}: {e}");
         }
         failed += r.failed.len();
+        watched += r.watched.len();
     }
     if failed > 0 {
-        eprintln!("{failed} image(s) could not be removed; they stay recorded: run --cleanup again once the cluster is healthy");
+        let cause = if watched == failed {
+            "a client still has them open (\"image still has watchers\": a fio that was killed holds its image for about 30 s, and so does an `rbd` command still running); wait a minute, then"
+        } else {
+            "once the cause shown above is fixed,"
+        };
+        eprintln!(
+            "{failed} image(s) could not be removed; they stay recorded: {cause} run `cephplan validate --cleanup --out {}` again",
+            a.out.display()
+        );
         return Ok(ExitCode::from(1));
     }
     Ok(ExitCode::SUCCESS)
@@ -241,6 +264,7 @@ pub fn run(a: ValidateArgs) -> anyhow::Result<ExitCode> {
     }
     if a.refit || a.refit_only {
         cephplan::io::check_not_measured_runs(&refit_out(&a))?;
+        validate::check_refit_out(&refit_out(&a))?;
     }
     if a.refit_only {
         let progress = crate::cli::progress::BarProgress::with_ctrl_c();
@@ -272,7 +296,8 @@ pub fn run(a: ValidateArgs) -> anyhow::Result<ExitCode> {
         anyhow::bail!("--runtime must be at least 1s");
     }
     check_fio(&a.fio)?;
-    std::fs::create_dir_all(&a.out).with_context(|| format!("creating {}", a.out.display()))?;
+    // OUT is made by the library once the inputs and the cluster passed its checks, so a
+    // refused run leaves no empty directory.
     let spec = ValidateSpec {
         system_id: a.system_id.clone().unwrap_or_else(|| {
             scenario
@@ -442,6 +467,7 @@ fn refit_and_write(
     // where that model had it.
     let out = validate::refit(&spec, base, base, &Catalogue::builtin(), progress)?;
     let path = refit_out(a);
+    validate::check_refit_out(&path)?;
     cephplan::io::write_atomic_owned(&path, out.model.to_toml().as_bytes())?;
     eprintln!("wrote the refitted model to {}", path.display());
     Ok(out.report)

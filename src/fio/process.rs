@@ -3,8 +3,11 @@
 //! `rbd` and the daemons). The child runs in a process group of its own (its PID), so a
 //! terminal's Ctrl-C reaches cephplan (which cancels) and not the child, and a child that
 //! outlives its deadline or is cancelled is stopped together with everything it started
-//! (fio's job processes, which hold the output pipe): SIGKILL to that group. Nothing here
-//! signals processes it did not start.
+//! (fio's job processes, which hold the output pipe): SIGTERM to that group first, so that
+//! fio ends its jobs and closes its RBD images (a SIGKILLed librbd client never closes
+//! them: the image's watch then lingers about 30 s on the OSDs and `rbd rm` blocks or
+//! refuses with "image still has watchers"), SIGKILL only if the group is still there
+//! after [`STOP_GRACE`]. Nothing here signals processes it did not start.
 
 use std::io::Read;
 use std::process::{Child, Command, Stdio};
@@ -58,12 +61,26 @@ fn drain<R: Read + Send + 'static>(r: Option<R>) -> std::thread::JoinHandle<Stri
     })
 }
 
-/// Runs `cmd` to completion, killing it (by PID) after `timeout` or once `progress`
-/// reports cancellation. stdin is closed.
+/// How long a stopped child's process group has, after SIGTERM, to end on its own (fio:
+/// end its jobs and close its images) before it gets SIGKILL.
+pub const STOP_GRACE: Duration = Duration::from_secs(5);
+
+/// Runs `cmd` to completion, stopping it (by PID, [`stop_group`]) after `timeout` or once
+/// `progress` reports cancellation. stdin is closed.
 pub fn run_capture(
     cmd: &mut Command,
     timeout: Duration,
     progress: &dyn Progress,
+) -> Result<Captured, ProcError> {
+    run_capture_with_grace(cmd, timeout, progress, STOP_GRACE)
+}
+
+/// [`run_capture`] with another grace between SIGTERM and SIGKILL.
+pub(crate) fn run_capture_with_grace(
+    cmd: &mut Command,
+    timeout: Duration,
+    progress: &dyn Progress,
+    grace: Duration,
 ) -> Result<Captured, ProcError> {
     let program = cmd.get_program().to_string_lossy().into_owned();
     let mut child: Child = std::os::unix::process::CommandExt::process_group(cmd, 0)
@@ -83,12 +100,12 @@ pub fn run_capture(
             break Some(st);
         }
         if progress.is_cancelled() {
-            kill_group(&mut child);
+            stop_group(&mut child, grace);
             let _ = (out.join(), err.join());
             return Err(ProcError::Cancelled { program });
         }
         if start.elapsed() > timeout {
-            kill_group(&mut child);
+            stop_group(&mut child, grace);
             let _ = out.join();
             let stderr = err.join().unwrap_or_default();
             return Err(ProcError::Timeout {
@@ -106,17 +123,38 @@ pub fn run_capture(
     })
 }
 
-/// SIGKILL to the child's process group (the child and everything it started, whose
-/// group is the child's PID: [`run_capture`] starts it so), then reaps the child.
-fn kill_group(child: &mut Child) {
-    let _ = Command::new("kill")
-        .args(["-KILL", "--", &format!("-{}", child.id())])
+/// Stops the child's process group (the child and everything it started, whose group is
+/// the child's PID: [`run_capture`] starts it so): SIGTERM, then SIGKILL if any of the
+/// group is still running after `grace`; reaps the child.
+fn stop_group(child: &mut Child, grace: Duration) {
+    signal_group(child.id(), "TERM");
+    let t0 = Instant::now();
+    // The group is gone once `kill -0` finds no process in it (the child, reaped below,
+    // counts while it is a zombie, so it is reaped as soon as it exits).
+    let mut child_done = false;
+    while t0.elapsed() < grace {
+        if !child_done {
+            child_done = matches!(child.try_wait(), Ok(Some(_)));
+        }
+        if child_done && !signal_group(child.id(), "0") {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    signal_group(child.id(), "KILL");
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+/// `kill -SIGNAL -- -PGID`; true if it reached a process.
+fn signal_group(pgid: u32, signal: &str) -> bool {
+    Command::new("kill")
+        .args([&format!("-{signal}"), "--", &format!("-{pgid}")])
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
-        .status();
-    let _ = child.kill();
-    let _ = child.wait();
+        .status()
+        .is_ok_and(|s| s.success())
 }
 
 /// The last `n` non-empty lines of `text`, for error messages.
@@ -228,5 +266,64 @@ mod tests {
             "the background sleep {} is still running",
             pid.trim()
         );
+    }
+
+    /// Finding 1 of the lab audit: a cancelled child gets SIGTERM first, so that fio can
+    /// close its RBD images (a SIGKILLed librbd client leaves the image watched for ~30 s);
+    /// one that ignores SIGTERM is killed after the grace period.
+    #[test]
+    fn a_cancel_terminates_first_and_kills_only_after_the_grace() {
+        let d = tempfile::tempdir().unwrap();
+        let closed = d.path().join("closed");
+        let started = d.path().join("started");
+        // Stands in for fio: on SIGTERM it "closes its image" (writes a file) and exits.
+        let script = format!(
+            "trap 'echo closed > {}; exit 0' TERM; touch {}; while :; do sleep 0.05; done",
+            closed.display(),
+            started.display()
+        );
+        let cancel_when_started = |flag: std::path::PathBuf| {
+            let tok = CancelToken::new();
+            let t = tok.clone();
+            std::thread::spawn(move || {
+                let t0 = Instant::now();
+                while !flag.exists() && t0.elapsed() < Duration::from_secs(5) {
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                t.cancel();
+            });
+            tok
+        };
+        let tok = cancel_when_started(started.clone());
+        let t0 = Instant::now();
+        let e = run_capture_with_grace(
+            Command::new("sh").args(["-c", &script]),
+            Duration::from_secs(60),
+            &tok,
+            Duration::from_secs(20),
+        )
+        .unwrap_err();
+        assert!(matches!(e, ProcError::Cancelled { .. }));
+        assert_eq!(std::fs::read_to_string(&closed).unwrap().trim(), "closed");
+        // It ended on the TERM, well before the 20 s grace.
+        assert!(t0.elapsed() < Duration::from_secs(10), "{:?}", t0.elapsed());
+
+        // A child that ignores SIGTERM: SIGKILL once the grace (here 300 ms) is over.
+        let started2 = d.path().join("started2");
+        let stubborn = format!(
+            "trap '' TERM; touch {}; while :; do sleep 0.05; done",
+            started2.display()
+        );
+        let tok = cancel_when_started(started2);
+        let t0 = Instant::now();
+        let e = run_capture_with_grace(
+            Command::new("sh").args(["-c", &stubborn]),
+            Duration::from_secs(60),
+            &tok,
+            Duration::from_millis(300),
+        )
+        .unwrap_err();
+        assert!(matches!(e, ProcError::Cancelled { .. }));
+        assert!(t0.elapsed() < Duration::from_secs(10), "{:?}", t0.elapsed());
     }
 }

@@ -47,6 +47,10 @@ pub enum LabError {
     MissingPackages { missing: String, packages: String },
     #[error("{dir} already exists and is not empty; choose another --dir or run `cephplan lab down --dir {dir}` first")]
     DirNotEmpty { dir: PathBuf },
+    /// `down` of a directory that does not exist: nothing to stop (the CLI exits 0, so
+    /// that a script's teardown may run twice).
+    #[error("no lab at {dir} (already down?): the directory does not exist, so there is nothing to stop")]
+    NoLab { dir: PathBuf },
     #[error("{dir}: no lab.json written by cephplan; refusing to touch this directory (only directories made by `cephplan lab up` can be taken down)")]
     NotALab { dir: PathBuf },
     #[error("{file}: {detail}; the file was written by `cephplan lab up`: if it was edited, restore it, else stop the daemons by hand")]
@@ -291,7 +295,6 @@ ms bind port max = {pmax}
 public addr = 127.0.0.1
 cluster addr = 127.0.0.1
 run dir = {d}/run
-admin socket = {d}/run/$cluster-$name.asok
 log file = {d}/log/$cluster-$name.log
 crash dir = {d}/crash
 mon data = {d}/$name
@@ -310,7 +313,11 @@ osd objectstore = bluestore
 osd memory target = 1073741824
 [mon]
 keyring = {d}/mon.a/keyring
+admin socket = {d}/run/$cluster-$name.asok
+[mgr]
+admin socket = {d}/run/$cluster-$name.asok
 [osd]
+admin socket = {d}/run/$cluster-$name.asok
 bluestore block create = true
 bluestore block size = {osd_size_bytes}
 bluestore fsck on mkfs = false
@@ -318,10 +325,32 @@ bluestore fsck on mount = false
 [client]
 keyring = {d}/ceph.client.admin.keyring
 rbd cache = false
+# One socket per client process: with one name for all, a second client (an `rbd rm`
+# while fio runs) fails to bind it and says so on stderr, inside cephplan's messages.
+admin socket = {d}/run/$cluster-$name.$pid.asok
 ",
         pmin = port as u32 + 1,
         pmax = port as u32 + 199,
     )
+}
+
+/// Where the logs of the cluster of `conf` are: the directory of its `log file` setting
+/// (a lab's `DIR/log`), else Ceph's default `/var/log/ceph`. Failed `ceph`/`rbd` commands
+/// point there (not at an output directory, which holds no logs).
+pub fn conf_log_dir(conf: &Path) -> PathBuf {
+    std::fs::read_to_string(conf)
+        .ok()
+        .and_then(|text| {
+            text.lines().find_map(|l| {
+                let (k, v) = l.split_once('=')?;
+                let k = k.trim().replace(['_', ' '], "");
+                (k == "logfile")
+                    .then(|| Path::new(v.trim()).parent().map(Path::to_path_buf))
+                    .flatten()
+                    .filter(|d| d.is_absolute())
+            })
+        })
+        .unwrap_or_else(|| PathBuf::from("/var/log/ceph"))
 }
 
 /// Runs a Ceph tool against a lab (or any cluster) configuration.
@@ -1046,6 +1075,11 @@ fn stop_daemons(state: &LabState) -> DownReport {
 
 /// Stops the daemons recorded in `DIR/lab.json` and removes DIR.
 pub fn down(dir: &Path) -> Result<DownReport, LabError> {
+    if std::fs::symlink_metadata(dir).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound) {
+        return Err(LabError::NoLab {
+            dir: dir.to_path_buf(),
+        });
+    }
     let state = read_state(dir)?;
     let rep = stop_daemons(&state);
     // Killed daemons may hold files for a moment; a second attempt covers that.
@@ -1224,6 +1258,42 @@ mod tests {
         spec.replicas = 3;
         let e = check_spec(&spec).unwrap_err().to_string();
         assert!(e.contains("2 OSDs cannot hold 3 replicas"), "{e}");
+    }
+
+    /// Finding 7 of the lab audit: the daemons each have their admin socket, every client
+    /// process its own (`$pid`), so that a second client never fails to bind fio's.
+    #[test]
+    fn every_daemon_and_each_client_process_has_its_own_admin_socket() {
+        let c = ceph_conf_text(Path::new("/tmp/labx"), 6800, "f", 1 << 30);
+        let section = |name: &str| -> String {
+            let start = c
+                .find(&format!("[{name}]\n"))
+                .unwrap_or_else(|| panic!("[{name}]"));
+            let body = &c[start + name.len() + 3..];
+            body[..body.find("\n[").map_or(body.len(), |i| i + 1)].to_string()
+        };
+        assert!(!section("global").contains("admin socket"), "{c}");
+        for daemon in ["mon", "mgr", "osd"] {
+            assert!(
+                section(daemon).contains("admin socket = /tmp/labx/run/$cluster-$name.asok\n"),
+                "{daemon}: {c}"
+            );
+        }
+        assert!(
+            section("client").contains("admin socket = /tmp/labx/run/$cluster-$name.$pid.asok\n")
+        );
+    }
+
+    /// Finding 9: `down` of a directory that is gone says there is no lab there.
+    #[test]
+    fn down_of_a_missing_directory_says_no_lab() {
+        let d = tempfile::tempdir().unwrap();
+        let gone = d.path().join("lab");
+        let e = down(&gone).unwrap_err();
+        assert!(matches!(e, LabError::NoLab { .. }), "{e}");
+        assert!(e
+            .to_string()
+            .starts_with(&format!("no lab at {} (already down?)", gone.display())));
     }
 
     #[test]

@@ -174,26 +174,50 @@ pub fn counter_means(
 /// metadata, which are not the workload's.
 pub const MIN_OP_SHARE: f64 = 0.01;
 
-/// One line of text for a point's counters, as the CLI prints and the app shows it.
-pub fn counters_line(c: &OsdCounters) -> String {
+/// One line of text for a point's counters, as the CLI prints and the app shows it, for a
+/// point of workload `pattern`.
+///
+/// The op-thread wait and BlueStore's read latency are means over all ops, not parts of
+/// one kind of op: they are shown inside the read op's parentheses only when the workload
+/// only reads (its reads are then nearly all the ops), inside the write op's only when it
+/// only writes, and otherwise after the ops, labelled as over all ops. A write workload's
+/// read ops (the image's header and metadata) are named as not the workload's, and its
+/// BlueStore reads (an erasure-coded write's read-modify-write) go with their count.
+pub fn counters_line(c: &OsdCounters, pattern: crate::fio::RwPattern) -> String {
     let ms = crate::predict::format::ms;
+    let workload_reads = pattern.reads();
+    let workload_writes = !matches!(
+        pattern,
+        crate::fio::RwPattern::Randread | crate::fio::RwPattern::Read
+    );
+    let mixed = workload_reads && workload_writes;
     let ops = c.read_ops + c.write_ops;
     let shown = |n: f64| n > 0.0 && n >= MIN_OP_SHARE * ops;
+    let queue = c
+        .op_queue_wait_secs
+        .map(|q| format!("op-thread wait {}", ms(q)));
     let mut parts = Vec::new();
     if let Some(r) = c.op_read_secs.filter(|_| shown(c.read_ops)) {
-        let mut inner = Vec::new();
-        if let Some(q) = c.op_queue_wait_secs {
-            inner.push(format!("op-thread wait {}", ms(q)));
+        if workload_reads && !mixed {
+            let mut inner: Vec<String> = queue.iter().cloned().collect();
+            if let Some(b) = c.bluestore_read_secs {
+                inner.push(format!("BlueStore read {}", ms(b)));
+            }
+            parts.push(format!("read op {} ({})", ms(r), inner.join(", ")));
+        } else if workload_reads {
+            parts.push(format!("read op {}", ms(r)));
+        } else {
+            parts.push(format!(
+                "read op {} ({:.0} reads of the images' headers and metadata, not the workload's)",
+                ms(r),
+                c.read_ops
+            ));
         }
-        if let Some(b) = c.bluestore_read_secs {
-            inner.push(format!("BlueStore read {}", ms(b)));
-        }
-        parts.push(format!("read op {} ({})", ms(r), inner.join(", ")));
     }
     if let Some(w) = c.op_write_secs.filter(|_| shown(c.write_ops)) {
         let mut inner = Vec::new();
-        if let Some(q) = c.op_queue_wait_secs {
-            inner.push(format!("op-thread wait {}", ms(q)));
+        if workload_writes && !mixed {
+            inner.extend(queue.iter().cloned());
         }
         if let Some(b) = c.bluestore_commit_secs {
             let sync = c
@@ -207,22 +231,54 @@ pub fn counters_line(c: &OsdCounters) -> String {
             let sync = format!("{sync}{batch}");
             inner.push(format!("BlueStore commit {}{sync}", ms(b)));
         }
-        parts.push(format!("write op {} ({})", ms(w), inner.join(", ")));
+        if !workload_writes {
+            inner.push(format!("{:.0} writes, not the workload's", c.write_ops));
+        }
+        if inner.is_empty() {
+            parts.push(format!("write op {}", ms(w)));
+        } else {
+            parts.push(format!("write op {} ({})", ms(w), inner.join(", ")));
+        }
     }
     if parts.is_empty() {
         return format!("no client op completed on the {} OSD(s) read", c.osds);
     }
+    // Means over all ops, where they are not shown as parts of the one kind of op.
+    let mut all_ops = Vec::new();
+    if mixed {
+        all_ops.extend(queue.iter().cloned());
+    }
+    if mixed
+        && c.bluestore_reads_per_op()
+            .is_some_and(|r| r >= MIN_OP_SHARE)
+    {
+        if let Some(b) = c.bluestore_read_secs {
+            all_ops.push(format!("BlueStore read {}", ms(b)));
+        }
+    }
+    let all_ops = if all_ops.is_empty() {
+        String::new()
+    } else {
+        format!("; over all ops: {}", all_ops.join(", "))
+    };
     let reads = c
         .bluestore_reads_per_op()
         .filter(|r| *r >= MIN_OP_SHARE)
-        .map(|r| format!("; {r:.2} BlueStore reads per client op"))
+        .map(|r| {
+            let each = c
+                .bluestore_read_secs
+                .filter(|_| !workload_reads)
+                .map(|b| format!(", {} each", ms(b)))
+                .unwrap_or_default();
+            format!("; {r:.2} BlueStore reads per client op{each}")
+        })
         .unwrap_or_default();
     let cpu = c
         .cpu_secs_per_op()
         .map(|s| format!("; OSD CPU {:.1} µs per op", s * 1e6))
         .unwrap_or_default();
     format!(
-        "OSD counters over {} OSD(s), mean per op: {}{reads}{cpu}",
+        "OSD counters over {} OSD(s), mean per op: {}{all_ops}{reads}{cpu}",
         c.osds,
         parts.join("; ")
     )
@@ -231,6 +287,9 @@ pub fn counters_line(c: &OsdCounters) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fio::RwPattern;
+
+    const W: RwPattern = RwPattern::Randwrite;
 
     fn lab_dump(dir: &str) -> serde_json::Value {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -269,7 +328,7 @@ mod tests {
         assert!(near(c.op_queue_wait_secs, 0.036e-3), "{c:?}");
         assert!(near(c.bluestore_commit_secs, 0.582e-3), "{c:?}");
         assert!(near(c.kv_sync_secs, 0.483e-3), "{c:?}");
-        let line = counters_line(&c);
+        let line = counters_line(&c, W);
         assert!(line.contains("write op 0.682 ms"), "{line}");
         assert!(line.contains("of which the WAL sync 0.483 ms"), "{line}");
         // 21,588 transactions over 21,356 WAL syncs: one write at a time batches alone.
@@ -289,7 +348,7 @@ mod tests {
         // 53,232 BlueStore reads for 52,284 client reads and 515 writes: one device read
         // per client read on a replicated pool (1.01 per op with the image's metadata).
         assert_eq!(c.bluestore_reads, 53232.0);
-        let line = counters_line(&c);
+        let line = counters_line(&c, RwPattern::Randread);
         assert!(
             line.contains("; 1.01 BlueStore reads per client op"),
             "{line}"
@@ -311,13 +370,67 @@ mod tests {
             &BTreeMap::from([(0, dump(1000.0, 2000.0))]),
         );
         assert_eq!(c.bluestore_reads_per_op(), Some(2.0));
-        assert!(counters_line(&c).contains("; 2.00 BlueStore reads per client op"));
+        assert!(counters_line(&c, W).contains("; 2.00 BlueStore reads per client op"));
         // A write-only point without reads says nothing about them.
         let c = counter_means(
             &BTreeMap::from([(0, dump(0.0, 0.0))]),
             &BTreeMap::from([(0, dump(1000.0, 0.0))]),
         );
-        assert!(!counters_line(&c).contains("BlueStore reads"));
+        assert!(!counters_line(&c, W).contains("BlueStore reads"));
+    }
+
+    /// Finding 8 of the lab audit: an EC randwrite point at iodepth 1 (1,028 writes, 17
+    /// reads of the image's metadata, 2,000 BlueStore reads of the writes'
+    /// read-modify-write) showed "read op 0.104 ms (op-thread wait 0.115 ms, BlueStore read
+    /// 0.138 ms)": parts larger than the whole, because both are means over all ops.
+    #[test]
+    fn all_ops_means_are_not_shown_as_parts_of_the_read_op() {
+        let dump = |w: f64, r: f64, store_reads: f64| {
+            serde_json::json!({
+                "osd": {
+                    "op_w": w, "op_w_latency": {"avgcount": w, "sum": w * 3.27e-3},
+                    "op_r": r, "op_r_latency": {"avgcount": r, "sum": r * 0.104e-3},
+                    "op_before_dequeue_op_lat": {"avgcount": w + r, "sum": (w + r) * 0.115e-3},
+                },
+                "bluestore": {"read_lat": {"avgcount": store_reads, "sum": store_reads * 0.138e-3}},
+            })
+        };
+        let c = counter_means(
+            &BTreeMap::from([(0, dump(0.0, 0.0, 0.0))]),
+            &BTreeMap::from([(0, dump(1028.0, 17.0, 2000.0))]),
+        );
+        let line = counters_line(&c, RwPattern::Randwrite);
+        assert!(
+            line.contains("read op 0.104 ms (17 reads of the images' headers and metadata, not the workload's)"),
+            "{line}"
+        );
+        assert!(!line.contains("read op 0.104 ms (op-thread"), "{line}");
+        // The queue wait goes with the writes (nearly all the ops), the BlueStore read
+        // latency with the BlueStore reads' count.
+        assert!(
+            line.contains("write op 3.270 ms (op-thread wait 0.115 ms"),
+            "{line}"
+        );
+        assert!(
+            line.contains("BlueStore reads per client op, 0.138 ms each"),
+            "{line}"
+        );
+        // A read workload: the breakdown stays inside its read op.
+        let line = counters_line(&c, RwPattern::Randread);
+        assert!(
+            line.contains("read op 0.104 ms (op-thread wait 0.115 ms, BlueStore read 0.138 ms)"),
+            "{line}"
+        );
+        // A mixed one: both means after the ops, labelled as over all ops.
+        let line = counters_line(&c, RwPattern::Randrw);
+        assert!(
+            line.contains("read op 0.104 ms; write op 3.270 ms; "),
+            "{line}"
+        );
+        assert!(
+            line.contains("; over all ops: op-thread wait 0.115 ms, BlueStore read 0.138 ms"),
+            "{line}"
+        );
     }
 
     #[test]
@@ -343,7 +456,7 @@ mod tests {
             (c.read_ops, c.op_read_secs, c.kv_sync_secs),
             (0.0, None, None)
         );
-        assert!(counters_line(&c).starts_with("OSD counters over 2 OSD(s)"));
+        assert!(counters_line(&c, W).starts_with("OSD counters over 2 OSD(s)"));
     }
 
     /// One directory of a lab campaign (`calibration-data/lab/CAMPAIGN/DIR`, `cephplan

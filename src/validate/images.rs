@@ -15,6 +15,9 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use crate::progress::Progress;
+use crate::spec::Protection;
+
 use serde::{Deserialize, Serialize};
 
 use super::{ValidateError, IMAGE_PREFIX};
@@ -48,6 +51,17 @@ pub trait Cluster {
     /// The number of placement groups of `pool` (`ceph osd pool get POOL pg_num`), `None`
     /// if the cluster does not say.
     fn pool_pg_num(&self, pool: &str) -> Option<u32>;
+    /// How `pool` protects its data: its `size` (replicated) or its erasure-code profile's
+    /// k and m (`ceph osd pool ls detail`, `ceph osd erasure-code-profile get`); `None` if
+    /// the cluster does not say.
+    fn pool_protection(&self, pool: &str) -> Option<Protection>;
+    /// The number of OSDs up (`ceph osd dump`), `None` if the cluster does not answer.
+    fn osds_up(&self) -> Option<u32>;
+    /// The wait between two `rbd rm` attempts on an image a client still has open
+    /// ([`WATCH_RETRY_DELAY`]; a cluster in memory answers at once).
+    fn watch_retry_delay(&self) -> Duration {
+        WATCH_RETRY_DELAY
+    }
     /// Every OSD's `perf dump`, by OSD id (`ceph osd ls`, then `ceph tell osd.N perf dump`
     /// for each); refused beyond [`super::counters::MAX_COUNTER_OSDS`] OSDs.
     fn osd_perf_dumps(&self) -> Result<BTreeMap<u32, serde_json::Value>, LabError>;
@@ -61,18 +75,30 @@ pub trait Cluster {
 pub struct CephCluster<'a>(pub(crate) CephCli<'a>);
 
 impl<'a> CephCluster<'a> {
-    /// The cluster of `conf`; failed commands point at the logs in `log_dir`, and the
-    /// cancellable ones (all but `rbd rm`) stop when `progress` is cancelled.
-    pub fn new(
-        conf: &'a Path,
-        log_dir: PathBuf,
-        progress: &'a dyn crate::progress::Progress,
-    ) -> Self {
+    /// The cluster of `conf`; failed commands point at the logs its ceph.conf names
+    /// ([`crate::lab::conf_log_dir`]), and the cancellable ones (all but `rbd rm`) stop
+    /// when `progress` is cancelled.
+    pub fn new(conf: &'a Path, progress: &'a dyn crate::progress::Progress) -> Self {
         CephCluster(CephCli {
             conf,
-            log_dir,
+            log_dir: crate::lab::conf_log_dir(conf),
             progress,
         })
+    }
+
+    /// The same cluster, with commands that no Ctrl-C stops (short reads of its state).
+    fn quiet(&self) -> CephCli<'_> {
+        CephCli {
+            conf: self.0.conf,
+            log_dir: self.0.log_dir.clone(),
+            progress: &NoProgress,
+        }
+    }
+
+    /// `ceph osd dump -f json`.
+    fn osd_dump(&self) -> Option<serde_json::Value> {
+        let s = self.quiet().ceph(&["osd", "dump", "-f", "json"]).ok()?;
+        serde_json::from_str(&s).ok()
     }
 }
 
@@ -123,26 +149,59 @@ impl Cluster for CephCluster<'_> {
     }
 
     fn pool_pg_num(&self, pool: &str) -> Option<u32> {
-        let quiet = CephCli {
-            conf: self.0.conf,
-            log_dir: self.0.log_dir.clone(),
-            progress: &NoProgress,
-        };
-        let s = quiet
+        let s = self
+            .quiet()
             .ceph(&["osd", "pool", "get", pool, "pg_num", "-f", "json"])
             .ok()?;
         let v: serde_json::Value = serde_json::from_str(&s).ok()?;
         v.get("pg_num")?.as_u64()?.try_into().ok()
     }
 
+    fn pool_protection(&self, pool: &str) -> Option<Protection> {
+        let s = self
+            .quiet()
+            .ceph(&["osd", "pool", "ls", "detail", "-f", "json"])
+            .ok()?;
+        let pools: Vec<serde_json::Value> = serde_json::from_str(&s).ok()?;
+        let p = pools.iter().find(|p| p["pool_name"] == pool)?;
+        // Ceph's pg_pool_t: type 1 replicated, 3 erasure.
+        if p["type"].as_u64() == Some(3) {
+            let profile = p["erasure_code_profile"].as_str()?;
+            let s = self
+                .quiet()
+                .ceph(&["osd", "erasure-code-profile", "get", profile, "-f", "json"])
+                .ok()?;
+            let v: serde_json::Value = serde_json::from_str(&s).ok()?;
+            // The profile's values are strings ("k": "2").
+            let num = |key: &str| -> Option<u32> {
+                let x = &v[key];
+                x.as_str()
+                    .and_then(|t| t.parse().ok())
+                    .or_else(|| x.as_u64().and_then(|n| n.try_into().ok()))
+            };
+            Some(Protection::Erasure {
+                k: num("k")?,
+                m: num("m")?,
+            })
+        } else {
+            Some(Protection::Replicated {
+                size: p["size"].as_u64()?.try_into().ok()?,
+            })
+        }
+    }
+
+    fn osds_up(&self) -> Option<u32> {
+        let v = self.osd_dump()?;
+        let up = v["osds"]
+            .as_array()?
+            .iter()
+            .filter(|o| o["up"].as_u64() == Some(1))
+            .count();
+        up.try_into().ok()
+    }
+
     fn osds_down(&self) -> Option<Vec<String>> {
-        let quiet = CephCli {
-            conf: self.0.conf,
-            log_dir: self.0.log_dir.clone(),
-            progress: &NoProgress,
-        };
-        let s = quiet.ceph(&["osd", "dump", "-f", "json"]).ok()?;
-        let v: serde_json::Value = serde_json::from_str(&s).unwrap_or_default();
+        let v = self.osd_dump()?;
         Some(
             v["osds"]
                 .as_array()
@@ -237,10 +296,69 @@ fn save_record(path: &Path, record: &ImageRecord) -> Result<(), ValidateError> {
     Ok(())
 }
 
+/// The most RBD images one validation run creates (`--images`, `--vary images=`): one fio
+/// job each, all created before the first point and removed one `rbd rm` at a time at the
+/// end. A larger count is almost always a typo (`images=1,2,99999` would create 99,999
+/// images); runs of more clients split across `--client` fio servers stay under it too.
+pub const MAX_IMAGES: u32 = 64;
+
+/// How often `rbd rm` is tried on an image a client still has open ("image still has
+/// watchers"): a fio that was killed holds its image until the OSDs' watch timeout (about
+/// 30 s), so [`WATCH_RETRY_DELAY`] apart the attempts outlast it.
+pub const WATCH_ATTEMPTS: u32 = 4;
+/// The wait between two `rbd rm` attempts on an image a client still has open.
+pub const WATCH_RETRY_DELAY: Duration = Duration::from_secs(10);
+
+/// True for the error `rbd rm` gives while a client still has the image open.
+pub fn is_watched_error(detail: &str) -> bool {
+    detail.contains("has watchers")
+}
+
+/// Why images could not be removed (see [`Removal`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LeftCause {
+    /// OSDs down: `rbd rm` would block on their placement groups; nothing was tried.
+    OsdsDown(Vec<String>),
+    /// A client still had them open after every attempt ("image still has watchers").
+    Watched,
+    /// `rbd rm` failed otherwise; its error.
+    Failed(String),
+}
+
+impl LeftCause {
+    /// Why, and what to do, for an error message (`out_dir` holds the record).
+    pub fn explain(&self, out_dir: &Path) -> String {
+        let cleanup = format!("`cephplan validate --cleanup --out {}`", out_dir.display());
+        match self {
+            LeftCause::OsdsDown(down) => format!(
+                "{} down, where `rbd rm` would block on their placement groups. Bring the OSDs up, then run {cleanup}",
+                down.join(", ")
+            ),
+            LeftCause::Watched => format!(
+                "a client still has them open (\"image still has watchers\"; a fio that was killed holds its image for about 30 s, and so does an `rbd` command still running). Wait a minute, then run {cleanup}"
+            ),
+            LeftCause::Failed(e) => format!(
+                "`rbd rm` failed: {e}. Once the cause is fixed, run {cleanup}"
+            ),
+        }
+    }
+}
+
+/// What [`Images::remove_all`] left.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Removal {
+    /// Images removed now.
+    pub removed: usize,
+    /// Images still there (kept in the record), with why.
+    pub left: Vec<String>,
+    pub cause: Option<LeftCause>,
+}
+
 /// The images a run created, kept in step with their record on disk. [`Images::remove_all`]
 /// removes them; dropping the guard does the same (a panic must not leave images behind).
 pub(super) struct Images<'a> {
     cluster: &'a dyn Cluster,
+    progress: &'a dyn Progress,
     path: PathBuf,
     record: ImageRecord,
     /// Set by [`Images::remove_all`], so that dropping the guard does not try again.
@@ -250,6 +368,7 @@ pub(super) struct Images<'a> {
 impl<'a> Images<'a> {
     pub(super) fn new(
         cluster: &'a dyn Cluster,
+        progress: &'a dyn Progress,
         out_dir: &Path,
         run_id: &str,
         pool: &str,
@@ -258,6 +377,7 @@ impl<'a> Images<'a> {
     ) -> Self {
         Images {
             cluster,
+            progress,
             path: record_path(out_dir, run_id),
             record: ImageRecord {
                 generator: format!("{GENERATED_MARKER} validate: RBD images of this run; `cephplan validate --cleanup --out DIR` removes them"),
@@ -297,27 +417,69 @@ impl<'a> Images<'a> {
         Ok(())
     }
 
-    /// Removes every created image; returns those it could not remove (they stay in the
-    /// record). With an OSD down, `rbd rm` would block on its placement groups, so nothing
-    /// is attempted then.
-    pub(super) fn remove_all(&mut self) -> Vec<String> {
+    /// Removes every created image, saying so through the progress (after a Ctrl-C this
+    /// is what the run is doing); returns what it removed and what it could not (those
+    /// stay in the record). With an OSD down, `rbd rm` would block on its placement groups,
+    /// so nothing is attempted then. An image a client still has open is tried again
+    /// ([`WATCH_ATTEMPTS`], [`WATCH_RETRY_DELAY`] apart).
+    pub(super) fn remove_all(&mut self) -> Removal {
         self.removal_tried = true;
-        if self.record.images.is_empty() || !self.cluster.osds_down().unwrap_or_default().is_empty()
-        {
-            return self.record.images.clone();
+        let n = self.record.images.len();
+        if n == 0 {
+            return Removal::default();
+        }
+        if let Some(down) = self.cluster.osds_down().filter(|d| !d.is_empty()) {
+            return Removal {
+                removed: 0,
+                left: self.record.images.clone(),
+                cause: Some(LeftCause::OsdsDown(down)),
+            };
         }
         let pool = self.record.pool.clone();
         let mut left = Vec::new();
-        for img in std::mem::take(&mut self.record.images) {
-            if self.cluster.remove_image(&pool, &img).is_err() {
+        let mut cause = None;
+        for (k, img) in std::mem::take(&mut self.record.images)
+            .into_iter()
+            .enumerate()
+        {
+            let what = format!("removing image {} of {n} cephplan created: {img}", k + 1);
+            self.progress.message(&what);
+            let mut attempt = 1;
+            let failed = loop {
+                match self.cluster.remove_image(&pool, &img) {
+                    Ok(()) => break None,
+                    Err(e) => {
+                        let detail = e.to_string();
+                        if !is_watched_error(&detail) {
+                            break Some(LeftCause::Failed(detail));
+                        }
+                        if attempt >= WATCH_ATTEMPTS {
+                            break Some(LeftCause::Watched);
+                        }
+                        self.progress.message(&format!(
+                            "{what}: a client still has it open (a stopped fio releases it within about 30 s); trying again in {:.0} s (attempt {} of {WATCH_ATTEMPTS})",
+                            self.cluster.watch_retry_delay().as_secs_f64(),
+                            attempt + 1
+                        ));
+                        std::thread::sleep(self.cluster.watch_retry_delay());
+                        attempt += 1;
+                    }
+                }
+            };
+            if let Some(c) = failed {
                 left.push(img);
+                cause.get_or_insert(c);
             }
         }
         self.record.images = left.clone();
         // Best effort: a record that lists removed images is harmless (cleanup skips
         // names the pool no longer lists).
         let _ = save_record(&self.path, &self.record);
-        left
+        Removal {
+            removed: n - left.len(),
+            left,
+            cause,
+        }
     }
 }
 
@@ -369,6 +531,32 @@ pub fn records(out_dir: &Path) -> Result<Vec<(PathBuf, ImageRecord)>, ValidateEr
         .collect()
 }
 
+/// Removes the fio job files validate left in `out_dir` (`cephplan-job-XXXXXX.fio`, fio's
+/// input, deleted after each run unless cephplan was killed): only files of that name whose
+/// first line is cephplan's marker. Returns the files removed. Like [`cleanup`], this
+/// assumes no validation is running into `out_dir`.
+pub fn remove_stale_job_files(out_dir: &Path) -> Result<Vec<PathBuf>, ValidateError> {
+    let io = |e: std::io::Error| ValidateError::Record {
+        path: out_dir.to_path_buf(),
+        detail: e.to_string(),
+    };
+    let mut removed = Vec::new();
+    for entry in std::fs::read_dir(out_dir).map_err(io)? {
+        let p = entry.map_err(io)?.path();
+        let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        if !(name.starts_with("cephplan-job-") && name.ends_with(".fio") && p.is_file()) {
+            continue;
+        }
+        let head = std::fs::read_to_string(&p).unwrap_or_default();
+        if head.lines().next() == Some(&format!("; {GENERATED_MARKER}")) {
+            std::fs::remove_file(&p).map_err(io)?;
+            removed.push(p);
+        }
+    }
+    removed.sort();
+    Ok(removed)
+}
+
 /// What [`cleanup`] did with one record's images.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct CleanupReport {
@@ -382,6 +570,9 @@ pub struct CleanupReport {
     pub refused: Vec<String>,
     /// `rbd rm` failed (name, error); they stay in the record.
     pub failed: Vec<(String, String)>,
+    /// The names in `failed` that a client still has open ("image still has watchers"):
+    /// a killed fio holds its image about 30 s; a later `--cleanup` removes them.
+    pub watched: Vec<String>,
 }
 
 /// Removes the images of one record (see the module doc for the rules) and rewrites the
@@ -427,7 +618,13 @@ pub fn cleanup(
         } else {
             match cluster.remove_image(&record.pool, img) {
                 Ok(()) => report.removed.push(img.clone()),
-                Err(e) => report.failed.push((img.clone(), e.to_string())),
+                Err(e) => {
+                    let detail = e.to_string();
+                    if is_watched_error(&detail) {
+                        report.watched.push(img.clone());
+                    }
+                    report.failed.push((img.clone(), detail));
+                }
             }
         }
     }
@@ -462,11 +659,26 @@ pub(super) mod tests {
         pub more_pools: Vec<String>,
         /// What `pool_pg_num` answers for every pool.
         pub pg_num: Option<u32>,
+        /// What `pool_protection` answers for every pool.
+        pub protection: Option<Protection>,
+        /// What `osds_up` answers.
+        pub osds_up: Option<u32>,
+        /// Names whose next `rbd rm` attempts fail with "image still has watchers", how
+        /// many times each (a client that still has the image open).
+        pub watched: RefCell<BTreeMap<String, u32>>,
     }
 
     /// The images of run "r1" in pool "rbd" (data there too), recorded in `dir`.
     fn images_of<'a>(cluster: &'a FakeCluster, dir: &Path) -> Images<'a> {
-        Images::new(cluster, dir, "r1", "rbd", None, Path::new("ceph.conf"))
+        Images::new(
+            cluster,
+            &crate::progress::NoProgress,
+            dir,
+            "r1",
+            "rbd",
+            None,
+            Path::new("ceph.conf"),
+        )
     }
 
     fn step(detail: &str) -> LabError {
@@ -510,6 +722,10 @@ pub(super) mod tests {
             if self.stuck.iter().any(|s| s == name) {
                 return Err(step("rbd rm timed out"));
             }
+            if let Some(n) = self.watched.borrow_mut().get_mut(name).filter(|n| **n > 0) {
+                *n -= 1;
+                return Err(step("2026-01-01T00:00:00 librbd: error removing image\nrbd: error: image still has watchers\nThis means the image is still open or the client using it crashed. Try again after closing/unmapping it or waiting 30s for the crashed client to timeout."));
+            }
             self.images.borrow_mut().retain(|i| i != name);
             Ok(())
         }
@@ -518,6 +734,15 @@ pub(super) mod tests {
         }
         fn pool_pg_num(&self, _pool: &str) -> Option<u32> {
             self.pg_num
+        }
+        fn pool_protection(&self, _pool: &str) -> Option<Protection> {
+            self.protection
+        }
+        fn osds_up(&self) -> Option<u32> {
+            self.osds_up
+        }
+        fn watch_retry_delay(&self) -> Duration {
+            Duration::ZERO
         }
         fn osd_perf_dumps(&self) -> Result<BTreeMap<u32, serde_json::Value>, LabError> {
             self.calls.borrow_mut().push("perf dump".into());
@@ -561,7 +786,8 @@ pub(super) mod tests {
         cluster.images.borrow_mut().push("cephplan-val-r1-2".into());
         assert!(images.create("cephplan-val-r1-2", 1024).is_err());
         assert_eq!(read(&path).images.len(), 2);
-        assert!(images.remove_all().is_empty());
+        let r = images.remove_all();
+        assert_eq!((r.removed, r.left.len(), r.cause), (2, 0, None));
         // Every image removed: no record left, the foreign one untouched.
         assert!(!path.exists());
         assert_eq!(*cluster.images.borrow(), ["cephplan-val-r1-2"]);
@@ -577,7 +803,9 @@ pub(super) mod tests {
         let mut images = images_of(&cluster, d.path());
         images.create("cephplan-val-r1-0", 64).unwrap();
         images.create("cephplan-val-r1-1", 64).unwrap();
-        assert_eq!(images.remove_all(), ["cephplan-val-r1-1"]);
+        let r = images.remove_all();
+        assert_eq!(r.left, ["cephplan-val-r1-1"]);
+        assert!(matches!(r.cause, Some(LeftCause::Failed(_))), "{r:?}");
         assert_eq!(
             read(&record_path(d.path(), "r1")).images,
             ["cephplan-val-r1-1"]
@@ -635,6 +863,58 @@ pub(super) mod tests {
         assert_eq!(rm, ["rm rbd/cephplan-val-r1-0", "rm rbd/cephplan-val-r1-1"]);
         assert!(!path.exists());
         assert_eq!(cluster.images.borrow().len(), 4);
+    }
+
+    /// Finding 1 of the lab audit: `rbd rm` of an image a client still has open (a killed
+    /// fio's, until the watch times out) is tried again; one that stays open is left,
+    /// recorded, with the cause ("a client still has them open") and the remedy (wait, then
+    /// `--cleanup`), never "an OSD is down".
+    #[test]
+    fn a_watched_image_is_tried_again_and_named_as_open_if_it_stays_so() {
+        let d = tempfile::tempdir().unwrap();
+        let cluster = FakeCluster::default();
+        cluster
+            .watched
+            .borrow_mut()
+            .insert("cephplan-val-r1-0".into(), 2);
+        cluster
+            .watched
+            .borrow_mut()
+            .insert("cephplan-val-r1-1".into(), 99);
+        let mut images = images_of(&cluster, d.path());
+        images.create("cephplan-val-r1-0", 64).unwrap();
+        images.create("cephplan-val-r1-1", 64).unwrap();
+        let r = images.remove_all();
+        // The first released after two refusals; the second never did.
+        assert_eq!(r.removed, 1);
+        assert_eq!(r.left, ["cephplan-val-r1-1"]);
+        assert_eq!(r.cause, Some(LeftCause::Watched));
+        let rm = |name: &str| {
+            cluster
+                .calls
+                .borrow()
+                .iter()
+                .filter(|c| *c == &format!("rm rbd/{name}"))
+                .count()
+        };
+        assert_eq!(rm("cephplan-val-r1-0"), 3);
+        assert_eq!(rm("cephplan-val-r1-1"), WATCH_ATTEMPTS as usize);
+        assert_eq!(
+            read(&record_path(d.path(), "r1")).images,
+            ["cephplan-val-r1-1"]
+        );
+        let why = LeftCause::Watched.explain(Path::new("/tmp/out"));
+        assert!(why.contains("a client still has them open"), "{why}");
+        assert!(
+            why.contains("Wait a minute, then run `cephplan validate --cleanup --out /tmp/out`"),
+            "{why}"
+        );
+        assert!(!why.contains("OSD"), "{why}");
+        // `--cleanup` while it is still open: failed, and named as watched.
+        let (p, rec) = records(d.path()).unwrap().remove(0);
+        let report = cleanup(&p, &rec, &cluster).unwrap();
+        assert_eq!(report.watched, ["cephplan-val-r1-1"]);
+        assert_eq!(report.failed.len(), 1);
     }
 
     #[test]

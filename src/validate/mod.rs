@@ -34,7 +34,10 @@ use crate::fio::{EngineCheck, Executor, FioError, MeasuredSummary, RbdJob, RwPat
 use crate::lab::LabError;
 use crate::progress::Progress;
 use images::Images;
-pub use images::{cleanup, records, CephCluster, CleanupReport, Cluster, ImageRecord};
+pub use images::{
+    cleanup, records, remove_stale_job_files, CephCluster, CleanupReport, Cluster, ImageRecord,
+    MAX_IMAGES,
+};
 
 pub use output::{cbt_yaml, comparison_csv, measured_run};
 pub use refit::{
@@ -79,23 +82,38 @@ pub enum ValidateError {
         saved: usize,
         out_dir: PathBuf,
     },
-    #[error("cancelled during point {point} of {total}; {saved} completed point(s) are saved in {out_dir}; the images cephplan created were removed")]
+    /// `point` 0: during the pre-fill. `images_removed`: how many images cephplan created
+    /// and removed after the cancel (set once they are; none left, else the error is
+    /// [`ValidateError::ImagesLeft`]).
+    #[error("cancelled during {}; {saved} completed point(s) are saved in {out_dir}{}", stage(*.point, *.total), removed_note(*.images_removed))]
     Cancelled {
         point: usize,
         total: usize,
         saved: usize,
         out_dir: PathBuf,
+        images_removed: usize,
     },
     #[error("{0}")]
     Write(#[from] crate::io::WriteError),
     #[error("{0}")]
     Data(#[from] crate::data::DataError),
-    #[error("{outcome}\nThese images cephplan created could not be removed (an OSD is down or the cluster stopped answering): {}; they stay recorded in the output directory: once the cluster is healthy, remove them with `cephplan validate --cleanup --out DIR` (or `rbd rm {pool}/NAME`)", images.join(", "))]
+    /// `cause`: why, with the remedy ([`images::LeftCause::explain`]).
+    #[error("{outcome}\nThese images cephplan created could not be removed: {}. Cause: {cause}. They stay recorded in {out_dir} until then (or remove one by hand: `rbd rm {pool}/NAME`)", images.join(", "))]
     ImagesLeft {
         outcome: String,
         pool: String,
         images: Vec<String>,
+        cause: String,
+        out_dir: PathBuf,
     },
+    #[error("{what} asks for {requested} RBD images; validation creates at most {max} (one fio job each, all created before the first point). Use fewer images (e.g. --vary images=1,2,4,8), or spread more clients over --client fio servers")]
+    TooManyImages {
+        what: String,
+        requested: u32,
+        max: u32,
+    },
+    #[error("refusing to write the refitted model over {path}: it is a record of a validation run (its report, the scenario copy its dataset rows refer to, its comparison or its image record), which `validate --refit-only` and `calibrate` read back. Choose another --refit-out, e.g. {}", .path.with_file_name("refitted-model.toml").display())]
+    RunRecord { path: PathBuf },
     #[error("{path}: cannot use this record of created images: {detail}; it is written by `cephplan validate`: restore it, or remove the images it lists by hand (`rbd rm POOL/NAME`) and delete it")]
     Record { path: PathBuf, detail: String },
     #[error("cannot read the scenario {path}: {source}")]
@@ -104,6 +122,24 @@ pub enum ValidateError {
         #[source]
         source: std::io::Error,
     },
+}
+
+/// "point K of N", or "the pre-fill" for point 0.
+fn stage(point: usize, total: usize) -> String {
+    if point == 0 {
+        "the pre-fill (before point 1)".into()
+    } else {
+        format!("point {point} of {total}")
+    }
+}
+
+/// The end of a cancel's message once the images are removed.
+fn removed_note(n: usize) -> String {
+    match n {
+        0 => String::new(),
+        1 => "; the image cephplan created was removed".into(),
+        n => format!("; the {n} images cephplan created were removed"),
+    }
 }
 
 /// Which workload dimension a sweep varies.
@@ -322,6 +358,20 @@ pub struct ValidationReport {
     /// (`None`: not stated, or not a scenario validate could read).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scenario_pg_count: Option<u32>,
+    /// How the pool holding the images' data (`--data-pool`, else `--pool`) protects it
+    /// when the run started: its size, or its erasure-code profile's k and m; `None` where
+    /// the cluster did not say (and in reports before session 55).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pool_protection: Option<crate::spec::Protection>,
+    /// The protection the scenario states (`[pool] replicated` or `erasure`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scenario_protection: Option<crate::spec::Protection>,
+    /// The OSDs up when the run started (`ceph osd dump`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub osds_up: Option<u32>,
+    /// The OSDs the scenario states (nodes × data devices × OSDs per device).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scenario_osds: Option<u32>,
     pub points: Vec<PointResult>,
     /// Files written (relative to the output directory).
     pub dataset_csv: String,
@@ -399,6 +449,41 @@ impl ValidateSpec {
     }
 }
 
+/// Refuses a refitted model's path that would replace a validation run's records: its
+/// report (`validation-<run id>.json`), the scenario copy its dataset rows refer to
+/// (`scenario-<run id>.toml`), its comparison (`comparison-<run id>.csv`) or its image
+/// record (`images-<run id>.json`) — and any other file validate wrote (its marker line
+/// names `validate`). The dataset CSV is refused as measured runs
+/// ([`crate::io::check_not_measured_runs`]); a file cephplan did not write, as not ours.
+/// An absent path, or an earlier refitted model, passes.
+pub fn check_refit_out(path: &Path) -> Result<(), ValidateError> {
+    let Ok(bytes) = std::fs::read(path) else {
+        return Ok(());
+    };
+    let head = String::from_utf8_lossy(&bytes[..bytes.len().min(4096)]);
+    let written_by_validate = head.contains(&format!("{} validate", crate::io::GENERATED_MARKER))
+        && !head.contains("--refit");
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let run_file = [
+        ("validation-", ".json"),
+        ("validation-", ".csv"),
+        ("scenario-", ".toml"),
+        ("comparison-", ".csv"),
+        ("images-", ".json"),
+    ]
+    .iter()
+    .any(|(pre, suf)| name.starts_with(pre) && name.ends_with(suf));
+    if written_by_validate || (run_file && crate::io::is_ours_or_absent(path)) {
+        return Err(ValidateError::RunRecord {
+            path: path.to_path_buf(),
+        });
+    }
+    Ok(())
+}
+
 /// A run identifier from the clock and the process id (unique on one machine).
 pub fn new_run_id() -> String {
     let secs = std::time::SystemTime::now()
@@ -435,7 +520,7 @@ pub fn run_observed(
     progress: &dyn Progress,
     on_point: &mut dyn FnMut(&PointResult),
 ) -> Result<ValidationReport, ValidateError> {
-    let cluster = CephCluster::new(&spec.ceph_conf, spec.out_dir.clone(), progress);
+    let cluster = CephCluster::new(&spec.ceph_conf, progress);
     run_on(spec, executor, predictor, progress, &cluster, on_point)
 }
 
@@ -448,12 +533,19 @@ pub fn run_on(
     cluster: &dyn Cluster,
     on_point: &mut dyn FnMut(&PointResult),
 ) -> Result<ValidationReport, ValidateError> {
-    // Every value that reaches a fio job file, before anything touches the cluster.
+    // Everything that can be checked here is, before the cluster is touched and before
+    // the output directory is made (a refused run leaves nothing behind).
+    // Every value that reaches a fio job file.
     crate::fio::job::check_job_value("clientname", &spec.clientname)?;
     crate::fio::job::check_job_value("pool", &spec.pool)?;
     if let Some(d) = &spec.data_pool {
         crate::fio::job::check_job_value("data_pool", d)?;
     }
+    check_image_counts(spec)?;
+    std::fs::File::open(&spec.scenario).map_err(|source| ValidateError::Scenario {
+        path: spec.scenario.clone(),
+        source,
+    })?;
     // fio's CPUs exist here when fio runs here (a fio server checks its own).
     if let (Some(cpus), true) = (&spec.fio_cpus, spec.clients.is_empty()) {
         cpus.check_within(&crate::fio::CpuSet::usable())
@@ -491,8 +583,21 @@ pub fn run_on(
             return Err(ValidateError::DataPoolWithImage);
         }
     }
+    if let Some(img) = &spec.existing_image {
+        check_existing_image(spec, img, cluster)?;
+    }
+    std::fs::create_dir_all(&spec.out_dir).map_err(|error| {
+        ValidateError::Write(crate::io::WriteError::Io {
+            path: spec.out_dir.clone(),
+            error,
+        })
+    })?;
+    let points = spec.points();
+    let prefill = points.iter().any(|p| p.pattern.reads());
+    progress.start(points.len() as u64 + u64::from(prefill), "validate");
     let mut images = Images::new(
         cluster,
+        progress,
         &spec.out_dir,
         &spec.run_id,
         &spec.pool,
@@ -508,9 +613,16 @@ pub fn run_on(
         &mut images,
         on_point,
     );
-    let left = images.remove_all();
-    match result {
-        _ if !left.is_empty() => {
+    if !images.created().is_empty() && progress.is_cancelled() {
+        progress.message(&format!(
+            "cancelled: removing the {} image(s) cephplan created",
+            images.created().len()
+        ));
+    }
+    let removal = images.remove_all();
+    progress.finish();
+    match (result, removal.cause) {
+        (result, Some(cause)) => {
             let outcome = match result {
                 Ok(r) => format!("the run completed ({} points saved)", r.points.len()),
                 Err(e) => e.to_string(),
@@ -518,11 +630,80 @@ pub fn run_on(
             Err(ValidateError::ImagesLeft {
                 outcome,
                 pool: spec.pool.clone(),
-                images: left,
+                images: removal.left,
+                cause: cause.explain(&spec.out_dir),
+                out_dir: spec.out_dir.clone(),
             })
         }
-        r => r,
+        (
+            Err(ValidateError::Cancelled {
+                point,
+                total,
+                saved,
+                out_dir,
+                ..
+            }),
+            None,
+        ) => Err(ValidateError::Cancelled {
+            point,
+            total,
+            saved,
+            out_dir,
+            images_removed: removal.removed,
+        }),
+        (r, None) => r,
     }
+}
+
+/// Refuses image counts beyond [`images::MAX_IMAGES`] (or zero) before anything is created.
+fn check_image_counts(spec: &ValidateSpec) -> Result<(), ValidateError> {
+    let (what, counts): (&str, Vec<u32>) = match &spec.vary {
+        Some(Vary::Images(v)) => ("--vary images=", v.clone()),
+        _ => ("--images", vec![spec.base.images]),
+    };
+    if counts.contains(&0) {
+        return Err(ValidateError::BadVary {
+            input: format!("{what}0"),
+            hint: "at least one image is needed".into(),
+        });
+    }
+    match counts.into_iter().max() {
+        Some(n) if n > images::MAX_IMAGES => Err(ValidateError::TooManyImages {
+            what: what.trim_end_matches('=').to_string(),
+            requested: n,
+            max: images::MAX_IMAGES,
+        }),
+        _ => Ok(()),
+    }
+}
+
+/// `--image NAME`: allowed only with `--i-own-this-image NAME`, only if it exists and only
+/// for one image.
+fn check_existing_image(
+    spec: &ValidateSpec,
+    img: &str,
+    cluster: &dyn Cluster,
+) -> Result<(), ValidateError> {
+    if spec.i_own_this_image.as_deref() != Some(img) {
+        return Err(ValidateError::ForeignImage {
+            image: img.to_string(),
+        });
+    }
+    let listed = cluster.images(&spec.pool).map_err(ceph_err("rbd ls"))?;
+    if !listed.iter().any(|i| i == img) {
+        return Err(ValidateError::ImageMissing {
+            pool: spec.pool.clone(),
+            image: img.to_string(),
+        });
+    }
+    let max_images = spec.points().iter().map(|p| p.images).max().unwrap_or(1);
+    if max_images > 1 {
+        return Err(ValidateError::BadVary {
+            input: format!("images={max_images}"),
+            hint: "with --image only one image is used; drop --image or use images=1".into(),
+        });
+    }
+    Ok(())
 }
 
 fn run_points(
@@ -538,29 +719,25 @@ fn run_points(
     let total = points.len();
     let max_images = points.iter().map(|p| p.images).max().unwrap_or(1) as usize;
     let names: Vec<String> = match &spec.existing_image {
-        Some(img) => {
-            if spec.i_own_this_image.as_deref() != Some(img.as_str()) {
-                return Err(ValidateError::ForeignImage { image: img.clone() });
-            }
-            let listed = cluster.images(&spec.pool).map_err(ceph_err("rbd ls"))?;
-            if !listed.contains(img) {
-                return Err(ValidateError::ImageMissing {
-                    pool: spec.pool.clone(),
-                    image: img.clone(),
-                });
-            }
-            if max_images > 1 {
-                return Err(ValidateError::BadVary {
-                    input: format!("images={max_images}"),
-                    hint: "with --image only one image is used; drop --image or use images=1"
-                        .into(),
-                });
-            }
-            vec![img.clone()]
-        }
+        // Checked by `run_on` (`check_existing_image`).
+        Some(img) => vec![img.clone()],
         None => {
             let size_mib = spec.image_size_bytes.div_ceil(1 << 20);
             for i in 0..max_images {
+                if progress.is_cancelled() {
+                    return Err(ValidateError::Cancelled {
+                        point: 0,
+                        total,
+                        saved: 0,
+                        out_dir: spec.out_dir.clone(),
+                        images_removed: 0,
+                    });
+                }
+                progress.message(&format!(
+                    "creating RBD image {} of {max_images} in pool {}",
+                    i + 1,
+                    spec.pool
+                ));
                 // Recorded in the output directory before it exists (a kill -9 from here
                 // on leaves a record for `validate --cleanup`); `rbd create` fails on an
                 // existing name, so nothing foreign is reused.
@@ -571,8 +748,6 @@ fn run_points(
     };
 
     let prefill = points.iter().any(|p| p.pattern.reads());
-    let total_units = total as u64 + u64::from(prefill);
-    progress.start(total_units, "validate");
     if prefill {
         progress.message(&format!(
             "pre-filling {} image(s) with 4M sequential writes",
@@ -598,6 +773,7 @@ fn run_points(
                     total,
                     saved: 0,
                     out_dir: spec.out_dir.clone(),
+                    images_removed: 0,
                 }
             }
             source => ValidateError::PointFailed {
@@ -613,6 +789,9 @@ fn run_points(
         progress.advance(1);
     }
 
+    // What the scenario states of the cluster (`None`: not a scenario cephplan reads).
+    let scenario =
+        crate::spec::load_scenario(&spec.scenario, &crate::spec::Catalogue::builtin()).ok();
     let mut report = ValidationReport {
         schema_version: REPORT_SCHEMA_VERSION,
         generator: crate::io::GENERATED_MARKER.to_string(),
@@ -627,6 +806,10 @@ fn run_points(
         prefilled: prefill,
         pool_pg_num: cluster.pool_pg_num(&spec.pool),
         scenario_pg_count: scenario_pg_count(&spec.scenario),
+        pool_protection: cluster.pool_protection(spec.data_pool.as_deref().unwrap_or(&spec.pool)),
+        scenario_protection: scenario.as_ref().map(|s| s.protection),
+        osds_up: cluster.osds_up(),
+        scenario_osds: scenario.as_ref().map(|s| s.total_osds()),
         points: Vec::new(),
         dataset_csv: format!("validation-{}.csv", spec.run_id),
         comparison_csv: format!("comparison-{}.csv", spec.run_id),
@@ -641,6 +824,7 @@ fn run_points(
                 total,
                 saved: report.points.len(),
                 out_dir: spec.out_dir.clone(),
+                images_removed: 0,
             });
         }
         let eta = if k == 0 {
@@ -675,6 +859,7 @@ fn run_points(
                     total,
                     saved: report.points.len(),
                     out_dir: spec.out_dir.clone(),
+                    images_removed: 0,
                 }
             }
             source => ValidateError::PointFailed {
@@ -759,7 +944,6 @@ fn run_points(
         on_point(report.points.last().expect("just pushed"));
         progress.advance(1);
     }
-    progress.finish();
     Ok(report)
 }
 
@@ -931,16 +1115,52 @@ fn scenario_pg_count(path: &Path) -> Option<u32> {
 /// PG while BlueStore reads it; `calibration-data/lab/README.md`, "pg-count-2vcpu"), so the
 /// rows would describe a different cluster. The CLI prints it under its table and the app
 /// shows it on its Validation page.
+///
+/// Likewise when the pool's protection (replica count, or erasure-code k+m) or the
+/// cluster's number of OSDs up differs from the scenario's.
 pub fn pool_note_lines(report: &ValidationReport) -> Vec<String> {
-    match (report.pool_pg_num, report.scenario_pg_count) {
-        (Some(pool), Some(stated)) if pool != stated => vec![format!(
-            "pool {} has {pool} placement groups, but the scenario {} states pg_count = {stated}: its dataset rows describe a pool of {stated}; fix: state pg_count = {pool} in scenario-{}.toml, the copy beside them, before feeding these runs back, or validate against a pool of {stated} PGs",
-            report.pool,
-            report.scenario.display(),
-            report.run_id
-        )],
-        _ => Vec::new(),
+    use crate::spec::Protection;
+    let mut lines = Vec::new();
+    let copy = format!("scenario-{}.toml", report.run_id);
+    if let (Some(pool), Some(stated)) = (report.pool_pg_num, report.scenario_pg_count) {
+        if pool != stated {
+            lines.push(format!(
+                "pool {} has {pool} placement groups, but the scenario {} states pg_count = {stated}: its dataset rows describe a pool of {stated}; fix: state pg_count = {pool} in {copy}, the copy beside them, before feeding these runs back, or validate against a pool of {stated} PGs",
+                report.pool,
+                report.scenario.display(),
+            ));
+        }
     }
+    let describe = |p: Protection| match p {
+        Protection::Replicated { size } => format!("replicated with size {size}"),
+        Protection::Erasure { k, m } => format!("erasure-coded {k}+{m}"),
+    };
+    let stated_as = |p: Protection| match p {
+        Protection::Replicated { size } => format!("replicated = {size}"),
+        Protection::Erasure { k, m } => format!("erasure = {{ k = {k}, m = {m} }}"),
+    };
+    if let (Some(pool), Some(stated)) = (report.pool_protection, report.scenario_protection) {
+        if pool != stated {
+            lines.push(format!(
+                "the images' data pool is {}, but the scenario {} states {} ([pool] {}): its dataset rows describe another cluster; fix: state {} under [pool] in {copy}, the copy beside them, before feeding these runs back, or validate against a pool that is {}",
+                describe(pool),
+                report.scenario.display(),
+                describe(stated),
+                stated_as(stated),
+                stated_as(pool),
+                describe(stated),
+            ));
+        }
+    }
+    if let (Some(up), Some(stated)) = (report.osds_up, report.scenario_osds) {
+        if up != stated {
+            lines.push(format!(
+                "the cluster has {up} OSDs up, but the scenario {} states {stated} (nodes × data devices × osds_per_device): its dataset rows describe another cluster; fix: make {copy}, the copy beside them, state {up} OSDs before feeding these runs back, or bring the cluster to {stated} OSDs up",
+                report.scenario.display(),
+            ));
+        }
+    }
+    lines
 }
 
 /// One line per point whose OSD counters were asked for: where the measured time went
@@ -955,7 +1175,7 @@ pub fn osd_counter_lines(points: &[PointResult]) -> Vec<String> {
                 p.index,
                 crate::predict::format::ms(p.measured.latency_mean_secs),
                 predicted_parts_text(p),
-                counters::counters_line(c),
+                counters::counters_line(c, p.setting.pattern),
                 p.osd_cpu_error
                     .as_ref()
                     .map(|e| format!("; no OSD CPU time ({e})"))
@@ -1053,6 +1273,10 @@ mod tests {
             prefilled: false,
             pool_pg_num: None,
             scenario_pg_count: None,
+            pool_protection: None,
+            scenario_protection: None,
+            osds_up: None,
+            scenario_osds: None,
             points,
             dataset_csv: "d.csv".into(),
             comparison_csv: "c.csv".into(),
@@ -1524,6 +1748,439 @@ mod tests {
         }
         let (_, rec) = records(d.path()).unwrap().remove(0);
         assert_eq!(rec.images, ["cephplan-val-r1-1"]);
+    }
+
+    /// Progress that records every message and can be cancelled.
+    #[derive(Default)]
+    struct Recorder {
+        messages: std::sync::Mutex<Vec<String>>,
+        cancel: crate::progress::CancelToken,
+    }
+
+    impl Progress for Recorder {
+        fn message(&self, msg: &str) {
+            self.messages.lock().unwrap().push(msg.to_string());
+        }
+        fn is_cancelled(&self) -> bool {
+            self.cancel.is_cancelled()
+        }
+    }
+
+    /// fio stand-in: replays recorded output, except that its run number `cancel_on`
+    /// (1-based) is "cut short by Ctrl-C": it cancels the token and fails as a cancelled
+    /// fio does.
+    struct CancellingExecutor {
+        replay: crate::fio::ReplayExecutor,
+        runs: std::sync::atomic::AtomicUsize,
+        cancel_on: usize,
+        cancel: crate::progress::CancelToken,
+    }
+
+    impl Executor for CancellingExecutor {
+        fn run(
+            &self,
+            job: &RbdJob,
+            progress: &dyn Progress,
+        ) -> Result<crate::fio::FioRunOutput, FioError> {
+            let n = self.runs.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+            if n == self.cancel_on {
+                self.cancel.cancel();
+                return Err(FioError::Process(
+                    crate::fio::process::ProcError::Cancelled {
+                        program: "fio".into(),
+                    },
+                ));
+            }
+            self.replay.run(job, progress)
+        }
+    }
+
+    fn cancelling(cancel_on: usize, progress: &Recorder) -> CancellingExecutor {
+        CancellingExecutor {
+            replay: crate::fio::ReplayExecutor::new(vec![
+                multi_randwrite_output(),
+                multi_randwrite_output(),
+            ]),
+            runs: Default::default(),
+            cancel_on,
+            cancel: progress.cancel.clone(),
+        }
+    }
+
+    /// Finding 1 of the lab audit: after a Ctrl-C the run says (through the progress) that
+    /// it removes its images; the error says they were removed only when they were, and an
+    /// image a client still holds open is named as such, never "were removed" beside
+    /// "could not be removed", never "an OSD is down".
+    #[test]
+    fn a_cancel_reports_the_removal_and_never_contradicts_itself() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(d.path().join("s.toml"), "# scenario\n").unwrap();
+        let mut spec = spec_for(d.path());
+        // As the fixture was recorded: 2 images × iodepth 8.
+        spec.vary = Some(Vary::Iodepth(vec![8, 8]));
+        // Cancelled during point 2 of 2; the images are released: removed, and said so.
+        let progress = Recorder::default();
+        let cluster = images::tests::FakeCluster::default();
+        let e = run_on(
+            &spec,
+            &cancelling(2, &progress),
+            &NoPredictor,
+            &progress,
+            &cluster,
+            &mut |_| {},
+        )
+        .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "cancelled during point 2 of 2; 1 completed point(s) are saved in {}; the 2 images cephplan created were removed",
+                d.path().display()
+            )
+        );
+        assert!(cluster.images.borrow().is_empty());
+        let messages = progress.messages.lock().unwrap().clone();
+        for m in [
+            "creating RBD image 2 of 2 in pool rbd",
+            "cancelled: removing the 2 image(s) cephplan created",
+            "removing image 2 of 2 cephplan created: cephplan-val-r1-1",
+        ] {
+            assert!(messages.iter().any(|x| x == m), "{m}: {messages:?}");
+        }
+
+        // The image stays watched (a fio that could not close it): tried again, then left,
+        // recorded, and the error says why and what to do.
+        let out2 = tempfile::tempdir().unwrap();
+        let spec2 = ValidateSpec {
+            run_id: "r2".into(),
+            out_dir: out2.path().to_path_buf(),
+            ..spec.clone()
+        };
+        let progress = Recorder::default();
+        let cluster = images::tests::FakeCluster::default();
+        cluster
+            .watched
+            .borrow_mut()
+            .insert("cephplan-val-r2-0".into(), 99);
+        let e = run_on(
+            &spec2,
+            &cancelling(2, &progress),
+            &NoPredictor,
+            &progress,
+            &cluster,
+            &mut |_| {},
+        )
+        .unwrap_err();
+        let msg = e.to_string();
+        assert!(matches!(e, ValidateError::ImagesLeft { .. }), "{msg}");
+        assert!(
+            msg.starts_with("cancelled during point 2 of 2; 1 completed point(s) are saved in"),
+            "{msg}"
+        );
+        assert!(
+            !msg.contains("were removed") && !msg.contains("was removed"),
+            "{msg}"
+        );
+        assert!(!msg.contains("OSD"), "{msg}");
+        assert!(
+            msg.contains("could not be removed: cephplan-val-r2-0"),
+            "{msg}"
+        );
+        assert!(msg.contains("a client still has them open"), "{msg}");
+        assert!(
+            msg.contains(&format!(
+                "Wait a minute, then run `cephplan validate --cleanup --out {}`",
+                out2.path().display()
+            )),
+            "{msg}"
+        );
+        assert!(!msg.contains("Logs are in"), "{msg}");
+        let messages = progress.messages.lock().unwrap().clone();
+        assert!(
+            messages
+                .iter()
+                .any(|m| m.contains("a client still has it open") && m.contains("attempt 2 of 4")),
+            "{messages:?}"
+        );
+        let (_, rec) = records(out2.path()).unwrap().remove(0);
+        assert_eq!(rec.images, ["cephplan-val-r2-0"]);
+    }
+
+    /// Finding 10: a cancel during the pre-fill says so, not "point 0 of N".
+    #[test]
+    fn a_cancel_during_the_prefill_is_named_so() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(d.path().join("s.toml"), "# scenario\n").unwrap();
+        let mut spec = spec_for(d.path());
+        spec.base.pattern = RwPattern::Randread;
+        let progress = Recorder::default();
+        let cluster = images::tests::FakeCluster::default();
+        let e = run_on(
+            &spec,
+            &cancelling(1, &progress),
+            &NoPredictor,
+            &progress,
+            &cluster,
+            &mut |_| {},
+        )
+        .unwrap_err();
+        let msg = e.to_string();
+        assert!(
+            msg.starts_with("cancelled during the pre-fill (before point 1); 0 completed point(s)"),
+            "{msg}"
+        );
+        assert!(
+            msg.ends_with("the 2 images cephplan created were removed"),
+            "{msg}"
+        );
+        assert!(!msg.contains("point 0"), "{msg}");
+    }
+
+    /// Finding 2: `--vary images=1,2,99999` (and `--images` beyond the cap) is refused
+    /// before the cluster is touched and before the output directory is made, with the
+    /// cap and a remedy; zero images likewise.
+    #[test]
+    fn an_absurd_image_count_is_refused_before_anything_is_created() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(d.path().join("s.toml"), "# scenario\n").unwrap();
+        let mut spec = spec_for(d.path());
+        spec.out_dir = d.path().join("out");
+        spec.vary = Some(Vary::parse("images=1,2,99999").unwrap());
+        let exec = crate::fio::ReplayExecutor::new(Vec::<String>::new());
+        let cluster = images::tests::FakeCluster::default();
+        let e = run_quiet(&spec, &exec, &cluster).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                ValidateError::TooManyImages {
+                    requested: 99999,
+                    ..
+                }
+            ),
+            "{e}"
+        );
+        let msg = e.to_string();
+        assert!(
+            msg.starts_with(
+                "--vary images asks for 99999 RBD images; validation creates at most 64"
+            ),
+            "{msg}"
+        );
+        assert!(msg.contains("Use fewer images"), "{msg}");
+        assert!(cluster.calls.borrow().is_empty());
+        assert!(!spec.out_dir.exists());
+        spec.vary = None;
+        spec.base.images = MAX_IMAGES + 1;
+        let e = run_quiet(&spec, &exec, &cluster).unwrap_err();
+        assert!(
+            e.to_string().starts_with("--images asks for 65 RBD images"),
+            "{e}"
+        );
+        spec.base.images = 0;
+        assert!(matches!(
+            run_quiet(&spec, &exec, &cluster).unwrap_err(),
+            ValidateError::BadVary { .. }
+        ));
+        assert!(cluster.calls.borrow().is_empty());
+        // At the cap: allowed (each image created, then removed).
+        spec.base.images = MAX_IMAGES;
+        spec.base.iodepth = 1;
+        let _ = run_quiet(&spec, &exec, &cluster);
+        let creates = cluster
+            .calls
+            .borrow()
+            .iter()
+            .filter(|c| c.starts_with("create"))
+            .count();
+        assert_eq!(creates, MAX_IMAGES as usize);
+        assert!(cluster.images.borrow().is_empty());
+    }
+
+    /// Finding 11: a run refused for its inputs or its cluster leaves no output directory.
+    #[test]
+    fn a_refused_run_leaves_no_output_directory() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(d.path().join("s.toml"), "# scenario\n").unwrap();
+        let exec = crate::fio::ReplayExecutor::new(Vec::<String>::new());
+        let cluster = images::tests::FakeCluster::default();
+        let out = d.path().join("out");
+        let base = ValidateSpec {
+            out_dir: out.clone(),
+            ..spec_for(d.path())
+        };
+        let mut missing_scenario = base.clone();
+        missing_scenario.scenario = d.path().join("nope.toml");
+        let mut no_pool = base.clone();
+        no_pool.pool = "nosuch".into();
+        let mut no_cpu = base.clone();
+        no_cpu.fio_cpus = Some(
+            (crate::fio::CpuSet::usable().highest() + 1)
+                .to_string()
+                .parse()
+                .unwrap(),
+        );
+        let mut foreign = base.clone();
+        foreign.existing_image = Some("theirs".into());
+        for (spec, what) in [
+            (missing_scenario, "cannot read the scenario"),
+            (no_pool, "pool \"nosuch\" does not exist"),
+            (no_cpu, "--fio-cpus"),
+            (foreign, "refusing to write to existing image"),
+        ] {
+            let e = run_quiet(&spec, &exec, &cluster).unwrap_err();
+            assert!(e.to_string().contains(what), "{what}: {e}");
+            assert!(!out.exists(), "{what}: {} was made", out.display());
+        }
+    }
+
+    /// Finding 5: the report records the data pool's protection and the OSDs up beside
+    /// the scenario's, and says so when they differ (a size-1 pool on 3 OSDs measured
+    /// against a scenario of size 3 on 8).
+    #[test]
+    fn a_pool_or_cluster_unlike_the_scenarios_is_recorded_and_named() {
+        use crate::spec::Protection;
+        let d = tempfile::tempdir().unwrap();
+        let scenario =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("models/examples/seed-002-epyc-7402.toml");
+        let stated =
+            crate::spec::load_scenario(&scenario, &crate::spec::Catalogue::builtin()).unwrap();
+        let mut spec = spec_for(d.path());
+        spec.scenario = scenario.clone();
+        spec.vary = None;
+        spec.base.iodepth = 8;
+        let run_with = |protection: Protection, up: u32, run_id: &str| {
+            let mut spec = spec.clone();
+            spec.run_id = run_id.into();
+            let exec = crate::fio::ReplayExecutor::new(vec![multi_randwrite_output()]);
+            let cluster = images::tests::FakeCluster {
+                protection: Some(protection),
+                osds_up: Some(up),
+                ..Default::default()
+            };
+            run_quiet(&spec, &exec, &cluster).unwrap()
+        };
+        let lab = run_with(Protection::Replicated { size: 1 }, 3, "r1");
+        assert_eq!(lab.scenario_protection, Some(stated.protection));
+        assert_eq!(lab.scenario_osds, Some(stated.total_osds()));
+        assert_eq!(
+            lab.pool_protection,
+            Some(Protection::Replicated { size: 1 })
+        );
+        assert_eq!(lab.osds_up, Some(3));
+        let lines = pool_note_lines(&lab);
+        let text = lines.join("\n");
+        assert!(
+            text.contains("the images' data pool is replicated with size 1, but the scenario"),
+            "{text}"
+        );
+        assert!(
+            text.contains("fix: state replicated = 1 under [pool] in scenario-r1.toml"),
+            "{text}"
+        );
+        assert!(
+            text.contains(&format!(
+                "the cluster has 3 OSDs up, but the scenario {} states {}",
+                scenario.display(),
+                stated.total_osds()
+            )),
+            "{text}"
+        );
+        // Written to the report JSON and read back.
+        let back: ValidationReport = serde_json::from_str(
+            &std::fs::read_to_string(d.path().join(&lab.report_json)).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(back.pool_protection, lab.pool_protection);
+        assert_eq!(back.osds_up, Some(3));
+        // The cluster the scenario describes: no line about it.
+        let same = run_with(stated.protection, stated.total_osds(), "r2");
+        let text = pool_note_lines(&same).join("\n");
+        assert!(
+            !text.contains("data pool is") && !text.contains("OSDs up"),
+            "{text}"
+        );
+        // An erasure-coded pool against a replicated scenario names k+m.
+        let ec = run_with(
+            Protection::Erasure { k: 2, m: 1 },
+            stated.total_osds(),
+            "r3",
+        );
+        let text = pool_note_lines(&ec).join("\n");
+        assert!(
+            text.contains("is erasure-coded 2+1") && text.contains("erasure = { k = 2, m = 1 }"),
+            "{text}"
+        );
+    }
+
+    /// Finding 3: a refit output may not replace the files a validation run wrote (its
+    /// report, its scenario copy, its comparison, its image record); an earlier refitted
+    /// model, or a new path, may be written.
+    #[test]
+    fn a_refit_output_never_replaces_a_runs_records() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(d.path().join("s.toml"), "# scenario\n").unwrap();
+        let mut spec = spec_for(d.path());
+        spec.vary = None;
+        spec.base.iodepth = 8;
+        let exec = crate::fio::ReplayExecutor::new(vec![multi_randwrite_output()]);
+        let cluster = images::tests::FakeCluster {
+            stuck: vec!["cephplan-val-r1-1".into()],
+            ..Default::default()
+        };
+        // Leaves an image record too.
+        let _ = run_quiet(&spec, &exec, &cluster);
+        for name in [
+            "validation-r1.json",
+            "scenario-r1.toml",
+            "comparison-r1.csv",
+            "images-r1.json",
+        ] {
+            let p = d.path().join(name);
+            assert!(p.exists(), "{name}");
+            let e = check_refit_out(&p).unwrap_err();
+            assert!(matches!(e, ValidateError::RunRecord { .. }), "{name}: {e}");
+            assert!(e.to_string().contains("refitted-model.toml"), "{e}");
+        }
+        // The dataset CSV: refused as measured runs.
+        assert!(crate::io::check_not_measured_runs(&d.path().join("validation-r1.csv")).is_err());
+        // A previous refitted model and a new file pass.
+        let model = d.path().join("refitted-model.toml");
+        let mut m = crate::model::ModelParams::shipped_default();
+        m.generator = format!(
+            "{} (cephplan validate --refit)",
+            crate::io::GENERATED_MARKER
+        );
+        std::fs::write(&model, m.to_toml()).unwrap();
+        check_refit_out(&model).unwrap();
+        check_refit_out(&d.path().join("new.toml")).unwrap();
+    }
+
+    /// Finding 12: `--cleanup` removes the fio job files a killed run left in OUT, and
+    /// nothing else of a similar name.
+    #[test]
+    fn stale_fio_job_files_are_removed_and_nothing_else() {
+        let d = tempfile::tempdir().unwrap();
+        let job = RbdJob {
+            clientname: "admin".into(),
+            pool: "rbd".into(),
+            images: vec!["cephplan-val-r1-0".into()],
+            rw: RwPattern::Randwrite,
+            block_size_bytes: 4096,
+            iodepth: 1,
+            runtime_secs: 3,
+            ramp_time_secs: 0,
+            rwmixread: None,
+            size_bytes: None,
+            cpus: None,
+        };
+        let ours = d.path().join("cephplan-job-AbC123.fio");
+        std::fs::write(&ours, job.to_job_file().unwrap()).unwrap();
+        let theirs = d.path().join("cephplan-job-mine.fio");
+        std::fs::write(&theirs, "[global]\nioengine=libaio\n").unwrap();
+        let other = d.path().join("notes.fio");
+        std::fs::write(&other, job.to_job_file().unwrap()).unwrap();
+        let removed = remove_stale_job_files(d.path()).unwrap();
+        assert_eq!(removed, std::slice::from_ref(&ours));
+        assert!(!ours.exists() && theirs.exists() && other.exists());
     }
 
     #[test]
