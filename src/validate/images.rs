@@ -344,7 +344,7 @@ impl LeftCause {
     }
 }
 
-/// What [`Images::remove_all`] left.
+/// What `Images::remove_all` left.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Removal {
     /// Images removed now.
