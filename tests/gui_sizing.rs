@@ -232,3 +232,46 @@ fn a_working_set_typed_into_the_editor_reaches_the_report() {
     assert!(written.contains("image_size = \"2T\""), "{written}");
     assert!(written.contains("osd_memory_target = \"16G\""), "{written}");
 }
+
+/// With two workloads each design has a scenario per workload, and the page opens and
+/// files each (session 54's audit: only the first could be looked at). The second
+/// workload, a 64 KiB sequential read, must reach the designer and Compare as written.
+#[test]
+fn each_workload_of_a_design_opens_and_goes_to_compare() {
+    let mut h = harness(State {
+        page: Page::Sizing,
+        ..State::default()
+    });
+    h.run();
+    let second = "[[workload]]\nname = \"backup\"\npattern = \"read\"\nblock_size = \"64k\"\n\
+                  images = 8\niodepth = 4\nclients = 2\ncolocated = false\n\
+                  client_cpu = \"amd-epyc-7402\"\nclient_sockets = 2\nclient_nic = \"100Gb/s\"\n\
+                  [workload.target]\niops_min = 1_000\n\n[protection]";
+    let text =
+        include_str!("../models/requirements/oltp-nvme.toml").replacen("[protection]", second, 1);
+    let editor = "requirements (TOML, see models/README.md)";
+    h.get_by_role_and_label(egui::Role::MultilineTextInput, editor)
+        .click();
+    h.run();
+    h.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::A);
+    h.run();
+    h.get_by_role_and_label(egui::Role::MultilineTextInput, editor)
+        .type_text(&text);
+    h.run();
+    search_and_wait(&mut h, 120);
+    assert_eq!(h.state().state.sizing.error(), None);
+    h.run();
+    assert!(!h.state().state.sizing.report().unwrap().designs.is_empty());
+    h.get_by_label("Add d1 to Compare: backup").click();
+    h.run();
+    let v = h.state().state.compare.variants.last().unwrap().clone();
+    assert!(v.name.ends_with(", backup"), "{}", v.name);
+    assert!(v.scenario_text.unwrap().contains("pattern = \"read\""));
+    h.get_by_label("Open d1 in designer: backup").click();
+    h.run();
+    assert_eq!(h.state().state.page, Page::Designer);
+    let written = &h.state().state.designer.text;
+    assert!(written.contains("workload \"backup\""), "{written}");
+    assert!(written.contains("pattern = \"read\""), "{written}");
+    assert!(h.state().state.designer.spec_error().is_none());
+}

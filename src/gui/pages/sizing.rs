@@ -134,12 +134,17 @@ impl SizingPage {
         }
     }
 
-    /// Writes design `i`'s first scenario where the designer can open it.
-    fn scenario_file(req: &Requirements, d: &crate::design::Design) -> Result<PathBuf, String> {
+    /// Writes design `d`'s scenario of its workload number `k` where the designer can open
+    /// it.
+    fn scenario_file(
+        req: &Requirements,
+        d: &crate::design::Design,
+        k: usize,
+    ) -> Result<PathBuf, String> {
         let (w, spec) = design_scenarios(req, d)
             .into_iter()
-            .next()
-            .ok_or("the design has no workload")?;
+            .nth(k)
+            .ok_or("the design has no such workload")?;
         let dir = std::env::temp_dir().join("cephplan-sizing");
         let path = dir.join(format!(
             "{}-{}.toml",
@@ -155,21 +160,32 @@ impl SizingPage {
         Ok(path)
     }
 
-    /// Design `d`'s first scenario as a Compare variant, mapped with the model the search
-    /// predicted with (so Compare's report predicts it again with the same model).
+    /// Design `d`'s scenario of its workload number `k` as a Compare variant, mapped with
+    /// the model the search predicted with (so Compare's report predicts it again with the
+    /// same model).
     fn variant(
         req: &Requirements,
         d: &crate::design::Design,
         model: &ActiveModel,
+        k: usize,
     ) -> Result<Variant, String> {
-        let (_, spec) = design_scenarios(req, d)
+        let scenarios = design_scenarios(req, d);
+        let several = scenarios.len() > 1;
+        let (w, spec) = scenarios
             .into_iter()
-            .next()
-            .ok_or("the design has no workload")?;
+            .nth(k)
+            .ok_or("the design has no such workload")?;
         let s = spec.validate(&req.catalogue).map_err(|e| e.to_string())?;
         let cn = crate::qn::ceph::build(&s, &model.params).map_err(|e| e.to_string())?;
         Ok(Variant {
-            name: format!("{} {} ({} nodes)", d.id, d.protection_label, d.parts.nodes),
+            name: if several {
+                format!(
+                    "{} {} ({} nodes), {w}",
+                    d.id, d.protection_label, d.parts.nodes
+                )
+            } else {
+                format!("{} {} ({} nodes)", d.id, d.protection_label, d.parts.nodes)
+            },
             network: Some(cn.network),
             nodes: Some(s.nodes),
             cores: Some(s.nodes * s.sockets * s.node_cpu.cores),
@@ -321,19 +337,36 @@ fn design_row_ui(
     // The two buttons one above the other, so the row fits a 1024-point window.
     ui.vertical(|ui| {
         ui.style_mut().wrap_mode = Some(egui::TextWrapMode::Extend);
-        if ui.button(format!("Open {} in designer", d.id)).clicked() {
-            match SizingPage::scenario_file(req, d) {
-                Ok(p) => {
-                    cmds.push(Command::OpenScenario(p));
-                    cmds.push(Command::SetPage(crate::gui::Page::Designer));
+        // One pair of buttons per workload (each is its own scenario), named by it when
+        // the requirements have several.
+        let workloads: Vec<String> = design_scenarios(req, d)
+            .into_iter()
+            .map(|(w, _)| w)
+            .collect();
+        let several = workloads.len() > 1;
+        for (k, w) in workloads.iter().enumerate() {
+            let of = if several {
+                format!(": {w}")
+            } else {
+                String::new()
+            };
+            if ui
+                .button(format!("Open {} in designer{of}", d.id))
+                .clicked()
+            {
+                match SizingPage::scenario_file(req, d, k) {
+                    Ok(p) => {
+                        cmds.push(Command::OpenScenario(p));
+                        cmds.push(Command::SetPage(crate::gui::Page::Designer));
+                    }
+                    Err(e) => cmds.push(Command::Status(e)),
                 }
-                Err(e) => cmds.push(Command::Status(e)),
             }
-        }
-        if ui.button(format!("Add {} to Compare", d.id)).clicked() {
-            match SizingPage::variant(req, d, &found.model) {
-                Ok(v) => cmds.push(Command::AddToCompare(v)),
-                Err(e) => cmds.push(Command::Status(e)),
+            if ui.button(format!("Add {} to Compare{of}", d.id)).clicked() {
+                match SizingPage::variant(req, d, &found.model, k) {
+                    Ok(v) => cmds.push(Command::AddToCompare(v)),
+                    Err(e) => cmds.push(Command::Status(e)),
+                }
             }
         }
     });
