@@ -1,4 +1,6 @@
-//! The Sizing page: a requirements file in an editor, the design search on a worker with
+//! The Sizing page: a requirements file in an editor (Open and Save, asking before
+//! unsaved edits are replaced; saves never over a file cephplan did not write), the design
+//! search on a worker with
 //! live progress and Cancel, the ranked designs, and per design one click to open it in
 //! the designer or add it to Compare. The search is `crate::design::design`, the same as
 //! `cephplan design --model`, with the model chosen in the app's top bar (the one every
@@ -38,6 +40,18 @@ pub struct SizingPage {
     pub text: String,
     /// Optional price list (`--prices`), a path.
     pub prices_path: String,
+    /// The requirements file typed into the page's file field: what Open reads and Save
+    /// writes.
+    pub file_path: String,
+    /// The text as last opened or saved (None: the built-in example): edits are unsaved
+    /// while `text` differs from it.
+    pub saved_text: Option<String>,
+    /// A file Open was asked for while the editor held unsaved edits (asks first).
+    #[serde(skip)]
+    pending_open: Option<PathBuf>,
+    /// What the last Open or Save did, or why it could not.
+    #[serde(skip)]
+    file_status: Option<Result<String, String>>,
     #[serde(skip)]
     job: Option<(Job<Outcome>, ActiveModel)>,
     #[serde(skip)]
@@ -51,6 +65,10 @@ impl Default for SizingPage {
         Self {
             text: EXAMPLE.to_string(),
             prices_path: String::new(),
+            file_path: String::new(),
+            saved_text: None,
+            pending_open: None,
+            file_status: None,
             job: None,
             result: None,
             error: None,
@@ -61,12 +79,13 @@ impl Default for SizingPage {
 /// Parses the inputs and runs the search with `model` (on the worker thread).
 fn search(
     text: &str,
+    origin: &str,
     prices: &str,
     model: &ModelParams,
     progress: &dyn crate::progress::Progress,
 ) -> Outcome {
     let cat = Catalogue::builtin();
-    let req = parse_requirements(text, "requirements editor", &cat).map_err(|e| e.to_string())?;
+    let req = parse_requirements(text, origin, &cat).map_err(|e| e.to_string())?;
     let prices = match prices.trim() {
         "" => None,
         p => Some(PriceList::load(p.as_ref()).map_err(|e| e.to_string())?),
@@ -83,14 +102,108 @@ fn search(
 }
 
 impl SizingPage {
+    /// True when the editor holds text that is in no file (nor the built-in example).
+    pub fn is_modified(&self) -> bool {
+        self.text != self.saved_text.as_deref().unwrap_or(EXAMPLE)
+    }
+
+    /// Reads a requirements file into the editor (the unsaved edits it replaces are the
+    /// caller's to guard).
+    pub fn open(&mut self, path: &std::path::Path) -> Result<(), String> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("cannot read {}: {e}; check the path", path.display()))?;
+        self.text = text.clone();
+        self.saved_text = Some(text);
+        self.file_path = path.display().to_string();
+        self.result = None;
+        self.error = None;
+        Ok(())
+    }
+
+    /// Writes the editor's text to `file_path`, atomically, with cephplan's marker on top,
+    /// never over a file cephplan did not write nor into a directory that does not exist.
+    pub fn save(&mut self) -> Result<PathBuf, String> {
+        let path = PathBuf::from(self.file_path.trim());
+        if path.as_os_str().is_empty() {
+            return Err("type a file name to save the requirements to".into());
+        }
+        crate::gui::parent_must_exist(&path)?;
+        let text = super::designer::with_marker(&self.text);
+        crate::io::write_atomic_owned(&path, text.as_bytes()).map_err(|e| e.to_string())?;
+        self.text = text.clone();
+        self.saved_text = Some(text);
+        Ok(path)
+    }
+
+    /// The file row: path, Open (asking first over unsaved edits) and Save.
+    fn file_ui(&mut self, ui: &mut egui::Ui) {
+        ui.horizontal_wrapped(|ui| {
+            let l = ui.label("requirements file");
+            ui.add(
+                egui::TextEdit::singleline(&mut self.file_path)
+                    .desired_width(300.0)
+                    .hint_text("models/requirements/oltp-nvme.toml"),
+            )
+            .labelled_by(l.id);
+            if ui.button("Open requirements").clicked() {
+                let path = PathBuf::from(self.file_path.trim());
+                if self.is_modified() {
+                    self.pending_open = Some(path);
+                } else {
+                    self.file_status = Some(
+                        self.open(&path)
+                            .map(|()| format!("opened {}", path.display())),
+                    );
+                }
+            }
+            if ui.button("Save requirements").clicked() {
+                self.file_status = Some(self.save().map(|p| format!("saved {}", p.display())));
+            }
+            match &self.file_status {
+                Some(Ok(m)) => {
+                    ui.label(m);
+                }
+                Some(Err(e)) => {
+                    ui.colored_label(ui.visuals().error_fg_color, e);
+                }
+                None => {}
+            }
+        });
+        if let Some(path) = self.pending_open.clone() {
+            ui.horizontal_wrapped(|ui| {
+                ui.colored_label(
+                    ui.visuals().warn_fg_color,
+                    format!(
+                        "the editor has unsaved edits; open {} instead?",
+                        path.display()
+                    ),
+                );
+                if ui.button("Keep editing").clicked() {
+                    self.pending_open = None;
+                }
+                if ui.button("Discard the edits and open").clicked() {
+                    self.pending_open = None;
+                    self.file_status = Some(
+                        self.open(&path)
+                            .map(|()| format!("opened {}", path.display())),
+                    );
+                }
+            });
+        }
+    }
+
     /// Starts the search with `model` in the background (a running one is cancelled by
     /// the drop).
     pub fn start(&mut self, ctx: &egui::Context, model: &ActiveModel) {
         let (text, prices) = (self.text.clone(), self.prices_path.clone());
+        let origin = match (&self.saved_text, self.file_path.trim()) {
+            (Some(_), f) if !f.is_empty() => f.to_owned(),
+            _ => "requirements editor".to_owned(),
+        };
         let params = model.params.clone();
         self.error = None;
         let job = Job::spawn("design search", ctx, move |p| {
-            search(&text, &prices, &params, p)
+            search(&text, &origin, &prices, &params, p)
         });
         self.job = Some((job, model.clone()));
     }
@@ -199,6 +312,7 @@ impl SizingPage {
     /// The page: `model` is the app's selected model, which a Search predicts with.
     pub fn ui(&mut self, ui: &mut egui::Ui, model: &ActiveModel, cmds: &mut Vec<Command>) {
         self.poll();
+        self.file_ui(ui);
         ui.horizontal_wrapped(|ui| {
             let l = ui.label("prices file (optional)");
             ui.add(egui::TextEdit::singleline(&mut self.prices_path).desired_width(300.0))
