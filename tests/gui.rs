@@ -739,6 +739,43 @@ fn prediction_knee_is_the_whole_iodepth_compare_states() {
     h.get_by_label_contains(&format!("deepest whole iodepth within 4 ms: {want},"));
 }
 
+/// "Size for a target" on the Prediction page is `cephplan size`: the small fixture at
+/// 5,000 IOPS within 4 ms (`cephplan size --scenario tests/fixtures/small-3x2.toml --iops
+/// 5000 --latency-target 4ms`): 1 and 2 nodes cannot hold 3 replicas on hosts, 3 nodes
+/// deliver 6,032 IOPS at 1.326 ms and meet it.
+#[test]
+fn prediction_sizes_the_scenario_for_a_target_as_cephplan_size() {
+    let mut h = harness(prediction_state(small_fixture(), false));
+    run_until_within(&mut h, "prediction", 180, |a| {
+        a.state.prediction.result_is_current()
+    });
+    h.get_by_label("Size for a target (cephplan size)").click();
+    h.run();
+    h.get_by_label("IOPS target").click();
+    h.run();
+    h.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::A);
+    h.get_by_label("IOPS target").type_text("5000");
+    h.key_press(egui::Key::Enter);
+    h.run();
+    assert_eq!(h.state().state.prediction.size_iops_target, 5000.0);
+    h.get_by_label("Find the smallest node count").click();
+    run_until_within(&mut h, "sizing", 120, |a| {
+        a.state.prediction.sizing().is_some()
+    });
+    let r = h
+        .state()
+        .state
+        .prediction
+        .sizing()
+        .unwrap()
+        .clone()
+        .unwrap();
+    assert_eq!(r.nodes, Some(3));
+    h.get_by_label_contains("3 OSD nodes: the smallest count that delivers 5,000 IOPS");
+    h.get_by_label("6,032");
+    h.get_by_label("meets target");
+}
+
 /// What `cephplan predict --scenario F --tails --seed 7 --precision 0.05` computes, called
 /// directly (the CLI's `TailArgs::options`: the given seed and precision, the rest at the
 /// simulator's defaults, exponential service).

@@ -55,69 +55,14 @@ pub fn run(a: SizeArgs) -> anyhow::Result<bool> {
 }
 
 fn table_report(r: &SizingReport) -> String {
-    let rows: Vec<Vec<String>> = r
-        .steps
-        .iter()
-        .map(|s| match &s.skipped {
-            Some(why) => vec![
-                s.nodes.to_string(),
-                "-".into(),
-                "-".into(),
-                "-".into(),
-                why.clone(),
-            ],
-            None => vec![
-                s.nodes.to_string(),
-                thousands(s.best_iops),
-                thousands(f64::from(s.in_flight)),
-                ms(s.latency_mean_secs),
-                match &s.degraded {
-                    None => "-".into(),
-                    Some(d) => match &d.error {
-                        Some(e) => e.clone(),
-                        None => format!(
-                            "{} at {} in flight, {}",
-                            thousands(d.best_iops),
-                            thousands(f64::from(d.in_flight)),
-                            ms(d.latency_mean_secs)
-                        ),
-                    },
-                },
-                if s.meets_target { "meets target" } else { "" }.into(),
-            ],
-        })
-        .collect();
-    let degraded = r.steps.iter().any(|s| s.degraded.is_some());
-    let rows: Vec<Vec<String>> = rows
-        .into_iter()
-        .map(|mut row| {
-            if row.len() == 6 && !degraded {
-                row.remove(4);
-            } else if row.len() == 5 && degraded {
-                row.insert(4, "-".into());
-            }
-            row
-        })
-        .collect();
+    let (header, rows) = cephplan::predict::sizing_table(r);
     let mut o = format!(
         "scenario {} — target {} IOPS at ≤ {} mean latency\n\n",
         r.scenario,
         thousands(r.iops_target),
         ms(r.latency_target_secs)
     );
-    let header: &[&str] = if degraded {
-        &[
-            "nodes",
-            "best IOPS",
-            "in flight",
-            "mean lat",
-            "nodes down ([degraded])",
-            "",
-        ]
-    } else {
-        &["nodes", "best IOPS", "in flight", "mean lat", ""]
-    };
-    o.push_str(&table(header, &rows));
+    o.push_str(&table(&header, &rows));
     o.push('\n');
     o.push_str(&r.note);
     o.push('\n');

@@ -47,7 +47,9 @@ pub use degraded::{
     pg_loss_of, predict_degraded, recovery_estimate, undersized_copies, DegradedReport, PgLoss,
     RecoveryEstimate, DEGRADED_NOTE, MCLOCK_RECOVERY_SHARES, UNDERSIZED_NOTE,
 };
-pub use sizing::{size, DegradedStep, SizingReport, SizingSpec, SizingStep, MAX_SIZING_IN_FLIGHT};
+pub use sizing::{
+    size, sizing_table, DegradedStep, SizingReport, SizingSpec, SizingStep, MAX_SIZING_IN_FLIGHT,
+};
 pub use sweep::{sweep, KneeReport, SweepAxis, SweepPoint, SweepReport, SweepSpec, SweepTails};
 pub(crate) use tails::CancelOnly;
 pub use tails::{predict_tails, TailFigures, TailOptions, TailReport};

@@ -129,6 +129,64 @@ pub fn walked_populations(limit: u32) -> Vec<u32> {
     out
 }
 
+/// The node counts tried as `cephplan size` prints them and the app shows them: header and
+/// rows (a "nodes down" column when the scenario has a `[degraded]` table).
+pub fn sizing_table(r: &SizingReport) -> (Vec<&'static str>, Vec<Vec<String>>) {
+    use super::format::{ms, thousands};
+    let degraded = r.steps.iter().any(|s| s.degraded.is_some());
+    let rows = r
+        .steps
+        .iter()
+        .map(|s| {
+            let mut row = match &s.skipped {
+                Some(why) => vec![
+                    s.nodes.to_string(),
+                    "-".into(),
+                    "-".into(),
+                    "-".into(),
+                    why.clone(),
+                ],
+                None => vec![
+                    s.nodes.to_string(),
+                    thousands(s.best_iops),
+                    thousands(f64::from(s.in_flight)),
+                    ms(s.latency_mean_secs),
+                    if s.meets_target { "meets target" } else { "" }.into(),
+                ],
+            };
+            if degraded {
+                let down = match (&s.skipped, &s.degraded) {
+                    (None, Some(d)) => match &d.error {
+                        Some(e) => e.clone(),
+                        None => format!(
+                            "{} at {} in flight, {}",
+                            thousands(d.best_iops),
+                            thousands(f64::from(d.in_flight)),
+                            ms(d.latency_mean_secs)
+                        ),
+                    },
+                    _ => "-".into(),
+                };
+                row.insert(4, down);
+            }
+            row
+        })
+        .collect();
+    let header = if degraded {
+        vec![
+            "nodes",
+            "best IOPS",
+            "in flight",
+            "mean lat",
+            "nodes down ([degraded])",
+            "",
+        ]
+    } else {
+        vec!["nodes", "best IOPS", "in flight", "mean lat", ""]
+    };
+    (header, rows)
+}
+
 /// Finds the smallest node count (1..=max_nodes, skipping counts that cannot hold the
 /// pool) that meets the IOPS target within the latency target.
 pub fn size(

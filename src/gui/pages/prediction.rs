@@ -43,8 +43,8 @@ use crate::predict::format::{
     thousands, Quantity,
 };
 use crate::predict::{
-    predict_tails, sweep, KneeReport, SweepAxis, SweepReport, SweepSpec, TailFigures, TailOptions,
-    TailReport,
+    predict_tails, sweep, KneeReport, SizingReport, SizingSpec, SweepAxis, SweepReport, SweepSpec,
+    TailFigures, TailOptions, TailReport,
 };
 use crate::progress::{NoProgress, Progress};
 use crate::qn::ceph::{build, CephSimOptions};
@@ -400,9 +400,17 @@ struct KneeRuntime {
     done: Option<(KneeKey, Result<KneeReport, String>)>,
 }
 
+/// "Size for a target": the search running (with the text it sizes) and its last outcome.
+#[derive(Default)]
+struct SizeRuntime {
+    job: Option<(String, Job<Result<SizingReport, String>>)>,
+    done: Option<(String, Result<SizingReport, String>)>,
+}
+
 #[derive(Default)]
 struct Runtime {
     knee: KneeRuntime,
+    size: SizeRuntime,
     recompute: Recompute<PredictionResult>,
     result: Option<CephPrediction>,
     error: Option<String>,
@@ -420,6 +428,10 @@ struct Runtime {
 pub struct PredictionPage {
     pub latency_target_ms: f64,
     pub tails: TailSettings,
+    /// "Size for a target": the IOPS the cluster must deliver under the latency target
+    /// (`cephplan size --iops`), and the largest node count tried (`--max-nodes`).
+    pub size_iops_target: f64,
+    pub size_max_nodes: u32,
     #[serde(skip)]
     rt: Runtime,
 }
@@ -429,6 +441,8 @@ impl Default for PredictionPage {
         Self {
             latency_target_ms: 4.0,
             tails: TailSettings::default(),
+            size_iops_target: 0.0,
+            size_max_nodes: 64,
             rt: Runtime::default(),
         }
     }
@@ -678,6 +692,126 @@ impl PredictionPage {
         t.curve = None;
     }
 
+    /// The last node-count search of the current text, when it has finished.
+    pub fn sizing(&self) -> Option<&Result<SizingReport, String>> {
+        let text = &self.rt.solved.as_ref()?.0;
+        match &self.rt.size.done {
+            Some((t, r)) if t == text => Some(r),
+            _ => None,
+        }
+    }
+
+    /// "Size for a target": the smallest OSD node count that delivers the IOPS target
+    /// within the page's latency target, for the scenario's hardware and workload shape —
+    /// `cephplan size` on a worker, its table and notes, and Cancel.
+    fn size_ui(&mut self, ui: &mut egui::Ui) {
+        let sz = &mut self.rt.size;
+        if let Some((text, job)) = &mut sz.job {
+            if let Some(out) = job.poll() {
+                let r = match out {
+                    JobOutcome::Done(r) => r,
+                    JobOutcome::Panicked(m) => Err(format!("the sizing failed: {m}")),
+                };
+                sz.done = Some((std::mem::take(text), r));
+                sz.job = None;
+            }
+        }
+        egui::CollapsingHeader::new("Size for a target (cephplan size)")
+            .id_salt("prediction-size")
+            .show(ui, |ui| {
+                ui.horizontal_wrapped(|ui| {
+                    let l = ui.label("IOPS target");
+                    ui.add(
+                        egui::DragValue::new(&mut self.size_iops_target)
+                            .range(0.0..=1e9)
+                            .speed(1000.0),
+                    )
+                    .labelled_by(l.id);
+                    ui.label(format!(
+                        "within the latency target ({} ms, above)",
+                        self.latency_target_ms
+                    ));
+                    let l = ui.label("max nodes");
+                    ui.add(egui::DragValue::new(&mut self.size_max_nodes).range(1..=10_000))
+                        .labelled_by(l.id);
+                    let running = self.rt.size.job.is_some();
+                    let text = self.rt.solved.as_ref().map(|(t, _)| t.clone());
+                    if ui
+                        .add_enabled(
+                            !running && text.is_some(),
+                            egui::Button::new("Find the smallest node count"),
+                        )
+                        .clicked()
+                    {
+                        let text = text.expect("enabled only with a text");
+                        let origin = "scenario editor".to_owned();
+                        let params = self.rt.model.params.clone();
+                        let spec = SizingSpec {
+                            iops_target: self.size_iops_target,
+                            latency_target_secs: self.latency_target_ms / 1e3,
+                            max_nodes: self.size_max_nodes,
+                            max_in_flight: None,
+                        };
+                        let t = text.clone();
+                        self.rt.size.job = Some((
+                            text,
+                            Job::spawn("sizing", ui.ctx(), move |p| {
+                                let s = load(&t, &origin)?;
+                                crate::predict::size(&s, &params, &spec, p)
+                                    .map_err(|e| e.to_string())
+                            }),
+                        ));
+                    }
+                    if let Some((_, job)) = &self.rt.size.job {
+                        job.progress_ui(ui);
+                    }
+                });
+                match self.sizing() {
+                    Some(Ok(r)) => {
+                        ui.strong(match r.nodes {
+                            Some(n) => format!(
+                                "{n} OSD nodes: the smallest count that delivers {} IOPS within {}",
+                                thousands(r.iops_target),
+                                ms(r.latency_target_secs)
+                            ),
+                            None => format!(
+                                "no node count up to {} delivers {} IOPS within {}",
+                                r.steps.last().map_or(0, |s| s.nodes),
+                                thousands(r.iops_target),
+                                ms(r.latency_target_secs)
+                            ),
+                        });
+                        let (header, rows) = crate::predict::sizing_table(r);
+                        egui::ScrollArea::vertical()
+                            .id_salt("prediction-size-table")
+                            .max_height(240.0)
+                            .show(ui, |ui| {
+                                egui::Grid::new("prediction-size-grid").striped(true).show(
+                                    ui,
+                                    |ui| {
+                                        for h in &header {
+                                            ui.strong(*h);
+                                        }
+                                        ui.end_row();
+                                        for row in &rows {
+                                            for c in row {
+                                                ui.label(c);
+                                            }
+                                            ui.end_row();
+                                        }
+                                    },
+                                );
+                            });
+                        ui.add(egui::Label::new(&r.note).wrap());
+                    }
+                    Some(Err(e)) => {
+                        ui.colored_label(ui.visuals().error_fg_color, e);
+                    }
+                    None => {}
+                }
+            });
+    }
+
     /// The "Simulate tails" row: toggle, seed, precision, the running job's progress and
     /// Cancel, and "Simulate again" after a cancel or failure.
     fn tails_controls_ui(&mut self, ui: &mut egui::Ui) {
@@ -767,6 +901,7 @@ impl PredictionPage {
             }
         });
         self.tails_controls_ui(ui);
+        self.size_ui(ui);
         if let Some(e) = &self.rt.error {
             let shown = if self.rt.result.is_some() {
                 " (below: the last valid prediction, of an earlier text)"
