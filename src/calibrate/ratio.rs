@@ -235,6 +235,40 @@ pub struct RatioFit {
     pub warnings: Vec<String>,
 }
 
+impl RatioFit {
+    /// Each ratio row with its error and both systems' predicted figures, as `cephplan
+    /// calibrate` prints them and the app's Calibration page shows them: header and rows.
+    pub fn table(&self) -> ([&'static str; 7], Vec<Vec<String>>) {
+        let rows = self
+            .runs
+            .iter()
+            .map(|c| {
+                vec![
+                    c.run_id.clone(),
+                    format!("{:?}", c.metric).to_lowercase(),
+                    format!("{:.3}", c.measured),
+                    format!("{:.3}", c.predicted),
+                    format!("{:+.1}", c.error_pct),
+                    format!("{:.4e}", c.predicted_numerator),
+                    format!("{:.4e}", c.predicted_reference),
+                ]
+            })
+            .collect();
+        (
+            [
+                "ratio run",
+                "metric",
+                "measured",
+                "predicted",
+                "error %",
+                "numerator",
+                "reference",
+            ],
+            rows,
+        )
+    }
+}
+
 struct RatioProblem<'a> {
     ratios: &'a [PreparedRatio],
     base: ModelParams,

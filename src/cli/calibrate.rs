@@ -386,33 +386,8 @@ pub fn ratio_section(f: &ratio::RatioFit) -> String {
     if !f.parameters.is_empty() {
         out.push_str(&parameter_table(&f.parameters));
     }
-    let rows: Vec<Vec<String>> = f
-        .runs
-        .iter()
-        .map(|c| {
-            vec![
-                c.run_id.clone(),
-                format!("{:?}", c.metric).to_lowercase(),
-                format!("{:.3}", c.measured),
-                format!("{:.3}", c.predicted),
-                format!("{:+.1}", c.error_pct),
-                format!("{:.4e}", c.predicted_numerator),
-                format!("{:.4e}", c.predicted_reference),
-            ]
-        })
-        .collect();
-    out.push_str(&table(
-        &[
-            "ratio run",
-            "metric",
-            "measured",
-            "predicted",
-            "error %",
-            "numerator",
-            "reference",
-        ],
-        &rows,
-    ));
+    let (header, rows) = f.table();
+    out.push_str(&table(&header, &rows));
     out.push_str(&format!(
         "ratio rows: MAPE {} % over {} rows\n",
         opt(f.mape, |v| format!("{v:.1}")),

@@ -1083,25 +1083,8 @@ fn ratio_ui(ui: &mut egui::Ui, f: &crate::calibrate::ratio::RatioFit) {
     if !f.parameters.is_empty() {
         parameter_table_ui(ui, "calibration-ratio-parameters", &f.parameters);
     }
-    let rows: Vec<Vec<String>> = f
-        .runs
-        .iter()
-        .map(|c| {
-            vec![
-                c.run_id.clone(),
-                format!("{:?}", c.metric).to_lowercase(),
-                format!("{:.3}", c.measured),
-                format!("{:.3}", c.predicted),
-                format!("{:+.1}", c.error_pct),
-            ]
-        })
-        .collect();
-    text_grid_ui(
-        ui,
-        "calibration-ratio-rows",
-        &["ratio run", "metric", "measured", "predicted", "error %"],
-        &rows,
-    );
+    let (header, rows) = f.table();
+    text_grid_ui(ui, "calibration-ratio-rows", &header, &rows);
 }
 
 fn system_table_ui(ui: &mut egui::Ui, r: &CalibrationReport) {
