@@ -841,3 +841,21 @@ fn predict_tails_simulates_the_degraded_state_too() {
         .success()
         .stdout(predicate::str::contains("(simulated)").count(2));
 }
+
+/// A device SCV the simulator cannot sample is refused before it runs (session 54's
+/// audit: at 10⁸ a disk-bound scenario simulated at twice its IOPS, at 10⁴ its latencies
+/// were NaN); the largest it takes, 100, runs.
+#[test]
+fn a_device_scv_beyond_what_a_run_can_sample_is_refused() {
+    for scv in ["1e8", "10000", "-1"] {
+        cephplan()
+            .args(["predict", "--scenario", FIXTURE, "--tails"])
+            .args(["--device-service", "two-moment", "--device-scv", scv])
+            .assert()
+            .failure()
+            .stderr(
+                predicate::str::contains("--device-scv")
+                    .and(predicate::str::contains("0 (fixed) to 100")),
+            );
+    }
+}

@@ -122,6 +122,14 @@ pub fn service_shape(shape: Option<ShapeArg>, scv: Option<f64>) -> anyhow::Resul
     Ok(match (shape, scv) {
         (None | Some(ShapeArg::Exponential), None) => ServiceShape::Exponential,
         (Some(ShapeArg::Deterministic), None) => ServiceShape::Deterministic,
+        (Some(ShapeArg::TwoMoment), Some(scv))
+            if !(scv.is_finite() && (0.0..=cephplan::sim::dist::MAX_SCV).contains(&scv)) =>
+        {
+            anyhow::bail!(
+                "--device-scv {scv} is out of range: give 0 (fixed) to {} (1 is exponential); beyond it a two-moment distribution's rare long services are too rare to sample and the simulated devices would run faster than their mean",
+                cephplan::sim::dist::MAX_SCV
+            )
+        }
         (Some(ShapeArg::TwoMoment), Some(scv)) => ServiceShape::TwoMoment { scv },
         (Some(ShapeArg::TwoMoment), None) => {
             anyhow::bail!("--device-service two-moment needs --device-scv X (e.g. 0.5 for devices steadier than exponential)")

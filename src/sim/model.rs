@@ -247,7 +247,7 @@ pub enum SimModelError {
         index: usize,
         count: usize,
     },
-    #[error("class \"{class}\", {place}: {field} = {} is invalid; {}", short_number(*.value), if *.field == "scv" { "a squared coefficient of variation must be finite and ≥ 0 (1 for exponential, 0 for fixed)" } else { "a time must be finite, ≥ 0 and at most 10⁶ seconds (times are in seconds)" })]
+    #[error("class \"{class}\", {place}: {field} = {} is invalid; {}", short_number(*.value), if *.field == "scv" { "a squared coefficient of variation must be finite, from 0 (fixed) to 100 (1 is exponential): beyond 100 the rare long services are too rare to sample" } else { "a time must be finite, ≥ 0 and at most 10⁶ seconds (times are in seconds)" })]
     BadDist {
         class: String,
         place: String,
