@@ -513,6 +513,46 @@ fn cancellation_stops_early_with_a_report() {
     assert_eq!(rep.replications, 0);
 }
 
+/// A cancel reaches a batch of many short replications (each shorter than the engine's
+/// check interval of 65,536 events, so none asks while it runs): the run stops with the
+/// replications done (session 54's audit: `simulate --replications 50000` ran on through
+/// Ctrl-C to the end).
+#[test]
+fn a_cancel_stops_a_batch_of_short_replications() {
+    struct CancelAfterReplications {
+        token: CancelToken,
+        asked: std::sync::atomic::AtomicU32,
+    }
+    impl cephplan::progress::Progress for CancelAfterReplications {
+        fn advance(&self, n: u64) {
+            // Between replications the simulation reports no events and asks.
+            if n == 0 && self.asked.fetch_add(1, std::sync::atomic::Ordering::SeqCst) >= 40 {
+                self.token.cancel();
+            }
+        }
+        fn is_cancelled(&self) -> bool {
+            self.token.is_cancelled()
+        }
+    }
+    let p = CancelAfterReplications {
+        token: CancelToken::new(),
+        asked: Default::default(),
+    };
+    let o = SimOptions {
+        min_replications: 2_000,
+        max_replications: 2_000,
+        samples_per_replication: 200,
+        ..quick(3, 2)
+    };
+    let rep = simulate(&small_model(0.0005), &o, &p).unwrap();
+    assert_eq!(rep.stop_reason, StopReason::Cancelled);
+    assert!(
+        rep.replications > 0 && rep.replications < 100,
+        "{} replications",
+        rep.replications
+    );
+}
+
 #[test]
 fn event_budget_is_respected() {
     let o = SimOptions {

@@ -510,7 +510,7 @@ pub fn simulate(
                 StopReason::MaxEvents
             };
         }
-        let new = run_batch(
+        let (new, cut) = run_batch(
             &compiled,
             opts,
             done as u64,
@@ -519,6 +519,7 @@ pub fn simulate(
             measured,
             &on_chunk,
         );
+        cancelled |= cut;
         for r in new {
             events_total += r.events;
             sim_time_total += warmup_secs + measured;
@@ -554,8 +555,8 @@ pub fn simulate(
     })
 }
 
-/// Runs replications `first .. first + n` on `opts.threads` threads; returns them in index
-/// order.
+/// Runs replications `first .. first + n` on `opts.threads` threads; returns those that
+/// ran, in index order, and whether a cancel kept any from starting.
 fn run_batch(
     compiled: &Compiled,
     opts: &SimOptions,
@@ -564,7 +565,7 @@ fn run_batch(
     warmup_secs: f64,
     measured_secs: f64,
     on_chunk: &(dyn Fn(u64) -> bool + Sync),
-) -> Vec<RepResult> {
+) -> (Vec<RepResult>, bool) {
     let next = AtomicUsize::new(0);
     let mut slots: Vec<Option<RepResult>> = vec![None; n as usize];
     let threads = opts.threads.min(n as usize).max(1);
@@ -574,6 +575,13 @@ fn run_batch(
                 s.spawn(|| {
                     let mut mine = Vec::new();
                     loop {
+                        // A replication shorter than the engine's check interval never
+                        // asks: ask between replications too, so a cancel stops a batch
+                        // of many short ones (session 54's audit: 50,000 replications ran
+                        // on through Ctrl-C).
+                        if !on_chunk(0) {
+                            break;
+                        }
                         let i = next.fetch_add(1, Ordering::Relaxed);
                         if i >= n as usize {
                             break;
@@ -600,10 +608,9 @@ fn run_batch(
     for (i, r) in outputs.into_iter().flatten() {
         slots[i] = Some(r);
     }
-    slots
-        .into_iter()
-        .map(|r| r.expect("every replication index was run"))
-        .collect()
+    // Replications a cancel kept from starting are missing: the batch says it was cut.
+    let cut = slots.iter().any(Option::is_none);
+    (slots.into_iter().flatten().collect(), cut)
 }
 
 fn run_replication(
