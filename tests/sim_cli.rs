@@ -307,3 +307,22 @@ fn nothing_measured_is_an_error_not_nan() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(!stdout.contains("NaN"), "{stdout}");
 }
+
+/// A run stopped by its event budget says so and what it means (session 54's audit: only
+/// "stop: MaxEvents" in the footer, beside a p99.9 interval that missed the long-run value);
+/// fewer than two replications are refused with the minimum.
+#[test]
+fn a_run_short_of_its_precision_warns_and_too_few_replications_are_refused() {
+    cmd()
+        .args(["simulate", "--model", MODEL, "--max-events", "20000"])
+        .assert()
+        .success()
+        .stderr(predicate::str::contains(
+            "warning: the event budget ran out before the precision was reached",
+        ));
+    cmd()
+        .args(["simulate", "--model", MODEL, "--replications", "0"])
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("at least 2"));
+}

@@ -140,6 +140,12 @@ pub fn run(args: SimulateArgs) -> anyhow::Result<ExitCode> {
         threads: args.threads,
         ..SimOptions::default()
     };
+    if args.replications < 2 {
+        anyhow::bail!(
+            "--replications {} is too few: the intervals need at least 2 (default 10)",
+            args.replications
+        );
+    }
     let report = sim::simulate(&model, &opts, &super::progress::BarProgress::with_ctrl_c())
         .with_context(|| format!("simulating {}", source.display()))?;
     if report.replications == 0 {
@@ -155,6 +161,9 @@ pub fn run(args: SimulateArgs) -> anyhow::Result<ExitCode> {
         Format::Json => println!("{}", serde_json::to_string_pretty(&report)?),
         Format::Table => print!("{}", render_table(&report)),
         Format::Csv => print!("{}", render_csv(&report)?),
+    }
+    if let Some(why) = report.stop_reason.shortfall() {
+        eprintln!("warning: {why}");
     }
     Ok(ExitCode::SUCCESS)
 }

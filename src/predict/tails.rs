@@ -113,8 +113,9 @@ impl TailReport {
                 r.replications
             )),
             other => warnings.push(format!(
-                "the simulation stopped ({other:?}) before the mean and p99 were within ±{:.1} %; raise --max-events or loosen --precision",
-                r.relative_precision * 100.0
+                "the simulation stopped before the mean and p99 were within ±{:.1} %: {}",
+                r.relative_precision * 100.0,
+                other.shortfall().unwrap_or_default()
             )),
         }
         if !r.warmup.reliable {

@@ -151,6 +151,26 @@ pub enum StopReason {
     Cancelled,
 }
 
+impl StopReason {
+    /// What the stop means for the figures and what to do about it, when the precision
+    /// asked for was not reached (None when it was).
+    pub fn shortfall(&self) -> Option<&'static str> {
+        match self {
+            StopReason::PrecisionReached => None,
+            StopReason::MaxEvents => Some(
+                "the event budget ran out before the precision was reached: the intervals are wider than asked and the highest percentiles rest on few samples (raise --max-events)",
+            ),
+            StopReason::MaxSimTime => Some(
+                "the simulated-time budget ran out before the precision was reached: the intervals are wider than asked",
+            ),
+            StopReason::MaxReplications => Some(
+                "the replication limit was reached before the precision: the intervals are wider than asked (loosen --precision; more events per replication narrow them too)",
+            ),
+            StopReason::Cancelled => Some("cancelled: the figures cover the replications done"),
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct WarmupReport {
     /// Simulated time discarded at the start of every replication, seconds.
