@@ -201,3 +201,30 @@ fn batching_network_is_solved_by_the_mean_value_rule_and_says_so() {
         );
     }
 }
+
+/// A queue serving classes with different demands is product-form only as processor
+/// sharing: `solve` says so where `simulate` (first come, first served) will differ —
+/// models/networks/two_class.toml's three queues (session 54's audit: class b 53.5 ms by
+/// MVA, about 97 ms simulated, with no word of why) — and not for a single class.
+#[test]
+fn queues_with_class_dependent_demands_are_noted() {
+    let notes = |network: &str| -> Vec<String> {
+        solve_json(network, &[])["notes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| n.as_str().unwrap().to_owned())
+            .collect()
+    };
+    let two = notes("models/networks/two_class.toml");
+    assert!(
+        two.iter()
+            .any(|n| n.contains("queue stations q1, q2, q3 serve classes with different demands")),
+        "{two:?}"
+    );
+    let one = notes("models/networks/multiserver.toml");
+    assert!(
+        !one.iter().any(|n| n.contains("different demands")),
+        "{one:?}"
+    );
+}

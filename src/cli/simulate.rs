@@ -124,6 +124,13 @@ pub fn run(args: SimulateArgs) -> anyhow::Result<ExitCode> {
             };
             let m = sim::SimModel::from_network(&net, placement)
                 .with_context(|| format!("network {}", path.display()))?;
+            let mixed = cephplan::solve::class_dependent_queues(&net);
+            if !mixed.is_empty() {
+                eprintln!(
+                    "note: queue stations {} serve classes with different demands: simulated first come, first served, which is not product-form there, so `cephplan solve` (MVA, processor sharing) differs",
+                    mixed.join(", ")
+                );
+            }
             (m, path)
         }
         (None, Some(path)) => (sim::file::load_model(path)?, path),

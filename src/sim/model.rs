@@ -17,7 +17,12 @@
 //!   uses. MVA and the simulator therefore describe the same product-form system — except
 //!   at a station with batching (carried over as [`SimStation::batching`]), which is
 //!   load-dependent: the simulator applies the demand factor of the queue a job finds when
-//!   its service starts, MVA that of the queue it finds on arrival (see `qn`).
+//!   its service starts, MVA that of the queue it finds on arrival (see `qn`); and at a
+//!   queue where classes have different demands, which the simulator serves first come,
+//!   first served (not product-form: BCMP needs one exponential service time for every
+//!   class there), while MVA solves it as processor sharing. `solve` notes such stations
+//!   (`solve::class_dependent_queues`); `models/networks/two_class.toml` is one (class b:
+//!   53.5 ms by MVA, about 97 ms simulated).
 //! - [`SimModelBuilder`] (for `qn::ceph` and tests): declare stations, then classes with a
 //!   [`Route`] built from `visit` and `fork` steps.
 //!

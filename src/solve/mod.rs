@@ -372,6 +372,13 @@ impl Flat {
                 self.seidmann.join(", ")
             ));
         }
+        let mixed = class_dependent_queues(net);
+        if !mixed.is_empty() {
+            notes.push(format!(
+                "queue stations {} serve classes with different demands: MVA solves them as product-form (processor sharing, BCMP); a first-come-first-served queue, as `cephplan simulate --network` runs it, is not product-form there, so its figures differ",
+                mixed.join(", ")
+            ));
+        }
         Solution {
             method,
             classes,
@@ -380,6 +387,26 @@ impl Flat {
             notes,
         }
     }
+}
+
+/// Queue stations where classes with jobs have different non-zero demands: product-form
+/// only under processor sharing (BCMP), not first-come-first-served.
+pub fn class_dependent_queues(net: &Network) -> Vec<String> {
+    net.stations
+        .iter()
+        .filter(|s| s.kind == StationKind::Queue)
+        .filter(|s| {
+            let d: Vec<f64> = s
+                .demands
+                .iter()
+                .zip(&net.classes)
+                .filter(|(d, c)| c.population > 0 && d.secs > 0.0)
+                .map(|(d, _)| d.secs)
+                .collect();
+            d.iter().any(|&a| (a - d[0]).abs() > 1e-12 * a.max(d[0]))
+        })
+        .map(|s| s.name.clone())
+        .collect()
 }
 
 /// A class in a [`SolveReport`].
