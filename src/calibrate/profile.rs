@@ -73,8 +73,8 @@ pub enum ProfileError {
         lower: f64,
         upper: f64,
     },
-    #[error("no grid values for {name}; give at least two, e.g. {name}=0.1,0.3,1")]
-    EmptyGrid { name: String },
+    #[error("{given} distinct grid value(s) for {name}; give at least two (one point cannot show whether the data identify it), e.g. --values 0.1,0.3,1")]
+    EmptyGrid { name: String, given: usize },
 }
 
 /// Fits `runs` once per value in `values` with `name` held at that value (see the module
@@ -90,8 +90,17 @@ pub fn profile(
     values: &[f64],
     progress: &dyn Progress,
 ) -> Result<ProfileReport, ProfileError> {
-    if values.is_empty() {
-        return Err(ProfileError::EmptyGrid { name: name.into() });
+    let distinct = {
+        let mut v: Vec<u64> = values.iter().map(|x| x.to_bits()).collect();
+        v.sort_unstable();
+        v.dedup();
+        v.len()
+    };
+    if distinct < 2 {
+        return Err(ProfileError::EmptyGrid {
+            name: name.into(),
+            given: distinct,
+        });
     }
     let mut base = base.clone();
     if !base.param.contains_key(name) {

@@ -402,10 +402,15 @@ mod profiles {
         let e = run(names::WRITE_BATCH_SCALE, &[0.5, 1000.0], &NoProgress).unwrap_err();
         assert!(matches!(e, ProfileError::OutOfBounds { .. }), "{e}");
         assert!(e.to_string().contains("[0.01, 100]"), "{e}");
-        let e = run("no_such_param", &[1.0], &NoProgress).unwrap_err();
+        let e = run("no_such_param", &[1.0, 2.0], &NoProgress).unwrap_err();
         assert!(e.to_string().contains("no_such_param"), "{e}");
         let e = run(names::WRITE_BATCH_SCALE, &[], &NoProgress).unwrap_err();
         assert!(matches!(e, ProfileError::EmptyGrid { .. }), "{e}");
+        // One point (or one repeated) cannot show whether the data identify a parameter.
+        for grid in [&[0.5][..], &[0.5, 0.5]] {
+            let e = run(names::WRITE_BATCH_SCALE, grid, &NoProgress).unwrap_err();
+            assert!(e.to_string().contains("give at least two"), "{e}");
+        }
         let cancel = CancelToken::new();
         cancel.cancel();
         let r = run(names::WRITE_BATCH_SCALE, &[0.5, 1.0], &cancel).unwrap();

@@ -194,8 +194,14 @@ pub fn parse_grid(s: &str) -> Result<Vec<f64>, String> {
                 .map_err(|_| format!("\"{t}\" is not a number; give values like 0.1, 0.3, 1"))
         })
         .collect::<Result<_, _>>()?;
-    if v.is_empty() {
-        return Err("give at least two values, e.g. 0.1, 0.3, 1".into());
+    let mut distinct: Vec<u64> = v.iter().map(|x| x.to_bits()).collect();
+    distinct.sort_unstable();
+    distinct.dedup();
+    if distinct.len() < 2 {
+        return Err(
+            "give at least two different values (one point cannot show whether the data identify the parameter), e.g. 0.1, 0.3, 1"
+                .into(),
+        );
     }
     Ok(v)
 }
