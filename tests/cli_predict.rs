@@ -859,3 +859,33 @@ fn a_device_scv_beyond_what_a_run_can_sample_is_refused() {
             );
     }
 }
+
+/// A pool that has a member to spare but places its members on OSDs (several of a PG's on
+/// one node) is told what to change — its placement — not to keep a spare it already has
+/// (session 54's audit: 3 copies, min_size 2, failure_domain = "osd", one node down).
+#[test]
+fn a_degraded_refusal_for_osd_placement_names_the_placement() {
+    let text = std::fs::read_to_string("tests/fixtures/small-3x2.toml")
+        .unwrap()
+        .replacen(
+            "replicated = 3",
+            "replicated = 3\nfailure_domain = \"osd\"",
+            1,
+        );
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("osd-domain.toml");
+    std::fs::write(&path, text).unwrap();
+    cephplan()
+        .args(["predict", "--scenario"])
+        .arg(&path)
+        .args(["--down", "nodes=1", "--recovery-share", "0.3"])
+        .assert()
+        .failure()
+        .stderr(
+            predicate::str::contains("failure_domain = \"host\"")
+                .and(predicate::str::contains(
+                    "a node down takes at most one member",
+                ))
+                .and(predicate::str::contains("size − min_size").not()),
+        );
+}

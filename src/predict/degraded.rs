@@ -264,8 +264,16 @@ fn check_pgs_serve(s: &Scenario, down: u32) -> Result<(), PredictError> {
         .rev()
         .find(|&d| pg_loss(s, d).worst_kept >= l.min_size)
         .unwrap_or(0);
-    let fix = if safe == 0 {
-        format!("this pool serves no I/O with a node down: use a pool whose size − min_size (replicas) or m − 1 (erasure coding) is at least 1{}", if matches!(s.failure_domain, FailureDomain::Osd) && s.osds_per_node() > 1 { ", with failure_domain = \"host\"" } else { "" })
+    let spare = match s.protection {
+        Protection::Replicated { size } => size.saturating_sub(l.min_size),
+        Protection::Erasure { m, .. } => m.saturating_sub(1),
+    };
+    let osd_domain = matches!(s.failure_domain, FailureDomain::Osd) && s.osds_per_node() > 1;
+    let fix = if safe == 0 && osd_domain && spare >= 1 {
+        // The pool has a member to spare; only its placement lets one node take more.
+        "place the pool's members on different nodes (failure_domain = \"host\"), so that a node down takes at most one member of each PG: with \"osd\" some PGs stop serving I/O when any node is down".to_string()
+    } else if safe == 0 {
+        format!("some PGs stop serving I/O with a node down: use a pool whose size − min_size (replicas) or m − 1 (erasure coding) is at least 1{}", if osd_domain { ", with failure_domain = \"host\"" } else { "" })
     } else {
         format!("plan for at most {safe} node(s) down at once with this pool, or protect it more (more copies, a larger m)")
     };
