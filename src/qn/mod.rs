@@ -71,6 +71,11 @@ pub const MAX_COUNT: u32 = 10_000_000;
 /// response time stays finite in f64.
 pub const MAX_DEMAND_SECS: f64 = 1e9;
 
+/// The smallest positive demand (10⁻¹⁵ s): below it the solvers' 1/D overflows (a
+/// subnormal demand gave X = 0, R = ∞ and NaN queue lengths labelled exact); a demand that
+/// small is a unit slip, or 0 meant.
+pub const MIN_POSITIVE_DEMAND_SECS: f64 = 1e-15;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum StationKind {
@@ -384,7 +389,7 @@ pub enum NetworkError {
         got: usize,
         expected: usize,
     },
-    #[error("station \"{station}\", class \"{class}\": {field} = {value} is invalid; demands must be finite, ≥ 0 and at most 1e9 seconds")]
+    #[error("station \"{station}\", class \"{class}\": {field} = {value:e} is invalid; demands must be finite, 0 or from 1e-15 to 1e9 seconds (times are in seconds)")]
     BadDemand {
         station: String,
         class: String,
@@ -505,7 +510,10 @@ impl Network {
             }
             for (d, c) in s.demands.iter().zip(&self.classes) {
                 for (field, value) in [("demand", d.secs), ("path_demand", d.path_secs)] {
-                    if !(value.is_finite() && (0.0..=MAX_DEMAND_SECS).contains(&value)) {
+                    if !(value.is_finite()
+                        && (value == 0.0
+                            || (MIN_POSITIVE_DEMAND_SECS..=MAX_DEMAND_SECS).contains(&value)))
+                    {
                         return Err(NetworkError::BadDemand {
                             station: s.name.clone(),
                             class: c.name.clone(),

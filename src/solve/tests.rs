@@ -966,7 +966,28 @@ fn a_demand_beyond_1e9_seconds_is_refused() {
         vec![class("io", 4, 0.0)],
     )
     .unwrap_err();
-    assert!(e.to_string().contains("at most 1e9 seconds"), "{e}");
+    assert!(e.to_string().contains("to 1e9 seconds"), "{e}");
+    assert!(e.to_string().contains("1e308"), "{e}");
+}
+
+/// Session 54's audit: a subnormal demand (1e-320 s) solved to X = 0, R = ∞ and NaN queue
+/// lengths, labelled exact; a positive demand below 1e-15 s is refused, 0 still means none.
+#[test]
+fn a_positive_demand_below_a_femtosecond_is_refused() {
+    let e = Network::new(
+        vec![station("disk", StationKind::Queue, 1, 1, &[1e-320])],
+        vec![class("io", 4, 0.0)],
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("from 1e-15 to 1e9 seconds"), "{e}");
+    Network::new(
+        vec![
+            station("disk", StationKind::Queue, 1, 1, &[1e-3]),
+            station("idle", StationKind::Queue, 1, 1, &[0.0]),
+        ],
+        vec![class("io", 4, 0.0)],
+    )
+    .unwrap();
 }
 
 /// A queue with a fractional server count.
