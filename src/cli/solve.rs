@@ -4,10 +4,20 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::{bail, Context};
+use anyhow::Context;
 use clap::{Args, ValueEnum};
 
-use super::output::{table, Format};
+use super::output::table;
+
+/// `solve`'s formats: its report is nested, so no CSV.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
+pub enum SolveFormat {
+    /// Human-readable aligned tables.
+    #[default]
+    Table,
+    /// JSON document (stable keys; a contract for other tools).
+    Json,
+}
 use cephplan::qn::file::load_network;
 use cephplan::solve::{solve, Method, SolveOptions, SolveReport};
 
@@ -29,9 +39,9 @@ pub struct SolveArgs {
     /// Network file (TOML, schema_version = 1).
     #[arg(long, value_name = "FILE")]
     pub network: PathBuf,
-    /// Output format (csv is not offered: the report is nested).
-    #[arg(long, value_enum, default_value_t = Format::Table)]
-    pub format: Format,
+    /// Output format (no csv: the report is nested).
+    #[arg(long, value_enum, default_value_t = SolveFormat::Table)]
+    pub format: SolveFormat,
     #[arg(long, value_enum, default_value_t = MethodArg::Auto)]
     pub method: MethodArg,
     /// Relative tolerance of the iterative methods.
@@ -61,9 +71,8 @@ pub fn run(args: SolveArgs) -> anyhow::Result<ExitCode> {
     let sol = solve(&net, &opts).with_context(|| format!("solving {}", args.network.display()))?;
     let report = SolveReport::new(&net, &sol);
     match args.format {
-        Format::Json => println!("{}", serde_json::to_string_pretty(&report)?),
-        Format::Table => print!("{}", render_table(&report)),
-        Format::Csv => bail!("--format csv is not available for solve; use json or table"),
+        SolveFormat::Json => println!("{}", serde_json::to_string_pretty(&report)?),
+        SolveFormat::Table => print!("{}", render_table(&report)),
     }
     Ok(ExitCode::SUCCESS)
 }
