@@ -839,7 +839,8 @@ fn predict_tails_simulates_the_degraded_state_too() {
         ])
         .assert()
         .success()
-        .stdout(predicate::str::contains("(simulated)").count(2));
+        .stdout(predicate::str::contains("(simulated").count(2))
+        .stdout(predicate::str::contains("(simulated, at its "));
 }
 
 /// A device SCV the simulator cannot sample is refused before it runs (session 54's
