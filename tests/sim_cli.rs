@@ -326,3 +326,14 @@ fn a_run_short_of_its_precision_warns_and_too_few_replications_are_refused() {
         .failure()
         .stderr(predicate::str::contains("at least 2"));
 }
+
+/// A network file given as a simulation model is pointed at `--network` (session 54's
+/// audit: "is not valid TOML … missing field `stations`", for a valid TOML file).
+#[test]
+fn a_network_file_given_as_a_model_points_at_network() {
+    cmd()
+        .args(["simulate", "--model", "models/networks/two_class.toml"])
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("cephplan simulate --network"));
+}

@@ -221,6 +221,9 @@ pub fn parse_network(text: &str, origin: &str) -> Result<Network, NetworkFileErr
         });
     }
     let known = || {
+        if class_index.is_empty() {
+            return "none: add a [[class]] with its name and population".to_owned();
+        }
         class_index
             .keys()
             .map(|k| format!("\"{k}\""))

@@ -155,7 +155,12 @@ pub fn parse_model(text: &str, path: &Path) -> Result<SimModel, ModelFileError> 
     let file = parsed.map_err(|message| ModelFileError::Parse {
         path: path.to_path_buf(),
         format: if is_toml { "TOML" } else { "JSON" },
-        message,
+        // A network file (`[[station]]`, `[[class]]`) is valid TOML of another layout.
+        message: if is_toml && text.contains("[[station]]") {
+            format!("{}\n  this looks like a network file (`[[station]]`): give it to `cephplan simulate --network` or `cephplan solve --network`", message.trim_end())
+        } else {
+            message
+        },
     })?;
     if file.schema_version != MODEL_SCHEMA_VERSION {
         return Err(ModelFileError::Version {
