@@ -826,10 +826,20 @@ impl ScenarioSpec {
         let osds_per_node = u64::from(n.data_devices.count) * u64::from(n.osds_per_device);
         let total_osds = osds_per_node * u64::from(c.nodes);
         if total_osds > MAX_OSDS {
+            // Name the factor that is out of scale: a node alone beyond the limit is its
+            // devices' doing, else the node count.
+            let field = if osds_per_node > MAX_OSDS {
+                "cluster.node.data_devices.count"
+            } else {
+                "cluster.nodes"
+            };
             return inv(
-                "cluster.nodes",
-                format!("{total_osds} OSDs"),
-                "cephplan models clusters of up to 100,000 OSDs",
+                field,
+                format!(
+                    "{} nodes × {} devices × {} OSDs each = {total_osds} OSDs",
+                    c.nodes, n.data_devices.count, n.osds_per_device
+                ),
+                "cephplan models clusters of up to 100,000 OSDs: lower the node or device count",
             );
         }
         let domains = match self.pool.failure_domain {

@@ -492,8 +492,14 @@ fn a_device_count_that_overflows_is_refused_not_wrapped() {
         .replace("count = 24", "count = 4000000000")
         .replace("osds_per_device = 1", "osds_per_device = 2");
     let e = err(&text);
+    // One node alone is beyond the limit: its device count is what to lower (session 54's
+    // audit: it was laid at `cluster.nodes`, line 9, not the line the user edited).
+    assert_eq!(e.field, "cluster.node.data_devices.count", "{e}");
+    assert!(e.to_string().contains("= 24000000000 OSDs"), "{e}");
+    // Many nodes of a few devices: the node count.
+    let e = err(&GOOD.replacen("nodes = 3", "nodes = 5000", 1));
     assert_eq!(e.field, "cluster.nodes", "{e}");
-    assert!(e.to_string().contains("24000000000 OSDs"), "{e}");
+    assert!(e.to_string().contains("5000 nodes × 24 devices"), "{e}");
 }
 
 /// Found by tests/robustness.rs: a WAL device count of 4e9 passed validation and overflowed
