@@ -40,6 +40,7 @@ fn predict_json_keeps_the_key_contract_and_littles_law() {
         "warnings",
         "model",
         "solver",
+        "write_batch_per_osd",
     ] {
         assert!(v.get(key).is_some(), "missing key {key}: {v}");
     }
@@ -47,6 +48,8 @@ fn predict_json_keeps_the_key_contract_and_littles_law() {
     assert!(v["bottleneck"]["utilization"].is_number());
     assert!(v["bounds"]["max_iops"].is_number() && v["bounds"]["min_latency_secs"].is_number());
     assert!(v["latency_p99_secs"].is_null());
+    // A read-only workload has no write batches: null, the key still there.
+    assert!(v["write_batch_per_osd"].is_null());
     let (x, r, n) = (
         v["iops"].as_f64().unwrap(),
         v["latency_mean_secs"].as_f64().unwrap(),

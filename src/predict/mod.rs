@@ -293,8 +293,9 @@ pub struct PredictionReport {
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub latency_parts: BTreeMap<String, LatencyPart>,
     /// Writes one OSD commits per RocksDB batch in the model's solution
-    /// ([`write_batch_per_osd`]); absent without writes or write batching.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// ([`write_batch_per_osd`]); null without writes or write batching (the key is always
+    /// there: the JSON's keys are a contract).
+    #[serde(default)]
     pub write_batch_per_osd: Option<f64>,
     /// A client op's OSD CPU time in the model's solution over a lone op's
     /// ([`osd_cpu_demand_factor`]): below 1 where write batches and messenger coalescing
