@@ -337,3 +337,19 @@ fn a_network_file_given_as_a_model_points_at_network() {
         .failure()
         .stderr(predicate::str::contains("cephplan simulate --network"));
 }
+
+/// An invalid simulation option is named by its flag, alone (session 54's audit: "--threads
+/// 0" was reported as `samples_per_replication/max_events/threads`).
+#[test]
+fn an_invalid_option_is_named_by_its_flag() {
+    for (flag, value) in [("--threads", "0"), ("--max-events", "0")] {
+        cmd()
+            .args(["simulate", "--model", MODEL, flag, value])
+            .assert()
+            .failure()
+            .stderr(
+                predicate::str::contains(format!("({flag}) = 0 is invalid"))
+                    .and(predicate::str::contains("samples_per_replication").not()),
+            );
+    }
+}

@@ -269,7 +269,7 @@ fn check_options(o: &SimOptions) -> Result<(), SimError> {
     let bad = |field, value: String, fix| Err(SimError::BadOption { field, value, fix });
     if !(o.relative_precision.is_finite() && o.relative_precision > 0.0) {
         return bad(
-            "relative_precision",
+            "relative_precision (--precision)",
             o.relative_precision.to_string(),
             "use a fraction > 0, e.g. 0.02",
         );
@@ -288,15 +288,14 @@ fn check_options(o: &SimOptions) -> Result<(), SimError> {
             "need 2 ≤ min_replications ≤ max_replications",
         );
     }
-    if o.samples_per_replication == 0 || o.max_events == 0 || o.threads == 0 {
-        return bad(
-            "samples_per_replication/max_events/threads",
-            format!(
-                "{}/{}/{}",
-                o.samples_per_replication, o.max_events, o.threads
-            ),
-            "all must be ≥ 1",
-        );
+    for (field, value) in [
+        ("samples_per_replication", o.samples_per_replication),
+        ("max_events (--max-events)", o.max_events),
+        ("threads (--threads)", o.threads as u64),
+    ] {
+        if value == 0 {
+            return bad(field, value.to_string(), "give at least 1");
+        }
     }
     if let Some(w) = o.warmup_secs {
         if !(w.is_finite() && w >= 0.0) {
