@@ -54,6 +54,20 @@ fn holds_measured_runs(text: &str) -> bool {
         .any(|l| is_marker_line(l) && l.contains(MEASURED_RUNS_MARK))
 }
 
+/// What to do about a file that could not be read, by the kind of error: a path that does
+/// not exist, a directory, a file of another kind (not UTF-8 text), no permission.
+pub fn read_remedy(e: &std::io::Error) -> &'static str {
+    match e.kind() {
+        std::io::ErrorKind::NotFound => "check the path",
+        std::io::ErrorKind::InvalidData => {
+            "it is not a text file (not UTF-8): give the TOML, CSV or JSON file itself"
+        }
+        std::io::ErrorKind::PermissionDenied => "check the file's permissions",
+        std::io::ErrorKind::IsADirectory => "give a file, not a directory",
+        _ => "check the path and the file",
+    }
+}
+
 /// Refuses, before any work starts, an output path that holds measured runs
 /// ([`WriteError::MeasuredRuns`]) when what will be written there is not a dataset: a
 /// calibration's model over the dataset it was fitted to would destroy the runs.
@@ -258,6 +272,21 @@ pub fn write_atomic_owned(path: &Path, contents: &[u8]) -> Result<(), WriteError
 
 #[cfg(test)]
 mod tests {
+
+    /// A file that cannot be read gets the remedy for why (session 54's audit: a binary
+    /// file was told to "check the path"): a missing path, a directory, non-UTF-8 bytes.
+    #[test]
+    fn a_read_failure_names_its_remedy() {
+        let d = tempfile::tempdir().unwrap();
+        let bin = d.path().join("bin.toml");
+        std::fs::write(&bin, [0u8, 0xff, 0xfe]).unwrap();
+        let e = std::fs::read_to_string(&bin).unwrap_err();
+        assert!(read_remedy(&e).contains("not a text file"), "{e}");
+        let e = std::fs::read_to_string(d.path().join("missing.toml")).unwrap_err();
+        assert_eq!(read_remedy(&e), "check the path");
+        let e = std::fs::read_to_string(d.path()).unwrap_err();
+        assert_eq!(read_remedy(&e), "give a file, not a directory");
+    }
     use super::*;
 
     #[test]

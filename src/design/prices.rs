@@ -154,7 +154,10 @@ impl PriceList {
             line: None,
             column: None,
             field: String::new(),
-            kind: Box::new(SpecErrorKind::Io(e.to_string())),
+            kind: Box::new(SpecErrorKind::Io(format!(
+                "{e}; {}",
+                crate::io::read_remedy(&e)
+            ))),
         })?;
         Self::parse(&text, &path.display().to_string())
     }

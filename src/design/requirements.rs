@@ -1061,7 +1061,10 @@ pub fn load_requirements(
         line: None,
         column: None,
         field: String::new(),
-        kind: Box::new(SpecErrorKind::Io(e.to_string())),
+        kind: Box::new(SpecErrorKind::Io(format!(
+            "{e}; {}",
+            crate::io::read_remedy(&e)
+        ))),
     })?;
     parse_requirements(&text, &origin, cat)
 }

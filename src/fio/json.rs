@@ -69,7 +69,10 @@ pub enum FioParseError {
     },
     // The I/O error is in the message, not chained as a source: the CLI prints an error's
     // chain, which would say it twice.
-    #[error("cannot read {file}: {error}; check the path of fio's JSON output")]
+    #[error("cannot read {file}: {error}; {}", match error.kind() {
+        std::io::ErrorKind::NotFound => "check the path of fio's JSON output",
+        _ => crate::io::read_remedy(error),
+    })]
     Io {
         file: PathBuf,
         error: std::io::Error,

@@ -43,7 +43,10 @@ pub const SCHEMA_VERSION: i64 = 1;
 pub enum NetworkFileError {
     // The I/O error is in the message, not chained as a source: the CLI prints an error's
     // chain, which would say it twice.
-    #[error("cannot read network file {path}: {error}; check the path")]
+    #[error(
+        "cannot read network file {path}: {error}; {}",
+        crate::io::read_remedy(error)
+    )]
     Io {
         path: PathBuf,
         error: std::io::Error,

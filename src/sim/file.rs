@@ -54,7 +54,10 @@ struct ModelFile {
 pub enum ModelFileError {
     // The inner errors are in the messages, not chained as sources: the CLI prints an
     // error's chain, which would say each twice.
-    #[error("cannot read simulation model {path}: {error}; check the path")]
+    #[error(
+        "cannot read simulation model {path}: {error}; {}",
+        crate::io::read_remedy(error)
+    )]
     Io {
         path: PathBuf,
         error: std::io::Error,

@@ -86,10 +86,7 @@ impl fmt::Display for SpecError {
             write!(f, ": field `{}`", self.field)?;
         }
         match self.kind.as_ref() {
-            SpecErrorKind::Io(e) => write!(
-                f,
-                ": cannot read the file ({e}); check the path and permissions"
-            ),
+            SpecErrorKind::Io(e) => write!(f, ": cannot read the file: {e}"),
             SpecErrorKind::Syntax { message, fix } => write!(f, ": {message}; fix: {fix}"),
             SpecErrorKind::Invalid { problem, fix } => write!(f, ": {problem}; fix: {fix}"),
             SpecErrorKind::UnknownName {
@@ -1464,7 +1461,10 @@ pub fn load_scenario(path: &Path, cat: &Catalogue) -> Result<Scenario, SpecError
         line: None,
         column: None,
         field: String::new(),
-        kind: Box::new(SpecErrorKind::Io(e.to_string())),
+        kind: Box::new(SpecErrorKind::Io(format!(
+            "{e}; {}",
+            crate::io::read_remedy(&e)
+        ))),
     })?;
     parse_scenario(&text, &origin, cat)
 }
