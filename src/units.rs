@@ -64,6 +64,16 @@ pub fn parse_bytes(s: &str) -> Result<u64, UnitError> {
     if !(v.is_finite() && v >= 0.0 && v.fract() == 0.0) {
         return Err(err());
     }
+    // 2^64: an `as u64` cast would saturate larger values to u64::MAX, which the caller
+    // would then echo back as the user's figure.
+    if v >= 18_446_744_073_709_551_616.0 {
+        return Err(UnitError {
+            what: "size",
+            input: s.to_string(),
+            problem: OUT_OF_RANGE,
+            hint: "a size must be below 16 EiB (2^64 bytes); check the exponent or the suffix",
+        });
+    }
     Ok(v as u64)
 }
 
@@ -287,6 +297,17 @@ mod tests {
         assert!(parse_bytes("4kbps").is_err());
         assert!(parse_bytes("-4k").is_err());
         assert!(parse_bytes("0.3").is_err());
+    }
+
+    /// A size past u64 is refused as out of range, not saturated to u64::MAX and echoed back
+    /// as "18446744073709551615 bytes" (session 54's audit: `block_size = "1e308"`).
+    #[test]
+    fn a_size_past_u64_is_out_of_range() {
+        for s in ["1e308", "16384P", "18446744073709551616"] {
+            let e = parse_bytes(s).unwrap_err().to_string();
+            assert!(e.contains("is out of range") && e.contains("2^64"), "{s}: {e}");
+        }
+        assert_eq!(parse_bytes("16383P").unwrap(), 16383 << 50);
     }
 
     #[test]

@@ -167,6 +167,46 @@ fn profile_prints_a_grid_and_refuses_values_outside_the_bounds() {
         assert!(p["termination"]["evaluations"].as_u64().unwrap() > 0, "{p}");
     }
     assert!(v["mape_spread_points"].as_f64().is_some());
+    // The CSV names its columns as the JSON does and carries the same figures.
+    let csv_out = cephplan()
+        .args(["profile", "--data"])
+        .arg(&data)
+        .args([
+            "--param",
+            "wal_share",
+            "--values",
+            "0.3,0.8",
+            "--fit",
+            "osd_cpu_write_gcycles,osd_cpu_read_gcycles",
+            "--format",
+            "csv",
+        ])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let mut reader = csv::Reader::from_reader(csv_out.as_slice());
+    let header: Vec<String> = reader.headers().unwrap().iter().map(String::from).collect();
+    assert_eq!(
+        header,
+        [
+            "value",
+            "mape_in_sample",
+            "max_abs_throughput_error_pct",
+            "throughput_misses",
+            "termination_evaluations",
+            "termination_reason"
+        ]
+    );
+    for (row, p) in reader.records().zip(v["points"].as_array().unwrap()) {
+        let row = row.unwrap();
+        let mape: f64 = row[1].parse().unwrap();
+        assert_eq!(mape, p["mape_in_sample"].as_f64().unwrap(), "{p}");
+        assert_eq!(row[3], p["throughput_misses"].to_string());
+        assert_eq!(row[4], p["termination"]["evaluations"].to_string());
+        assert_eq!(row[5], p["termination"]["reason"].as_str().unwrap());
+    }
     cephplan()
         .args(["profile", "--data"])
         .arg(&data)

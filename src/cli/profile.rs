@@ -57,19 +57,39 @@ pub fn run(args: ProfileArgs) -> anyhow::Result<ExitCode> {
     match args.format {
         Format::Json => println!("{}", serde_json::to_string_pretty(&report)?),
         Format::Table => print!("{}", render(&report)),
-        Format::Csv => print!("{}", csv_rows(&HEADER, &rows(&report))?),
+        Format::Csv => print!("{}", csv_rows(&CSV_HEADER, &csv_values(&report))?),
     }
     Ok(ExitCode::SUCCESS)
 }
 
-const HEADER: [&str; 6] = [
+/// The CSV's columns: the JSON's field names (`termination_*` for its `termination` object),
+/// so a script reads either format with the same names.
+const CSV_HEADER: [&str; 6] = [
     "value",
-    "mape_in_sample_pct",
-    "max_abs_error_pct",
-    "misses",
-    "evaluations",
-    "termination",
+    "mape_in_sample",
+    "max_abs_throughput_error_pct",
+    "throughput_misses",
+    "termination_evaluations",
+    "termination_reason",
 ];
+
+/// One CSV row per grid value, at full precision; a missing figure is an empty cell.
+fn csv_values(r: &ProfileReport) -> Vec<Vec<String>> {
+    let opt = |v: Option<f64>| v.map(|v| v.to_string()).unwrap_or_default();
+    r.points
+        .iter()
+        .map(|p| {
+            vec![
+                p.value.to_string(),
+                opt(p.mape_in_sample),
+                opt(p.max_abs_throughput_error_pct),
+                p.throughput_misses.to_string(),
+                p.termination.evaluations.to_string(),
+                p.termination.reason.clone(),
+            ]
+        })
+        .collect()
+}
 
 fn rows(r: &ProfileReport) -> Vec<Vec<String>> {
     r.points
