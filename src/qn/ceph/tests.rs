@@ -1843,6 +1843,92 @@ fn assert_disk_groups(
     assert_relative_eq!(b.demand_factor(1e3), from_32, epsilon = 1e-9);
 }
 
+/// Sequential deferred writes (module doc, "Sequential deferred writes"): BlueStore queues
+/// a disk's deferred writes and submits them 64 at a time (`bluestore_deferred_batch_ops_hdd`),
+/// each PG's part sorted by offset with contiguous extents merged, so a sequential stream's
+/// small writes cost the disk one positioning per stream in a batch.
+#[test]
+fn sequential_deferred_writes_on_disks_pay_one_positioning_per_stream_and_batch() {
+    // TINY's disks (80 IOPS, 200 MB/s) with their WAL on an Optane device, 4 KiB writes on
+    // Squid (deferred below 64 KiB on a disk). A random write's data-device op is 1/80 s:
+    // 12.47952 ms of positioning and 20.48 µs of transfer. TINY's 4 images × 3 copies
+    // over 6 OSDs are 2 streams at each OSD, so a sequential write pays 2/64 of the
+    // positioning: 12.47952 / 32 + 0.02048 = 0.410465 ms, 0.0328372 of the random write's.
+    const DISK: &str = r#"{ kind = "hdd", capacity = "8T", read_4k_iops = 80, write_4k_iops = 80, read_bytes_per_sec = 200000000, write_bytes_per_sec = 200000000, read_latency = "12.5ms", write_latency = "12.5ms" }"#;
+    const OPTANE: &str = "[cluster.node.wal_device]\ncount = 1\nmodel = { kind = \"optane\", capacity = \"375G\", read_4k_iops = 500000, write_4k_iops = 500000, read_bytes_per_sec = 4000000000, write_bytes_per_sec = 4000000000, read_latency = \"10us\", write_latency = \"10us\" }\n[cluster.node.network]";
+    let nvme = r#"{ kind = "nvme", capacity = "1T", read_4k_iops = 100000, write_4k_iops = 50000, read_bytes_per_sec = 1000000000, write_bytes_per_sec = 1000000000, read_latency = "100us", write_latency = "20us" }"#;
+    let disk = |pattern: &str, edit: &dyn Fn(String) -> String| {
+        tiny(|t| {
+            edit(
+                t.replace(nvme, DISK)
+                    .replace("randwrite", pattern)
+                    .replace("[cluster.node.network]", OPTANE),
+            )
+        })
+    };
+    let same = |t: String| t;
+    let data = |s: &Scenario| {
+        let net = build(s, &params()).unwrap();
+        at(&net, &net.write, "data_device").secs
+    };
+    let random = data(&disk("randwrite", &same));
+    let sequential = data(&disk("write", &same));
+    assert_relative_eq!(sequential / random, 0.0328372, epsilon = 1e-6);
+    // More streams at each OSD, more positionings per batch: 40 images are 20 streams at
+    // an OSD (20/64 of the positioning), 200 images as many as the batch holds (all of it).
+    let images = |n: u32| move |t: String| t.replace("images = 4", &format!("images = {n}"));
+    let twenty = (12.47952 * 20.0 / 64.0 + 0.02048) / 12.5;
+    assert_relative_eq!(
+        data(&disk("write", &images(40))) / data(&disk("randwrite", &images(40))),
+        twenty,
+        epsilon = 1e-6
+    );
+    assert_relative_eq!(
+        data(&disk("write", &images(200))),
+        data(&disk("randwrite", &images(200))),
+        epsilon = 1e-12
+    );
+    // No merging: random writes (above), direct writes (64 KiB: allocation order's rule),
+    // a WAL on the disk itself (the RocksDB WAL's appends interleave), two OSDs on a disk,
+    // an erasure-coded pool, flash.
+    let no_wal = tiny(|t| t.replace(nvme, DISK).replace("randwrite", "write"));
+    let no_wal_random = tiny(|t| t.replace(nvme, DISK));
+    assert_relative_eq!(data(&no_wal), data(&no_wal_random), epsilon = 1e-12);
+    let big = |t: String| t.replace("block_size = \"4k\"", "block_size = \"64k\"");
+    assert_relative_eq!(
+        data(&disk("write", &big)),
+        data(&disk("randwrite", &big)),
+        epsilon = 1e-12
+    );
+    let two_osds = |t: String| {
+        t.replace(
+            "[cluster.node.data_devices]",
+            "osds_per_device = 2\n[cluster.node.data_devices]",
+        )
+    };
+    assert_relative_eq!(
+        data(&disk("write", &two_osds)),
+        data(&disk("randwrite", &two_osds)),
+        epsilon = 1e-12
+    );
+    // An erasure-coded pool's sequential writes append whole stripes, not a random write's
+    // read-modify-write, so the two differ by EC's own rules: the share says no merging.
+    let ec = |t: String| t.replace("replicated = 3", "erasure = { k = 2, m = 1 }");
+    assert_eq!(deferred_merge_share(&disk("write", &ec)), 1.0);
+    assert_relative_eq!(deferred_merge_share(&disk("write", &same)), 2.0 / 64.0);
+    let flash = |pattern: &str| {
+        tiny(|t| {
+            t.replace("randwrite", pattern)
+                .replace("[cluster.node.network]", OPTANE)
+        })
+    };
+    assert_relative_eq!(
+        data(&flash("write")),
+        data(&flash("randwrite")),
+        epsilon = 1e-12
+    );
+}
+
 #[test]
 fn direct_writes_on_disks_with_a_metadata_device_land_in_allocation_order() {
     // TINY writes 64 KiB (a direct write on a hard disk: bluestore_prefer_deferred_size_hdd
