@@ -17,9 +17,13 @@ if [ ${#need_pkgs[@]} -gt 0 ]; then
     apt-get update -qq
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
       ceph-mon ceph-osd ceph-mgr ceph-common fio >/dev/null
+  elif [ "${CEPHPLAN_SKIP_LAB:-}" = 1 ]; then
+    echo "warning: ${need_pkgs[*]} missing; CEPHPLAN_SKIP_LAB=1: the real-cluster test is skipped" >&2
   else
-    echo "warning: ${need_pkgs[*]} missing and cannot be installed here (need root and apt-get);" \
-         "the real-cluster tests will be skipped" >&2
+    echo "error: ${need_pkgs[*]} missing and cannot be installed here (need root and apt-get)." \
+         "Install Debian's ceph-mon ceph-osd ceph-mgr ceph-common fio, or run with" \
+         "CEPHPLAN_SKIP_LAB=1 to skip the real-cluster test knowingly" >&2
+    exit 1
   fi
 fi
 
