@@ -156,7 +156,7 @@
 //! are not counted), writes every copy's, and the cache holds `ceph_config.onode_cache_bytes`
 //! (the memory target less `osd_memory_base` and fragmentation, times
 //! `bluestore_cache_meta_ratio`, or a fixed `bluestore_cache_size`) over the parameter
-//! `onode_cache_bytes` (26,045 bytes per onode, PR #32697's counters) of them. On a
+//! `onode_cache_bytes` (26,040 bytes per onode, PR #32697's counters) of them. On a
 //! uniform working set the missed share is `1 − cached / touched`, and every OSD op (read,
 //! and each replica's write) pays `miss × onode_miss_read_ops` read ops' CPU more. A
 //! sequential stream (`read`, `write`) loads an object's onode on its first op there and
@@ -435,7 +435,7 @@
 //! term of the station's [`crate::qn::Batching`] (`coalesce_share` = `ρ` × that
 //! positioning's share of the station's demand, `coalesce_jobs_per_member` = 1,
 //! `coalesce_exponent` = ½). `ρ` = 0.8 lies between the seek's share of a 7200 rpm disk's
-//! access (0.66: 8.2 ms of 8.2 + 4.17 ms) and all of its positioning less the head's settle
+//! access (0.67: 8.5 ms of 8.5 + 4.17 ms) and all of its positioning less the head's settle
 //! (~0.92: rotational position ordering shortens the rotational wait too), set by a
 //! leave-one-system-out scan (`models/prior.toml`), not fitted in corpus fits; a datasheet
 //! rate (no `iops_queue_depth`: croit's MACH.2, every flash drive) is the drive's rate at
@@ -477,24 +477,6 @@
 //! convergence). It is the bound of a
 //! fresh OSD: on fragmented free space the direct writes position more often, which
 //! `predict`'s note says where the disks bound the cluster.
-//!
-//! **Sequential deferred writes** (session 55, no parameter). BlueStore does not write a
-//! deferred write to a disk at once: it queues it until `bluestore_deferred_batch_ops_hdd`
-//! (64) are pending, then submits each PG's part of the batch sorted by offset, contiguous
-//! extents merged into one write ([`HDD_DEFERRED_BATCH_OPS`]). A sequential stream's small
-//! writes are contiguous, so with a WAL device of its own (no RocksDB appends between them
-//! on the disk) and one OSD per disk the disk positions once per stream in a batch: a
-//! deferred data-device op pays `min(64, r)/64` of its positioning, `r` the streams at one
-//! OSD (fio jobs × copies over the OSDs, at least 1), and its whole transfer. Random writes
-//! (every op its own extent), direct writes (their own rule above), erasure-coded pools,
-//! flash and disks without a WAL device keep every positioning. The batch fills only where
-//! the disk lags its writes, which is where its demand matters: at light load a deferred
-//! write's disk time is off the client's path anyway. No corpus system measures sequential
-//! small writes on disks (the leave-one-system-out figures do not move); seed 004's shipped
-//! example (`models/examples/seed-004-journal-ssd.toml`: 12 disks, their WAL on one SAS SSD,
-//! 4 KiB sequential writes) predicted the disks saturated at 53 writes a second each
-//! without it, the same as random writes, so its shared WAL device could never be the
-//! limit it asks about (0.6 % busy); with it, 17.6k IOPS with the OSD CPU ahead of the disks.
 //!
 //! **Co-located clients** (`[clients] colocated = true`, fio on the OSD nodes, as in most
 //! published benchmarks): the client's NIC is the node's public NIC (client transmit and
@@ -787,12 +769,6 @@ const HDD_SEEK_EXPONENT: f64 = 0.5;
 /// approaches it on a disk whose transfer time vanishes.
 const MAX_SHARED_DEMAND: f64 = 0.99;
 
-/// Deferred writes BlueStore queues on a hard disk before it submits them as one batch
-/// (`bluestore_deferred_batch_ops_hdd`, 64 by default since Luminous): each PG's share of
-/// the batch is sorted by offset and contiguous extents go to the disk as one write (see
-/// the module doc, "Sequential deferred writes").
-const HDD_DEFERRED_BATCH_OPS: f64 = 64.0;
-
 /// Smallest write BlueStore writes directly to the data device rather than deferring it
 /// through the RocksDB WAL: `bluestore_min_alloc_size_ssd` on flash (16 KiB before
 /// Pacific, 4 KiB from 16.2.0), `bluestore_prefer_deferred_size_hdd` (64 KiB) on disks.
@@ -808,30 +784,6 @@ fn deferred_below_bytes(kind: crate::spec::DriveKind, release: &str) -> f64 {
         _ if major >= 16 => 4096.0,
         _ => 16384.0,
     }
-}
-
-/// The share of a hard disk's positioning that one deferred write pays (see the module
-/// doc, "Sequential deferred writes"): `min(B, r) / B` for `r` sequential streams writing
-/// to each OSD (fio jobs × copies over the OSDs, at least 1) and the deferred batch `B`
-/// ([`HDD_DEFERRED_BATCH_OPS`]), where the writes are a replicated pool's sequential
-/// `write` of deferred size on hard disks with a WAL device of their own, one OSD per
-/// disk; 1 (no merging) for anything else.
-fn deferred_merge_share(s: &Scenario) -> f64 {
-    let size = match s.protection {
-        Protection::Replicated { size } => size,
-        Protection::Erasure { .. } => return 1.0,
-    };
-    let merges = s.data.drive.kind == crate::spec::DriveKind::Hdd
-        && s.wal.is_some()
-        && s.osds_per_device == 1
-        && s.pattern == Pattern::Write
-        && (s.block_size_bytes as f64) < deferred_below_bytes(s.data.drive.kind, &s.ceph_release);
-    if !merges {
-        return 1.0;
-    }
-    let streams = f64::from(s.images) * f64::from(s.jobs_per_image) * f64::from(size);
-    let per_osd = (streams / f64::from(s.total_osds().max(1))).clamp(1.0, HDD_DEFERRED_BATCH_OPS);
-    per_osd / HDD_DEFERRED_BATCH_OPS
 }
 
 /// Device work of one OSD write or read: seconds at the device queue (`svc`) and at its
@@ -918,11 +870,6 @@ struct Plan<'a> {
     /// Hard disks whose direct writes land in allocation order, one positioning per group
     /// of queued direct writes (see the module doc, "Allocation-ordered writes").
     hdd_alloc_order: bool,
-    /// The share of a disk's positioning a deferred write pays when the writes are
-    /// sequential streams applied in merged batches (see the module doc, "Sequential
-    /// deferred writes"): the streams at one OSD over [`HDD_DEFERRED_BATCH_OPS`]; 1 where
-    /// every deferred write positions on its own.
-    deferred_merge: f64,
     /// Share of every OSD CPU op's demand on its I/O's response-time path (see the module
     /// doc, "Lone-op path share"); 1 without the parameter.
     cpu_path_share: f64,
@@ -1063,7 +1010,6 @@ impl<'a> Plan<'a> {
             && s.wal.is_some()
             && s.osds_per_device == 1
             && p.get(names::HDD_REORDER_SHARE).is_some();
-        let deferred_merge = deferred_merge_share(s);
         let cpu_path_share = p.get(names::OSD_CPU_PATH_SHARE).unwrap_or(1.0);
         let (release, w) = p.release_factor(&s.ceph_release);
         warnings.extend(w.filter(|_| write_notes));
@@ -1322,7 +1268,6 @@ impl<'a> Plan<'a> {
             coalesce_osds,
             hdd_reorder,
             hdd_alloc_order,
-            deferred_merge,
             cpu_path_share,
             stripe_unit: s.ec_stripe_unit_bytes as f64,
             ec_partial_reads: tentacle,
@@ -1578,17 +1523,13 @@ impl<'a> Plan<'a> {
         } else {
             (1.0 / self.data_ops).min(1.0)
         };
-        // Sequential streams' deferred writes reach a disk merged: the positioning is paid
-        // once per stream in a batch, the transfer per write.
-        let positioning = device_overhead_secs(dd, true, iops);
-        let unmerged = positioning * (1.0 - self.deferred_merge);
         DeviceWork {
-            data_svc: self.data_ops * (device_service_secs(dd, true, bytes, iops) - unmerged),
+            data_svc: self.data_ops * device_service_secs(dd, true, bytes, iops),
             data_lat: self.data_ops * device_delay_secs(dd, true, iops),
             wal,
             data_commit_svc,
             wal_commit_svc,
-            data_op_svc: self.data_ops * positioning * self.deferred_merge,
+            data_op_svc: self.data_ops * device_overhead_secs(dd, true, iops),
             data_path_share,
         }
     }
