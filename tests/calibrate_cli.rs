@@ -759,6 +759,20 @@ fn import_cbt_appends_one_row_per_point() {
         .assert()
         .failure();
     assert_eq!(load_runs(&csv).unwrap().0.len(), 2);
+    // A directory as --out: the example names a CSV (audit F7), and nothing is written.
+    cephplan()
+        .args(["import", "cbt"])
+        .arg(fixture("cbt/archive"))
+        .arg("--scenario")
+        .arg(fixture("seed-000.toml"))
+        .arg("--out")
+        .arg(dir.path())
+        .assert()
+        .failure()
+        .stderr(contains(format!(
+            "e.g. {})",
+            dir.path().join("runs.csv").display()
+        )));
 }
 
 /// A random-read result on hard disks whose reads complete faster than a disk can position

@@ -55,7 +55,7 @@ fn import_cbt(a: ImportCbtArgs) -> anyhow::Result<ExitCode> {
         "scenario {} does not exist; pass the scenario file of the measured cluster",
         a.scenario.display()
     );
-    cephplan::io::check_writable_owned(&a.out)?;
+    cephplan::io::check_writable_file(&a.out, "runs.csv")?;
     let csv_dir = a
         .out
         .parent()

@@ -1153,7 +1153,7 @@ pub fn append_runs(path: &Path, new: &[MeasuredRun]) -> Result<(), DataError> {
     };
     std::fs::create_dir_all(&dir).map_err(io)?;
     // Before reading: a file that is not ours is refused with nothing read or written.
-    crate::io::check_writable_owned(path)?;
+    crate::io::check_writable_file(path, "runs.csv")?;
     let lock = std::fs::File::open(&dir).map_err(io)?;
     lock.lock().map_err(io)?;
     let existing = match std::fs::read_to_string(path) {
