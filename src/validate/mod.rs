@@ -19,6 +19,7 @@
 //! Not here: fio itself (`fio`), the prediction (`predict`, reached through [`Predictor`]),
 //! printing (the CLI).
 
+mod cbt_yaml;
 pub mod counters;
 pub mod images;
 pub mod osd_cpu;
@@ -39,7 +40,8 @@ pub use images::{
     MAX_IMAGES,
 };
 
-pub use output::{cbt_yaml, comparison_csv, measured_run};
+pub use cbt_yaml::{cbt_yaml, CbtPool, CbtSweep, CBT_POOL};
+pub use output::{comparison_csv, measured_run};
 pub use refit::{
     refit, refit_csv, refit_options, validation_datasets, Refit, RefitReport, RefitSpec,
 };
@@ -116,6 +118,10 @@ pub enum ValidateError {
     RunRecord { path: PathBuf },
     #[error("{path}: cannot use this record of created images: {detail}; it is written by `cephplan validate`: restore it, or remove the images it lists by hand (`rbd rm POOL/NAME`) and delete it")]
     Record { path: PathBuf, detail: String },
+    #[error("{scenario}: the scenario states no `pg_count` under [pool], and CBT creates its pool with as many PGs as it is told (1024 when not), another pool than the one the rows would describe; fix: state the PG count of the pool to measure, e.g. `pg_count = 32`, under [pool] in {scenario}")]
+    CbtPgCount { scenario: PathBuf },
+    #[error("{flag} {secs} s: CBT's `time` and `ramp` are whole seconds (fio's --runtime=%d), so this sweep cannot be written as it would run; give a whole number of seconds, e.g. {flag} {}s", secs.ceil().max(1.0))]
+    CbtWholeSeconds { flag: &'static str, secs: f64 },
     #[error("cannot read the scenario {path}: {source}")]
     Scenario {
         path: PathBuf,
