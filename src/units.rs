@@ -305,7 +305,10 @@ mod tests {
     fn a_size_past_u64_is_out_of_range() {
         for s in ["1e308", "16384P", "18446744073709551616"] {
             let e = parse_bytes(s).unwrap_err().to_string();
-            assert!(e.contains("is out of range") && e.contains("2^64"), "{s}: {e}");
+            assert!(
+                e.contains("is out of range") && e.contains("2^64"),
+                "{s}: {e}"
+            );
         }
         assert_eq!(parse_bytes("16383P").unwrap(), 16383 << 50);
     }

@@ -102,6 +102,13 @@ fn import_refuses_another_engine_and_truncated_json() {
         .stderr(contains("truncated"))
         .stderr(contains("line"));
     assert!(!csv.exists());
+    // A job that did no I/O (a missing image; audit F3) names the file and the cause
+    // rather than "an absolute run needs iops or bandwidth".
+    import("rbd-open-failed.json", &csv)
+        .code(2)
+        .stderr(contains("rbd-open-failed.json"))
+        .stderr(contains("fio did no I/O: the image could not be opened?"));
+    assert!(!csv.exists());
 }
 
 #[test]

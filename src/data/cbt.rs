@@ -43,6 +43,10 @@ pub enum CbtError {
     },
     #[error("{0}")]
     Fio(#[from] FioParseError),
+    /// A file of the tree whose job did no I/O ([`FioParseError::NoIo`]), with what in a
+    /// CBT run leaves an image unopened.
+    #[error("{0}. In a CBT archive this is a volume that did not exist: CBT creates and pre-fills the volumes of a sweep's first benchmark only, so a later point with more volumes_per_client ran on missing images; rerun with the largest count first (`cephplan validate --emit-cbt` lists it so), or import the points that ran from their own directories")]
+    NoIo(FioParseError),
     #[error("{first} and {second} are both CBT point {point} in one iteration (their benchmarks differ in a setting other than mode, op_size, iodepth and process count); import them from separate archive directories")]
     DuplicatePoint {
         point: String,
@@ -158,7 +162,11 @@ fn merge_dir(by_kind: &Files) -> Result<(FioOutput, usize, Vec<String>), CbtErro
             path: path.clone(),
             error,
         })?;
-        let parsed = parse_fio_output(&text, path, EngineCheck::RequireRbd)?;
+        let parsed =
+            parse_fio_output(&text, path, EngineCheck::RequireRbd).map_err(|e| match e {
+                FioParseError::NoIo { .. } => CbtError::NoIo(e),
+                e => CbtError::Fio(e),
+            })?;
         // A client is the file's host suffix (or the file, without one).
         let client = if host.is_empty() {
             path.display().to_string()
@@ -591,6 +599,34 @@ mod tests {
         assert!(!flash.runs[0].assumptions.contains("a cache served"));
         let lab = with(&fixture_root(), DriveKind::Hdd);
         assert!(lab.points.iter().all(|p| p.cache_served.is_none()));
+    }
+
+    /// Audit F3: a point where one volume's fio could not open its image (a real fio
+    /// result for a missing image, tests/fixtures/fio/README.md `rbd-open-failed.json`,
+    /// laid out as a third volume of the lab point) is refused naming that file, not
+    /// summed in as an image at 0 IOPS.
+    #[test]
+    fn a_volume_that_did_no_io_is_refused_naming_its_file() {
+        let d = tempfile::tempdir().unwrap();
+        let src = fixture_root().join("results/00000000/id-51e86b00");
+        let to = d.path().join("results/00000000/id-51e86b00");
+        std::fs::create_dir_all(&to).unwrap();
+        for f in std::fs::read_dir(&src).unwrap() {
+            let f = f.unwrap().path();
+            std::fs::copy(&f, to.join(f.file_name().unwrap())).unwrap();
+        }
+        let bad = to.join("json_output.1.client-a");
+        std::fs::copy(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fio/rbd-open-failed.json"),
+            &bad,
+        )
+        .unwrap();
+        let e = import_cbt(d.path(), &ctx()).unwrap_err();
+        assert!(matches!(e, CbtError::NoIo(_)), "{e}");
+        let m = e.to_string();
+        assert!(m.contains(&bad.display().to_string()), "{m}");
+        assert!(m.contains("the image could not be opened?"), "{m}");
+        assert!(m.contains("largest count first"), "{m}");
     }
 
     #[test]

@@ -188,7 +188,10 @@ pub fn cbt_yaml(sweep: &CbtSweep) -> Result<String, ValidateError> {
     kv("time", runtime.to_string());
     kv("time_based", "true".into());
     kv("ramp", ramp.to_string());
-    kv("vol_size", sweep.image_size_bytes.div_ceil(1 << 20).to_string());
+    kv(
+        "vol_size",
+        sweep.image_size_bytes.div_ceil(1 << 20).to_string(),
+    );
     kv("mode", one(format!("\"{}\"", base.pattern.as_fio())));
     kv("op_size", op_size);
     kv("iodepth", iodepth);
@@ -272,7 +275,10 @@ mod tests {
         }
         assert!(!y.contains("poolname: \"rbd\""), "{y}");
         assert!(!y.contains("data_pool_profile"), "{y}");
-        assert!(y.contains("CBT DELETES and re-creates pool \"cbt-librbdfio\""), "{y}");
+        assert!(
+            y.contains("CBT DELETES and re-creates pool \"cbt-librbdfio\""),
+            "{y}"
+        );
         // F7: the file ends with a newline.
         assert!(y.ends_with("use_existing_volumes: false\n"), "{y:?}");
     }
@@ -324,7 +330,10 @@ mod tests {
         let mut s = sweep(&b, None, replicated(1, 32));
         s.runtime_secs = 0.5;
         let e = cbt_yaml(&s).unwrap_err().to_string();
-        assert!(e.contains("--runtime") && e.contains("whole seconds"), "{e}");
+        assert!(
+            e.contains("--runtime") && e.contains("whole seconds"),
+            "{e}"
+        );
         s.runtime_secs = 20.0;
         s.ramp_time_secs = 1.5;
         let e = cbt_yaml(&s).unwrap_err().to_string();
