@@ -36,7 +36,10 @@ pub struct ImportCbtArgs {
     /// Dataset CSV to create or append to (must have been created by cephplan).
     #[arg(long, value_name = "FILE")]
     pub out: PathBuf,
-    /// Run ids are PREFIX-<point directory>; default: the archive directory's name.
+    /// Run ids are PREFIX-<point>, the point named as CBT names its run directory, with
+    /// `-` for `/`: op_size-<bytes>-concurrent_procs-<n>-iodepth-<n>-<mode>
+    /// (total_iodepth-<sum> where the volumes' depths differ); default: the archive
+    /// directory's name.
     #[arg(long, value_name = "PREFIX")]
     pub run_id_prefix: Option<String>,
     /// System id; default: the scenario file's name without extension.
@@ -80,6 +83,14 @@ fn import_cbt(a: ImportCbtArgs) -> anyhow::Result<ExitCode> {
             a.out.display()
         )
     })?;
+    for i in &imported.incomplete {
+        let missing: Vec<String> = i.missing.iter().map(|p| p.display().to_string()).collect();
+        eprintln!(
+            "warning: left out {}: it lacks {} (an iteration CBT did not finish, or did not copy back); its point is averaged over the iterations that are complete",
+            i.dir.display(),
+            missing.join(", ")
+        );
+    }
     for (p, r) in imported.points.iter().zip(&imported.runs) {
         if let Some(c) = &p.cache_served {
             warn_cache_served(&r.run_id, c);

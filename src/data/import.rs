@@ -86,7 +86,40 @@ pub fn run_from_fio(out: &FioOutput, ctx: &ImportContext) -> MeasuredRun {
         p
     });
     let block_size_bytes = single(out, "bs", &mut notes).and_then(|b| parse_bytes(b).ok());
-    let iodepth = single(out, "iodepth", &mut notes).and_then(|v| v.parse().ok());
+    // Jobs of different depths (CBT's `total_iodepth` spreads one total over the volumes:
+    // 16 over 3 is 6, 5, 5) have no one iodepth; the row states their sum as the I/Os in
+    // flight (`concurrency`) rather than leave the depth to the scenario's.
+    let depths: BTreeSet<&str> = option(out, "iodepth");
+    let mut concurrency = None;
+    let iodepth = if depths.len() > 1 {
+        let each: Option<Vec<u32>> = out
+            .job_entries()
+            .iter()
+            .map(|j| {
+                // fio's default depth is 1.
+                j.job_options
+                    .get("iodepth")
+                    .or_else(|| out.global_options.get("iodepth"))
+                    .map_or(Some(1), |v| v.parse().ok())
+            })
+            .collect();
+        let listed = depths.iter().copied().collect::<Vec<_>>().join(", ");
+        match each {
+            Some(each) => {
+                let sum: u32 = each.iter().sum();
+                concurrency = Some(sum);
+                notes.push(format!(
+                    "jobs' iodepths differ ({listed}); concurrency = their sum, {sum} I/Os in flight, and no iodepth (the model takes one per job: calibrate fits the row where {sum} divides evenly over its images × jobs, else leaves it out naming why)"
+                ));
+            }
+            None => notes.push(format!(
+                "jobs disagree on iodepth ({listed}), not all of them a number: left to the scenario"
+            )),
+        }
+        None
+    } else {
+        single(out, "iodepth", &mut notes).and_then(|v| v.parse().ok())
+    };
     let numjobs: Option<u32> = single(out, "numjobs", &mut notes).and_then(|v| v.parse().ok());
     let images = option(out, "rbdname").len() as u32;
     // fio's group_reporting merges the jobs into one entry, which names one job's options:
@@ -108,7 +141,7 @@ pub fn run_from_fio(out: &FioOutput, ctx: &ImportContext) -> MeasuredRun {
         iodepth,
         images: (images > 0).then_some(images),
         jobs_per_image: numjobs.or((images > 0).then_some(1)),
-        concurrency: None,
+        concurrency: concurrency.filter(|_| !grouped),
         read_percent,
         ceph_release: None,
         nodes: None,
@@ -117,6 +150,7 @@ pub fn run_from_fio(out: &FioOutput, ctx: &ImportContext) -> MeasuredRun {
         ("pattern", workload.pattern.is_some()),
         ("block_size", workload.block_size_bytes.is_some()),
         ("iodepth", workload.iodepth.is_some()),
+        ("concurrency", workload.concurrency.is_some()),
         ("images", workload.images.is_some() && !grouped),
         ("jobs_per_image", numjobs.is_some() && !grouped),
         ("read_percent", workload.read_percent.is_some()),
