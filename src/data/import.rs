@@ -285,6 +285,58 @@ pub fn note_cache_served(row: &mut MeasuredRun, c: &CacheServedReads) {
     };
 }
 
+/// The scenario as an imported dataset's rows refer to it, relative to the CSV's
+/// directory `csv_dir`. A scenario below that directory is referred to where it is (the
+/// dataset and it move together). One elsewhere (a `lab up` DIR that `lab down` deletes, a
+/// file that may change) is copied beside the CSV, as `validate` copies its scenario:
+/// `scenario-<its name>.toml`, with cephplan's marker and the original's path in a first
+/// comment line. An earlier copy is reused when it is the same (the same file, the same
+/// text); a copy that differs, or a file cephplan did not write, is never replaced: the
+/// next free `scenario-<its name>-N.toml` is written instead, so rows appended earlier keep
+/// the scenario they were measured with.
+pub fn scenario_for_dataset(scenario: &Path, csv_dir: &Path) -> Result<PathBuf, super::DataError> {
+    let abs = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    if abs(scenario).starts_with(abs(csv_dir)) {
+        return Ok(relative_to(scenario, csv_dir));
+    }
+    let text =
+        std::fs::read_to_string(scenario).map_err(|error| super::DataError::ScenarioRead {
+            path: scenario.to_path_buf(),
+            error,
+        })?;
+    let body = format!(
+        "# {} import: copy of {}, the scenario the dataset's rows beside it refer to\n{text}",
+        crate::io::GENERATED_MARKER,
+        abs(scenario).display()
+    );
+    let stem = scenario
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "scenario".into());
+    let stem = stem.strip_prefix("scenario-").unwrap_or(&stem);
+    let stem = if stem == "scenario" { "" } else { stem };
+    for n in 1u32.. {
+        let name = match (stem, n) {
+            ("", 1) => "scenario.toml".to_string(),
+            ("", n) => format!("scenario-{n}.toml"),
+            (s, 1) => format!("scenario-{s}.toml"),
+            (s, n) => format!("scenario-{s}-{n}.toml"),
+        };
+        let target = csv_dir.join(&name);
+        match std::fs::read_to_string(&target) {
+            Ok(existing) if existing == body => return Ok(PathBuf::from(name)),
+            Ok(_) => continue,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                crate::io::write_atomic_owned(&target, body.as_bytes())?;
+                return Ok(PathBuf::from(name));
+            }
+            // A directory or an unreadable file of that name: not ours to touch.
+            Err(_) => continue,
+        }
+    }
+    unreachable!("some scenario-<name>-N.toml is free")
+}
+
 /// `path` written relative to `base` when it lies below it, else as given.
 pub fn relative_to(path: &Path, base: &Path) -> PathBuf {
     let abs = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());

@@ -358,6 +358,13 @@ pub enum DataError {
         path: PathBuf,
         error: std::io::Error,
     },
+    #[error(
+        "cannot read the scenario {path}: {error}; pass the scenario file of the measured cluster"
+    )]
+    ScenarioRead {
+        path: PathBuf,
+        error: std::io::Error,
+    },
     #[error("{path}: no dataset CSV files found (files cephplan generated that are not datasets, such as validate's comparison CSV, are skipped); pass a .csv dataset or a directory containing some")]
     NoFiles { path: PathBuf },
     #[error("{path}: line {line}: {message}")]
