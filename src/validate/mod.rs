@@ -1021,14 +1021,15 @@ impl Predictor for ModelPredictor {
     }
 }
 
-/// The light-load note of a point ([`crate::predict::IDLE_STATES_NOTE`]), worded for every
-/// point below the threshold alike so that a report lists it once.
+/// The light-load note of a point ([`crate::predict::idle_states_text`], its example of
+/// the sweep's direction), worded for every point below the threshold alike so that a
+/// report lists it once.
 fn light_load_notes(s: &crate::spec::Scenario) -> Vec<String> {
-    use crate::predict::{in_flight_per_node, IDLE_STATES_IN_FLIGHT_PER_NODE, IDLE_STATES_NOTE};
+    use crate::predict::{idle_states_text, in_flight_per_node, IDLE_STATES_IN_FLIGHT_PER_NODE};
     if in_flight_per_node(s) < IDLE_STATES_IN_FLIGHT_PER_NODE {
         vec![format!(
-            "fewer than {IDLE_STATES_IN_FLIGHT_PER_NODE} I/Os in flight per OSD node: \
-             {IDLE_STATES_NOTE}"
+            "fewer than {IDLE_STATES_IN_FLIGHT_PER_NODE} I/Os in flight per OSD node: {}",
+            idle_states_text(s.pattern)
         )]
     } else {
         Vec::new()
@@ -2211,7 +2212,12 @@ mod tests {
         let light = at(1);
         assert_eq!(light.len(), 1, "{light:?}");
         assert!(light[0].starts_with("fewer than 8 I/Os in flight per OSD node: "));
-        assert!(light[0].ends_with(crate::predict::IDLE_STATES_NOTE));
+        assert!(light[0].ends_with(&crate::predict::idle_states_text(
+            crate::spec::Pattern::Randread
+        )));
+        // Audit F7: a read point quotes reads, not the writes' example.
+        assert!(light[0].contains("512 KiB random reads"), "{}", light[0]);
+        assert!(!light[0].contains("random writes"), "{}", light[0]);
         assert!(at(16).is_empty());
 
         // A report lists the note once, with the points it applies to.
