@@ -20,8 +20,13 @@ pub enum WriteError {
     NotOurs { path: PathBuf },
     #[error("refusing to overwrite {path}: it holds measured runs (a dataset `cephplan import` wrote), which this output is not; choose another output path, e.g. {}", suggest_beside(.path))]
     MeasuredRuns { path: PathBuf },
-    #[error("cannot write {path}: it is {what}; give the path of a file to create (e.g. {}/out.toml)", .path.display())]
-    NotAFile { path: PathBuf, what: &'static str },
+    #[error("cannot write {path}: it is {what}; give the path of a file to create (e.g. {})", .path.join(example).display())]
+    NotAFile {
+        path: PathBuf,
+        what: &'static str,
+        /// A file name of the kind expected, for the example path.
+        example: &'static str,
+    },
     // The I/O error is in the message, not chained as a source: the CLI prints an error's
     // chain, which would say it twice.
     #[error("cannot write {path}: {error}; check that the directory exists and is writable")]
@@ -174,6 +179,7 @@ pub fn write_atomic(path: &Path, contents: &[u8]) -> Result<(), WriteError> {
         return Err(WriteError::NotAFile {
             path: path.to_path_buf(),
             what: "not a file name",
+            example: "out.toml",
         });
     };
     std::fs::create_dir_all(&dir).map_err(io_err)?;
@@ -239,14 +245,22 @@ pub fn is_ours_or_absent(path: &Path) -> bool {
 /// Checks before any work starts that `path` may be written: refuses a directory, a
 /// device or a file cephplan did not create, naming the path and the fix.
 pub fn check_writable_owned(path: &Path) -> Result<(), WriteError> {
+    check_writable_file(path, "out.toml")
+}
+
+/// [`check_writable_owned`] for an output of a known kind: a directory given instead is
+/// refused with `example` (e.g. `runs.csv`) as the file name to create in it.
+pub fn check_writable_file(path: &Path, example: &'static str) -> Result<(), WriteError> {
     match std::fs::metadata(path) {
         Ok(m) if m.is_dir() => Err(WriteError::NotAFile {
             path: path.to_path_buf(),
             what: "a directory",
+            example,
         }),
         Ok(m) if !m.is_file() => Err(WriteError::NotAFile {
             path: path.to_path_buf(),
             what: "not a regular file (a device, pipe or socket)",
+            example,
         }),
         _ if !is_ours_or_absent(path) => Err(WriteError::NotOurs {
             path: path.to_path_buf(),
@@ -369,6 +383,11 @@ mod tests {
         assert!(e.to_string().contains("is a directory"), "{e}");
         let e = check_writable_owned(Path::new("/dev/null")).unwrap_err();
         assert!(e.to_string().contains("not a regular file"), "{e}");
+        // An output of a known kind names a file of that kind (audit F7: a dataset's
+        // directory was answered with "e.g. DIR/out.toml").
+        let e = check_writable_file(dir.path(), "runs.csv").unwrap_err();
+        let want = format!("e.g. {})", dir.path().join("runs.csv").display());
+        assert!(e.to_string().contains(&want), "{e}");
     }
 
     #[test]

@@ -412,14 +412,27 @@ fn validate_cleanup_needs_a_record_of_ours_and_a_reachable_cluster() {
 }
 
 /// `validate --emit-cbt` writes the sweep as a CBT librbdfio configuration without a
-/// cluster, and never over a file cephplan did not write.
+/// cluster, and never over a file cephplan did not write. The pool CBT deletes and
+/// re-creates is its own, made as the scenario's [pool] states (audit F1); `--pool` is
+/// refused rather than handed to CBT; a scenario without `pg_count` is refused.
 #[test]
 fn validate_emit_cbt_writes_the_sweep_as_cbt_yaml() {
     let d = tempfile::tempdir().unwrap();
     let yaml = d.path().join("sweep.yaml");
-    Command::cargo_bin("cephplan")
-        .unwrap()
-        .args(["validate", "--pool", "rbd", "--vary", "iodepth=1,4,16"])
+    let scenario = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/validation-lab/scenario-1796124266-19556.toml");
+    let conf = d.path().join("ceph.conf");
+    let emit = || {
+        let mut c = Command::cargo_bin("cephplan").unwrap();
+        c.arg("validate")
+            .arg("--scenario")
+            .arg(&scenario)
+            .arg("--ceph-conf")
+            .arg(&conf);
+        c
+    };
+    emit()
+        .args(["--vary", "iodepth=1,4,16"])
         .args(["--pattern", "randread", "--bs", "4k", "--images", "2"])
         .args(["--runtime", "20s", "--image-size", "1G", "--emit-cbt"])
         .arg(&yaml)
@@ -435,16 +448,47 @@ fn validate_emit_cbt_writes_the_sweep_as_cbt_yaml() {
         "    op_size: [4096]\n",
         "    iodepth: [1, 4, 16]\n",
         "    volumes_per_client: [2]\n",
-        "    # CBT DELETES and re-creates pool \"rbd\" before the run",
-        "    poolname: \"rbd\"\n",
+        "# CBT DELETES and re-creates pool \"cbt-librbdfio\" before the run",
+        &format!("  conf_file: \"{}\"\n", conf.display()),
+        "      pg_size: 32\n      pgp_size: 32\n      replication: 1\n",
+        "    poolname: \"cbt-librbdfio\"\n",
+        "    pool_profile: \"cephplan\"\n",
         "    use_existing_volumes: false\n",
     ] {
         assert!(text.contains(line), "{line:?} in\n{text}");
     }
-    std::fs::write(&yaml, "my cbt config\n").unwrap();
+    assert!(text.ends_with('\n'));
+    // The pool validate is pointed at is never CBT's.
+    emit()
+        .args(["--pool", "rbd", "--emit-cbt"])
+        .arg(d.path().join("other.yaml"))
+        .assert()
+        .failure()
+        .stderr(contains("--pool rbd: CBT deletes and re-creates"));
+    // A scenario without pg_count: CBT would make 1024 PGs.
+    let no_pgs = d.path().join("no-pgs.toml");
+    std::fs::write(
+        &no_pgs,
+        std::fs::read_to_string(&scenario)
+            .unwrap()
+            .replace("pg_count = 32\n", ""),
+    )
+    .unwrap();
     Command::cargo_bin("cephplan")
         .unwrap()
-        .args(["validate", "--pool", "rbd", "--emit-cbt"])
+        .args(["validate", "--scenario"])
+        .arg(&no_pgs)
+        .arg("--ceph-conf")
+        .arg(&conf)
+        .arg("--emit-cbt")
+        .arg(d.path().join("other.yaml"))
+        .assert()
+        .failure()
+        .stderr(contains("states no `pg_count` under [pool]"));
+    assert!(!d.path().join("other.yaml").exists());
+    std::fs::write(&yaml, "my cbt config\n").unwrap();
+    emit()
+        .arg("--emit-cbt")
         .arg(&yaml)
         .assert()
         .failure()

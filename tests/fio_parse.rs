@@ -142,6 +142,25 @@ fn job_error_is_rejected_naming_the_file() {
     assert!(e.to_string().contains("job-error-enospc.json"));
 }
 
+/// Audit F3: fio's rbd engine writes a result with error 0 for an image it could not open
+/// (tests/fixtures/fio/README.md: `rbd-open-failed.json`, a missing image); it is refused
+/// naming the file and the likely cause, not read as a job at 0 IOPS.
+#[test]
+fn a_job_that_did_no_io_is_refused_naming_the_file_and_the_cause() {
+    let path = fixture("rbd-open-failed.json");
+    let e = read_fio_file(&path, EngineCheck::RequireRbd).unwrap_err();
+    assert!(matches!(&e, FioParseError::NoIo { .. }), "{e}");
+    let m = e.to_string();
+    for part in [
+        "rbd-open-failed.json",
+        "did no I/O",
+        "the image could not be opened?",
+        "\"cbt-librbdfio-vm-9\"",
+    ] {
+        assert!(m.contains(part), "{part:?} in {m}");
+    }
+}
+
 #[test]
 fn other_engine_is_rejected_when_rbd_expected() {
     let path = fixture("other-engine-psync.json");

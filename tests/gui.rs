@@ -1532,7 +1532,7 @@ fn opened_results_show_their_prediction_notes_once_with_their_points() {
     let (path, mut report) = recorded_report(&results);
     let note = format!(
         "fewer than 8 I/Os in flight per OSD node: {}",
-        cephplan::predict::IDLE_STATES_NOTE
+        cephplan::predict::idle_states_text(cephplan::spec::Pattern::Randwrite)
     );
     for p in report.points.iter_mut().take(2) {
         p.prediction_notes = vec![note.clone()];

@@ -210,6 +210,24 @@ fn lab_end_to_end() {
     assert!(scen.contains("schema_version = 1") && scen.contains("kind = \"hdd\""));
     let state = lab::read_state(&report.dir).unwrap();
     assert_eq!(state.daemons.len(), 5, "mon, mgr, 3 OSDs recorded");
+    // CBT audit F5: the monitor's cluster log (its first line `... mkfs <fsid>`) is under
+    // DIR, and nothing of this lab in Ceph's default /var/log/ceph.
+    let fsid = std::fs::read_to_string(&conf)
+        .unwrap()
+        .lines()
+        .find_map(|l| l.strip_prefix("fsid = ").map(str::to_string))
+        .expect("fsid in the lab's ceph.conf");
+    let cluster_log = std::fs::read_to_string(report.dir.join("log/ceph.log"))
+        .expect("the cluster log under DIR/log");
+    assert!(cluster_log.contains(&fsid), "{cluster_log}");
+    for f in ["ceph.log", "ceph.audit.log"] {
+        let outside =
+            std::fs::read_to_string(Path::new("/var/log/ceph").join(f)).unwrap_or_default();
+        assert!(
+            !outside.contains(&fsid),
+            "/var/log/ceph/{f} has this lab's fsid"
+        );
+    }
 
     // 1. A short randread sweep (pre-fill, two points) through the CLI with --refit:
     // completes, cleans up, and refits the model to the two points it just measured.

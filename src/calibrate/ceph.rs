@@ -181,6 +181,17 @@ pub fn apply_overrides(spec: &mut ScenarioSpec, run: &MeasuredRun) {
     if let Some(v) = w.jobs_per_image {
         spec.workload.jobs_per_image = v;
     }
+    // fio jobs of different depths (`import`'s `concurrency` without an iodepth): one
+    // depth per job where the total divides evenly ([`uneven_fio_concurrency`] else).
+    if let (false, None, Some(c)) = (rados, w.iodepth, w.concurrency) {
+        let per = spec
+            .workload
+            .images
+            .saturating_mul(spec.workload.jobs_per_image);
+        if per > 0 && c % per == 0 {
+            spec.workload.iodepth = c / per;
+        }
+    }
     if let Some(v) = w.read_percent {
         spec.workload.read_percent = Some(v);
     }
@@ -190,6 +201,25 @@ pub fn apply_overrides(spec: &mut ScenarioSpec, run: &MeasuredRun) {
     if let Some(v) = w.nodes {
         spec.cluster.nodes = v;
     }
+}
+
+/// Why a fio row is not modelled when it states its I/Os in flight as `concurrency`
+/// without an iodepth (its jobs ran at different depths, e.g. CBT's `total_iodepth`) and
+/// that total is no whole depth per job of its images × jobs: the model takes one iodepth
+/// per job, and the scenario's would model another load. `None` when the row is modelled.
+pub fn uneven_fio_concurrency(spec: &ScenarioSpec, run: &MeasuredRun) -> Option<String> {
+    let w = &run.workload;
+    if spec.workload.engine == crate::spec::Engine::Rados || w.iodepth.is_some() {
+        return None;
+    }
+    let c = w.concurrency?;
+    let (images, jobs) = (spec.workload.images, spec.workload.jobs_per_image);
+    let per = images.saturating_mul(jobs);
+    (per == 0 || c % per != 0).then(|| {
+        format!(
+            "{c} I/Os in flight (`concurrency`) over {images} image(s) × {jobs} job(s) is no whole iodepth per job (its jobs ran at different depths), and the model takes one iodepth per job: recorded, not fitted (the scenario's iodepth would model another load)"
+        )
+    })
 }
 
 /// How a not-modelled row's reason starts when `cephplan import` noted its reads as
@@ -281,6 +311,14 @@ pub fn prepare_runs(
             }
         };
         apply_overrides(&mut spec, r);
+        if let Some(reason) = uneven_fio_concurrency(&spec, r) {
+            skipped.push(NotModelled {
+                run_id: r.run_id.clone(),
+                system_id: r.system_id.clone(),
+                reason,
+            });
+            continue;
+        }
         let scenario = spec.validate(cat).map_err(|e| {
             err(format!(
                 "{e} (after applying the row's workload cells; check them)"

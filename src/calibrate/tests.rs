@@ -943,3 +943,44 @@ fn a_fit_to_both_directions_states_each_directions_own_error() {
     );
     assert!(sigma > reads.throughput_ln_sigma);
 }
+
+/// Audit F4: a CBT `total_iodepth` point (tests/fixtures/cbt/README.md, `total-iodepth/`:
+/// 16 over 3 volumes, fio's `--iodepth` 6, 5, 5) imports with `concurrency` 16 and no
+/// iodepth. The model takes one iodepth per job, so the row is left out naming why, not
+/// fitted at the scenario's iodepth (16 per job: 48 in flight). A total that divides evenly
+/// over the images is fitted at that depth.
+#[test]
+fn jobs_of_different_depths_are_fitted_only_at_a_whole_depth_per_job() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let scenario = root.join("tests/fixtures/validation-lab/scenario-1796124266-19556.toml");
+    let ctx = crate::data::cbt::CbtContext {
+        system_id: "lab".into(),
+        scenario: scenario.clone(),
+        run_id_prefix: "cbt".into(),
+        data_drive: None,
+    };
+    let imp =
+        crate::data::cbt::import_cbt(&root.join("tests/fixtures/cbt/total-iodepth"), &ctx).unwrap();
+    let mut run = imp.runs[0].clone();
+    run.scenario_resolved = Some(scenario);
+    assert_eq!(
+        (
+            run.workload.iodepth,
+            run.workload.concurrency,
+            run.workload.images
+        ),
+        (None, Some(16), Some(3))
+    );
+    let (prepared, skipped) = prepare_runs(&[run.clone()], &Catalogue::builtin()).unwrap();
+    assert!(prepared.is_empty());
+    assert!(
+        skipped[0].reason.contains("16 I/Os in flight (`concurrency`) over 3 image(s) × 1 job(s) is no whole iodepth per job"),
+        "{}",
+        skipped[0].reason
+    );
+    run.workload.images = Some(4);
+    let (prepared, skipped) = prepare_runs(&[run], &Catalogue::builtin()).unwrap();
+    assert!(skipped.is_empty(), "{skipped:?}");
+    assert_eq!(prepared[0].scenario.iodepth, 4);
+    assert_eq!(prepared[0].scenario.population(), 16);
+}

@@ -11,8 +11,8 @@ use clap::{Args, Subcommand};
 use cephplan::data::append_runs;
 use cephplan::data::cbt::{import_cbt as import_cbt_tree, CbtContext};
 use cephplan::data::import::{
-    cache_served_reads, note_cache_served, relative_to, run_from_fio, CacheServedReads,
-    ImportContext,
+    cache_served_reads, note_cache_served, relative_to, run_from_fio, scenario_for_dataset,
+    CacheServedReads, ImportContext,
 };
 use cephplan::fio::json::{read_fio_file, EngineCheck};
 use cephplan::spec::{load_scenario, Catalogue};
@@ -30,13 +30,17 @@ pub enum ImportCommand {
 pub struct ImportCbtArgs {
     /// The archive directory CBT was run with (or any directory above its results/).
     pub archive: PathBuf,
-    /// Scenario file of the measured cluster (written relative to the CSV).
+    /// Scenario file of the measured cluster: referred to relative to the CSV when it lies
+    /// in the CSV's folder, else copied beside it (scenario-NAME.toml) and the copy referred to.
     #[arg(long, value_name = "FILE")]
     pub scenario: PathBuf,
     /// Dataset CSV to create or append to (must have been created by cephplan).
     #[arg(long, value_name = "FILE")]
     pub out: PathBuf,
-    /// Run ids are PREFIX-<point directory>; default: the archive directory's name.
+    /// Run ids are PREFIX-<point>, the point named as CBT names its run directory, with
+    /// `-` for `/`: op_size-<bytes>-concurrent_procs-<n>-iodepth-<n>-<mode>
+    /// (total_iodepth-<sum> where the volumes' depths differ); default: the archive
+    /// directory's name.
     #[arg(long, value_name = "PREFIX")]
     pub run_id_prefix: Option<String>,
     /// System id; default: the scenario file's name without extension.
@@ -55,7 +59,7 @@ fn import_cbt(a: ImportCbtArgs) -> anyhow::Result<ExitCode> {
         "scenario {} does not exist; pass the scenario file of the measured cluster",
         a.scenario.display()
     );
-    cephplan::io::check_writable_owned(&a.out)?;
+    cephplan::io::check_writable_file(&a.out, "runs.csv")?;
     let csv_dir = a
         .out
         .parent()
@@ -72,7 +76,12 @@ fn import_cbt(a: ImportCbtArgs) -> anyhow::Result<ExitCode> {
         run_id_prefix: a.run_id_prefix.clone().unwrap_or(archive_name),
         data_drive: scenario_drive(&a.scenario),
     };
-    let imported = import_cbt_tree(&a.archive, &ctx)?;
+    let mut imported = import_cbt_tree(&a.archive, &ctx)?;
+    // Read the tree first: a refused import leaves no copy of the scenario.
+    let scenario = scenario_for_dataset(&a.scenario, &csv_dir)?;
+    for r in &mut imported.runs {
+        r.scenario = Some(scenario.clone());
+    }
     append_runs(&a.out, &imported.runs).with_context(|| {
         format!(
             "appending {} run(s) to {}",
@@ -80,6 +89,14 @@ fn import_cbt(a: ImportCbtArgs) -> anyhow::Result<ExitCode> {
             a.out.display()
         )
     })?;
+    for i in &imported.incomplete {
+        let missing: Vec<String> = i.missing.iter().map(|p| p.display().to_string()).collect();
+        eprintln!(
+            "warning: left out {}: it lacks {} (an iteration CBT did not finish, or did not copy back); its point is averaged over the iterations that are complete",
+            i.dir.display(),
+            missing.join(", ")
+        );
+    }
     for (p, r) in imported.points.iter().zip(&imported.runs) {
         if let Some(c) = &p.cache_served {
             warn_cache_served(&r.run_id, c);
@@ -101,7 +118,8 @@ fn import_cbt(a: ImportCbtArgs) -> anyhow::Result<ExitCode> {
 pub struct ImportFioArgs {
     /// fio's JSON output.
     pub result: PathBuf,
-    /// Scenario file of the measured cluster (written relative to the CSV).
+    /// Scenario file of the measured cluster: referred to relative to the CSV when it lies
+    /// in the CSV's folder, else copied beside it (scenario-NAME.toml) and the copy referred to.
     #[arg(long, value_name = "FILE")]
     pub scenario: PathBuf,
     /// Dataset CSV to create or append to (must have been created by cephplan).
@@ -144,6 +162,7 @@ pub fn run(cmd: ImportCommand) -> anyhow::Result<ExitCode> {
         source: relative_to(&a.result, &csv_dir),
     };
     let mut row = run_from_fio(&out, &ctx);
+    row.scenario = Some(scenario_for_dataset(&a.scenario, &csv_dir)?);
     // Random reads on hard disks that complete faster than a disk can position are
     // cache-served; the row keeps a note and the user is told (data::import).
     // fio names the pattern (`rw`); where its jobs disagree there is none to check.

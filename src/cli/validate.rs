@@ -20,14 +20,17 @@ use crate::cli::output::{table, Format};
 
 #[derive(Debug, Args)]
 pub struct ValidateArgs {
-    /// Scenario file of the cluster under test (copied next to the results).
-    #[arg(long, required_unless_present_any = ["refit_only", "cleanup", "emit_cbt"])]
+    /// Scenario file of the cluster under test (copied next to the results; with
+    /// --emit-cbt, CBT's pool is made as its [pool] states).
+    #[arg(long, required_unless_present_any = ["refit_only", "cleanup"])]
     scenario: Option<PathBuf>,
     /// ceph.conf of the cluster (given to fio and to every fio server as CEPH_CONF).
-    /// With --cleanup: instead of the one recorded with the images.
-    #[arg(long, required_unless_present_any = ["refit_only", "cleanup", "emit_cbt"])]
-    ceph_conf: Option<PathBuf>,
+    /// With --cleanup: instead of the one recorded with the images. With --emit-cbt: CBT's
+    /// `conf_file`.
     #[arg(long, required_unless_present_any = ["refit_only", "cleanup"])]
+    ceph_conf: Option<PathBuf>,
+    /// Pool of the images (not with --emit-cbt: CBT runs in a pool of its own).
+    #[arg(long, required_unless_present_any = ["refit_only", "cleanup", "emit_cbt"])]
     pool: Option<String>,
     /// Put the data of the images cephplan creates in this pool (`rbd create --data-pool`,
     /// an erasure-coded pool with allow_ec_overwrites; --pool keeps their metadata). The
@@ -140,7 +143,13 @@ fn secs(s: &str, what: &str) -> anyhow::Result<u64> {
 
 /// `validate --emit-cbt FILE`: the sweep as a CBT configuration, written and nothing run.
 fn emit_cbt(a: &ValidateArgs, path: &std::path::Path) -> anyhow::Result<ExitCode> {
-    cephplan::io::check_writable_owned(path)?;
+    if let Some(pool) = &a.pool {
+        anyhow::bail!(
+            "--pool {pool}: CBT deletes and re-creates the pool it runs in, so --emit-cbt names a pool of its own, \"{}\", made as the scenario's [pool] states; leave --pool out",
+            validate::CBT_POOL
+        );
+    }
+    cephplan::io::check_writable_file(path, "cbt.yaml")?;
     let pattern = RwPattern::parse(&a.pattern).with_context(|| {
         format!(
             "--pattern {}: use randread, randwrite, randrw, read or write",
@@ -155,19 +164,29 @@ fn emit_cbt(a: &ValidateArgs, path: &std::path::Path) -> anyhow::Result<ExitCode
         read_percent: a.rwmixread.or((pattern == RwPattern::Randrw).then_some(50)),
     };
     let vary = a.vary.as_deref().map(Vary::parse).transpose()?;
-    let pool = a
-        .pool
+    let scenario_path = a
+        .scenario
         .as_deref()
-        .context("--pool is needed: CBT creates its volumes in that pool")?;
-    cephplan::fio::job::check_job_value("pool", pool)?;
-    let yaml = validate::cbt_yaml(
-        &base,
-        vary.as_ref(),
-        secs(&a.runtime, "runtime")?,
-        secs(&a.ramp_time, "ramp-time")?,
-        cephplan::units::parse_bytes(&a.image_size).context("--image-size")?,
-        pool,
-    );
+        .context("--scenario is needed: CBT's pool is made as its [pool] states")?;
+    let scenario = cephplan::spec::load_scenario(scenario_path, &Catalogue::builtin())?;
+    let conf = a
+        .ceph_conf
+        .as_deref()
+        .context("--ceph-conf is needed: it is CBT's conf_file")?;
+    // CBT runs from its own directory: the configuration names the file absolutely.
+    let conf = std::path::absolute(conf).unwrap_or_else(|_| conf.to_path_buf());
+    let duration = |s: &str, what: &str| {
+        cephplan::units::parse_duration_secs(s).with_context(|| format!("--{what}"))
+    };
+    let yaml = validate::cbt_yaml(&validate::CbtSweep {
+        base: &base,
+        vary: vary.as_ref(),
+        runtime_secs: duration(&a.runtime, "runtime")?,
+        ramp_time_secs: duration(&a.ramp_time, "ramp-time")?,
+        image_size_bytes: cephplan::units::parse_bytes(&a.image_size).context("--image-size")?,
+        pool: validate::CbtPool::of(&scenario, scenario_path)?,
+        conf_file: &conf,
+    })?;
     cephplan::io::write_atomic_owned(path, yaml.as_bytes())?;
     eprintln!("wrote {}", path.display());
     Ok(ExitCode::SUCCESS)

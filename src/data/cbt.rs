@@ -43,6 +43,16 @@ pub enum CbtError {
     },
     #[error("{0}")]
     Fio(#[from] FioParseError),
+    /// A file of the tree whose job did no I/O ([`FioParseError::NoIo`]), with what in a
+    /// CBT run leaves an image unopened.
+    #[error("{0}. In a CBT archive this is a volume that did not exist: CBT creates and pre-fills the volumes of a sweep's first benchmark only, so a later point with more volumes_per_client ran on missing images; rerun with the largest count first (`cephplan validate --emit-cbt` lists it so), or import the points that ran from their own directories")]
+    NoIo(FioParseError),
+    #[error("{root}: every iteration directory lacks fio outputs, e.g. {dir} lacks {missing}; CBT did not finish (or copy back) these runs: import an archive whose runs completed")]
+    AllIncomplete {
+        root: PathBuf,
+        dir: PathBuf,
+        missing: String,
+    },
     #[error("{first} and {second} are both CBT point {point} in one iteration (their benchmarks differ in a setting other than mode, op_size, iodepth and process count); import them from separate archive directories")]
     DuplicatePoint {
         point: String,
@@ -83,18 +93,31 @@ pub struct CbtPoint {
 pub struct CbtImport {
     pub runs: Vec<MeasuredRun>,
     pub points: Vec<CbtPoint>,
+    /// Iteration directories left out because files of theirs are missing (the caller
+    /// says so: an iteration CBT did not finish, or did not copy back).
+    pub incomplete: Vec<IncompleteIteration>,
+}
+
+/// An iteration directory of a tree that lacks fio outputs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct IncompleteIteration {
+    pub dir: PathBuf,
+    /// The files a complete point would have (`json_output.<volume>.<client>`).
+    pub missing: Vec<PathBuf>,
 }
 
 /// `output.N[.HOST]` or `json_output.N[.HOST]`: (is the JSON-only file, volume, client).
-fn result_file(name: &str) -> Option<(bool, String, String)> {
+fn result_file(name: &str) -> Option<(bool, u32, String)> {
     let (json, rest) = if let Some(r) = name.strip_prefix("json_output.") {
         (true, r)
     } else {
         (false, name.strip_prefix("output.")?)
     };
     let (volume, host) = rest.split_once('.').unwrap_or((rest, ""));
-    (!volume.is_empty() && volume.bytes().all(|b| b.is_ascii_digit()))
-        .then(|| (json, volume.to_string(), host.to_string()))
+    if volume.is_empty() || !volume.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    Some((json, volume.parse().ok()?, host.to_string()))
 }
 
 /// Every file below `dir` (not following symbolic links), depth-limited.
@@ -139,26 +162,74 @@ fn locate(rel_dir: &Path) -> (String, String) {
     (String::new(), parts.join("/"))
 }
 
-/// The files of one directory, JSON-only ones (`true`) apart from raw outputs, with hosts.
-type Files = BTreeMap<bool, Vec<(PathBuf, String)>>;
+/// The fio outputs of one directory by (client host, volume number): the
+/// `json_output.*` CBT parsed out, else the raw `output.*`.
+type Files = BTreeMap<(String, u32), PathBuf>;
 
-/// Reads a directory's fio outputs (its `json_output.*` when CBT wrote them, else its raw
-/// `output.*`) into one output whose jobs are every file's jobs, each job carrying its
-/// file's global options (fio's own precedence: a job option overrides a global one) and
-/// its client as hostname. Returns the output, the files read and their clients.
-fn merge_dir(by_kind: &Files) -> Result<(FioOutput, usize, Vec<String>), CbtError> {
-    let chosen = by_kind
-        .get(&true)
-        .or_else(|| by_kind.get(&false))
-        .expect("a group has files");
+/// The files a directory lacks for a complete point: every client of the tree (`hosts`:
+/// CBT runs every benchmark on all its clients) has volumes `0..n` (n the most any client
+/// has, or `volumes_per_client` of the directory's `benchmark_config.yaml` when it states
+/// it), as CBT runs each client's volumes alike. A directory lacking some is an iteration
+/// CBT did not finish (or copy back).
+fn missing_files(
+    dir: &Path,
+    files: &Files,
+    hosts: &std::collections::BTreeSet<&str>,
+) -> Vec<PathBuf> {
+    let mut per_host: BTreeMap<&str, Vec<u32>> = hosts.iter().map(|h| (*h, Vec::new())).collect();
+    for (host, volume) in files.keys() {
+        per_host.entry(host).or_default().push(*volume);
+    }
+    let most = per_host
+        .values()
+        .filter_map(|v| v.iter().max())
+        .max()
+        .map_or(0, |m| m + 1);
+    let n = std::fs::read_to_string(dir.join("benchmark_config.yaml"))
+        .ok()
+        .and_then(|t| {
+            t.lines().find_map(|l| {
+                l.trim()
+                    .strip_prefix("volumes_per_client:")?
+                    .trim()
+                    .parse::<u32>()
+                    .ok()
+            })
+        })
+        .unwrap_or(most);
+    let mut missing = Vec::new();
+    for (host, volumes) in per_host {
+        for v in 0..n {
+            if !volumes.contains(&v) {
+                let suffix = if host.is_empty() {
+                    String::new()
+                } else {
+                    format!(".{host}")
+                };
+                missing.push(dir.join(format!("json_output.{v}{suffix}")));
+            }
+        }
+    }
+    missing
+}
+
+/// Reads a directory's fio outputs into one output whose jobs are every file's jobs,
+/// each job carrying its file's global options (fio's own precedence: a job option
+/// overrides a global one) and its client as hostname. Returns the output, the files
+/// read and their clients.
+fn merge_dir(files: &Files) -> Result<(FioOutput, usize, Vec<String>), CbtError> {
     let mut merged: Option<FioOutput> = None;
     let mut clients = Vec::new();
-    for (path, host) in chosen {
+    for ((host, _volume), path) in files {
         let text = std::fs::read_to_string(path).map_err(|error| CbtError::Io {
             path: path.clone(),
             error,
         })?;
-        let parsed = parse_fio_output(&text, path, EngineCheck::RequireRbd)?;
+        let parsed =
+            parse_fio_output(&text, path, EngineCheck::RequireRbd).map_err(|e| match e {
+                FioParseError::NoIo { .. } => CbtError::NoIo(e),
+                e => CbtError::Fio(e),
+            })?;
         // A client is the file's host suffix (or the file, without one).
         let client = if host.is_empty() {
             path.display().to_string()
@@ -186,14 +257,15 @@ fn merge_dir(by_kind: &Files) -> Result<(FioOutput, usize, Vec<String>), CbtErro
             Some(m) => m.jobs.extend(jobs),
         }
     }
-    Ok((merged.expect("at least one file"), chosen.len(), clients))
+    Ok((merged.expect("at least one file"), files.len(), clients))
 }
 
 /// The name CBT's `LibrbdFio.__init__` gives a point's run directory,
 /// `op_size-<bytes:08>/concurrent_procs-<n:03>/iodepth-<n:03>/<mode>`, from the fio options
 /// of its files: `bs`, `iodepth`, `rw`, and `concurrent_procs` = its jobs / `numjobs`
-/// (CBT's total_procs = procs_per_volume × volumes_per_client × clients). `None` when the
-/// jobs disagree or lack one.
+/// (CBT's total_procs = procs_per_volume × volumes_per_client × clients). Where the jobs'
+/// depths differ (`total_iodepth`), `total_iodepth-<their sum:03>` stands for `iodepth-…`.
+/// `None` when the jobs disagree on another option or lack one.
 fn cbt_point_name(out: &FioOutput) -> Option<String> {
     let one = |key: &str| -> Option<String> {
         let v: std::collections::BTreeSet<&String> = out
@@ -206,12 +278,24 @@ fn cbt_point_name(out: &FioOutput) -> Option<String> {
             .flatten()
     };
     let bs = crate::units::parse_bytes(&one("bs")?).ok()?;
-    let iodepth: u32 = one("iodepth")?.parse().ok()?;
+    // Jobs of different depths (CBT's `total_iodepth` over the volumes) are named by
+    // their sum, the same in every iteration.
+    let iodepth = match one("iodepth") {
+        Some(d) => format!("iodepth-{:03}", d.parse::<u32>().ok()?),
+        None => {
+            let sum = out
+                .jobs
+                .iter()
+                .map(|j| j.job_options.get("iodepth")?.parse::<u32>().ok())
+                .sum::<Option<u32>>()?;
+            format!("total_iodepth-{sum:03}")
+        }
+    };
     let rw = one("rw")?;
     let numjobs: usize = one("numjobs").map_or(Some(1), |n| n.parse().ok())?;
     let procs = out.jobs.len() / numjobs.max(1);
     Some(format!(
-        "op_size-{bs:08}/concurrent_procs-{procs:03}/iodepth-{iodepth:03}/{rw}"
+        "op_size-{bs:08}/concurrent_procs-{procs:03}/{iodepth}/{rw}"
     ))
 }
 
@@ -220,13 +304,15 @@ fn cbt_point_name(out: &FioOutput) -> Option<String> {
 pub fn import_cbt(root: &Path, ctx: &CbtContext) -> Result<CbtImport, CbtError> {
     let mut files = Vec::new();
     walk(root, 16, &mut files)?;
-    // (iteration, directory, path below id-<hash>/) → the directory's files.
-    let mut dirs: BTreeMap<(String, PathBuf, String), Files> = BTreeMap::new();
+    // (iteration, directory, path below id-<hash>/) → (client, volume) → (is the JSON
+    // CBT parsed out, file).
+    type Found = BTreeMap<(String, u32), (bool, PathBuf)>;
+    let mut dirs: BTreeMap<(String, PathBuf, String), Found> = BTreeMap::new();
     for f in files {
         let Some(name) = f.file_name().and_then(|n| n.to_str()) else {
             continue;
         };
-        let Some((json, _volume, host)) = result_file(name) else {
+        let Some((json, volume, host)) = result_file(name) else {
             continue;
         };
         let rel = f
@@ -235,11 +321,22 @@ pub fn import_cbt(root: &Path, ctx: &CbtContext) -> Result<CbtImport, CbtError> 
             .unwrap_or(Path::new(""))
             .to_path_buf();
         let (iteration, below) = locate(&rel);
-        dirs.entry((iteration, rel, below))
+        let slot = dirs
+            .entry((iteration, rel, below))
             .or_default()
-            .entry(json)
-            .or_default()
-            .push((f.clone(), host));
+            .entry((host, volume));
+        // CBT's parsed-out JSON over its raw output (`walk` sorts `json_output.*` after
+        // `output.*`, and either order ends with the JSON).
+        match slot {
+            std::collections::btree_map::Entry::Vacant(v) => {
+                v.insert((json, f.clone()));
+            }
+            std::collections::btree_map::Entry::Occupied(mut o) => {
+                if json && !o.get().0 {
+                    o.insert((json, f.clone()));
+                }
+            }
+        }
     }
     if dirs.is_empty() {
         return Err(CbtError::NoResults {
@@ -254,8 +351,25 @@ pub fn import_cbt(root: &Path, ctx: &CbtContext) -> Result<CbtImport, CbtError> 
     }
     // point → iteration → its directory, merged.
     let mut tree: BTreeMap<String, BTreeMap<String, Dir>> = BTreeMap::new();
-    for ((iteration, rel, below), by_kind) in &dirs {
-        let (output, n_files, clients) = merge_dir(by_kind)?;
+    let hosts: std::collections::BTreeSet<&str> = dirs
+        .values()
+        .flat_map(|found| found.keys().map(|(h, _)| h.as_str()))
+        .collect();
+    let mut incomplete = Vec::new();
+    for ((iteration, rel, below), found) in &dirs {
+        let files: Files = found
+            .iter()
+            .map(|(k, (_, path))| (k.clone(), path.clone()))
+            .collect();
+        let missing = missing_files(&root.join(rel), &files, &hosts);
+        if !missing.is_empty() {
+            incomplete.push(IncompleteIteration {
+                dir: root.join(rel),
+                missing,
+            });
+            continue;
+        }
+        let (output, n_files, clients) = merge_dir(&files)?;
         // Pre-2017 CBT nested the point below id-<hash>/; since ceph/cbt 55cb681 the files
         // sit in id-<hash>/ itself and the fio options name the point.
         let point = if below.is_empty() {
@@ -284,21 +398,23 @@ pub fn import_cbt(root: &Path, ctx: &CbtContext) -> Result<CbtImport, CbtError> 
     let mut out = CbtImport {
         runs: Vec::new(),
         points: Vec::new(),
+        incomplete,
     };
     for (point, iterations) in tree {
         let hosts: std::collections::BTreeSet<&String> =
             iterations.values().flat_map(|d| &d.clients).collect();
         let n_files = iterations.values().map(|d| d.files).sum();
         let n_clients = hosts.len();
-        let first_dir = iterations
+        let dirs: Vec<String> = iterations
             .values()
-            .next()
-            .expect("a point has a directory")
-            .rel
-            .clone();
+            .map(|d| root.join(&d.rel).display().to_string())
+            .collect();
         let per_iteration: Vec<FioOutput> = iterations.into_values().map(|d| d.output).collect();
         let run_id = format!("{}-{}", ctx.run_id_prefix, point.replace('/', "-"));
-        let source = root.join(first_dir).display().to_string();
+        let source = match dirs.as_slice() {
+            [one] => one.clone(),
+            all => format!("averaged over {} iterations: {}", all.len(), all.join("; ")),
+        };
         let mut row = combine(&per_iteration, ctx, &run_id, &source);
         let cache_served = ctx.data_drive.as_ref().and_then(|drive| {
             per_iteration
@@ -316,6 +432,20 @@ pub fn import_cbt(root: &Path, ctx: &CbtContext) -> Result<CbtImport, CbtError> 
             cache_served,
         });
         out.runs.push(row);
+    }
+    if out.runs.is_empty() {
+        if let Some(first) = out.incomplete.first() {
+            return Err(CbtError::AllIncomplete {
+                root: root.to_path_buf(),
+                dir: first.dir.clone(),
+                missing: first
+                    .missing
+                    .iter()
+                    .map(|p| p.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            });
+        }
     }
     Ok(out)
 }
@@ -384,12 +514,9 @@ mod tests {
     fn result_files_and_layout_are_recognised() {
         assert_eq!(
             result_file("json_output.0.client-a"),
-            Some((true, "0".into(), "client-a".into()))
+            Some((true, 0, "client-a".into()))
         );
-        assert_eq!(
-            result_file("output.12"),
-            Some((false, "12".into(), String::new()))
-        );
+        assert_eq!(result_file("output.12"), Some((false, 12, String::new())));
         for other in [
             "output.x",
             "output.",
@@ -531,6 +658,85 @@ mod tests {
         }
     }
 
+    /// Audit F4: CBT's `total_iodepth: 16` over 3 volumes ran fio at `--iodepth` 6, 5, 5
+    /// (tests/fixtures/cbt/README.md, `total-iodepth/`, real output, unedited). The row
+    /// states the 16 in flight as `concurrency` and no iodepth (never the scenario's per-job
+    /// depth), the point is named by that sum, and Little's law holds on it: Σ IOPS (the
+    /// files' `write.iops`: 813.64 + 709.29 + 741.59) × the I/O-weighted mean latency
+    /// (7.36, 7.04, 6.72 ms) ≈ 16.
+    #[test]
+    fn jobs_of_different_depths_state_their_sum_as_concurrency() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/cbt/total-iodepth");
+        let imp = import_cbt(&root, &ctx()).unwrap();
+        assert_eq!(imp.points.len(), 1);
+        assert_eq!(
+            imp.points[0].point,
+            "op_size-00004096/concurrent_procs-003/total_iodepth-016/randwrite"
+        );
+        let r = &imp.runs[0];
+        let w = &r.workload;
+        assert_eq!(
+            (w.iodepth, w.concurrency, w.images),
+            (None, Some(16), Some(3))
+        );
+        assert!(r.stated.contains("concurrency") && !r.stated.contains("iodepth"));
+        assert!(
+            r.assumptions.contains("iodepths differ (5, 6)"),
+            "{}",
+            r.assumptions
+        );
+        approx::assert_relative_eq!(
+            r.measured.iops.unwrap(),
+            813.643927 + 709.290709 + 741.591742,
+            max_relative = 1e-9
+        );
+        let in_flight = r.measured.iops.unwrap() * r.measured.latency_mean_secs.unwrap();
+        assert!((in_flight - 16.0).abs() < 0.5, "{in_flight}");
+        assert_eq!(w.in_flight(), Some(16.0));
+    }
+
+    /// Audit F7: an iteration that lacks a client's file is left out and named with the
+    /// file it lacks (it was read as another point of fewer processes before), and a row
+    /// averaged over iterations names every iteration's directory as its source.
+    #[test]
+    fn an_incomplete_iteration_is_left_out_naming_the_missing_file() {
+        let d = tempfile::tempdir().unwrap();
+        for id in ["00000000/id-51e86b00", "00000001/id-a7d5c882"] {
+            let to = d.path().join("results").join(id);
+            std::fs::create_dir_all(&to).unwrap();
+            for f in std::fs::read_dir(fixture_root().join("results").join(id)).unwrap() {
+                let f = f.unwrap().path();
+                std::fs::copy(&f, to.join(f.file_name().unwrap())).unwrap();
+            }
+        }
+        let full = import_cbt(d.path(), &ctx()).unwrap();
+        assert!(full.incomplete.is_empty());
+        let it0 = d.path().join("results/00000000/id-51e86b00");
+        let it1 = d.path().join("results/00000001/id-a7d5c882");
+        assert_eq!(
+            full.runs[0].source,
+            format!(
+                "averaged over 2 iterations: {}; {}",
+                it0.display(),
+                it1.display()
+            )
+        );
+        for f in ["json_output.0.client-b", "output.0.client-b"] {
+            std::fs::remove_file(it1.join(f)).unwrap();
+        }
+        let part = import_cbt(d.path(), &ctx()).unwrap();
+        assert_eq!(
+            part.incomplete,
+            vec![IncompleteIteration {
+                dir: it1.clone(),
+                missing: vec![it1.join("json_output.0.client-b")],
+            }]
+        );
+        assert_eq!(part.points.len(), 1);
+        assert_eq!(part.points[0].iterations, 1);
+        assert_eq!(part.runs[0].source, it0.display().to_string());
+    }
+
     #[test]
     fn two_benchmarks_with_one_name_in_an_iteration_are_refused() {
         let d = tempfile::tempdir().unwrap();
@@ -591,6 +797,34 @@ mod tests {
         assert!(!flash.runs[0].assumptions.contains("a cache served"));
         let lab = with(&fixture_root(), DriveKind::Hdd);
         assert!(lab.points.iter().all(|p| p.cache_served.is_none()));
+    }
+
+    /// Audit F3: a point where one volume's fio could not open its image (a real fio
+    /// result for a missing image, tests/fixtures/fio/README.md `rbd-open-failed.json`,
+    /// laid out as a third volume of the lab point) is refused naming that file, not
+    /// summed in as an image at 0 IOPS.
+    #[test]
+    fn a_volume_that_did_no_io_is_refused_naming_its_file() {
+        let d = tempfile::tempdir().unwrap();
+        let src = fixture_root().join("results/00000000/id-51e86b00");
+        let to = d.path().join("results/00000000/id-51e86b00");
+        std::fs::create_dir_all(&to).unwrap();
+        for f in std::fs::read_dir(&src).unwrap() {
+            let f = f.unwrap().path();
+            std::fs::copy(&f, to.join(f.file_name().unwrap())).unwrap();
+        }
+        let bad = to.join("json_output.1.client-a");
+        std::fs::copy(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fio/rbd-open-failed.json"),
+            &bad,
+        )
+        .unwrap();
+        let e = import_cbt(d.path(), &ctx()).unwrap_err();
+        assert!(matches!(e, CbtError::NoIo(_)), "{e}");
+        let m = e.to_string();
+        assert!(m.contains(&bad.display().to_string()), "{m}");
+        assert!(m.contains("the image could not be opened?"), "{m}");
+        assert!(m.contains("largest count first"), "{m}");
     }
 
     #[test]

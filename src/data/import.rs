@@ -86,7 +86,40 @@ pub fn run_from_fio(out: &FioOutput, ctx: &ImportContext) -> MeasuredRun {
         p
     });
     let block_size_bytes = single(out, "bs", &mut notes).and_then(|b| parse_bytes(b).ok());
-    let iodepth = single(out, "iodepth", &mut notes).and_then(|v| v.parse().ok());
+    // Jobs of different depths (CBT's `total_iodepth` spreads one total over the volumes:
+    // 16 over 3 is 6, 5, 5) have no one iodepth; the row states their sum as the I/Os in
+    // flight (`concurrency`) rather than leave the depth to the scenario's.
+    let depths: BTreeSet<&str> = option(out, "iodepth");
+    let mut concurrency = None;
+    let iodepth = if depths.len() > 1 {
+        let each: Option<Vec<u32>> = out
+            .job_entries()
+            .iter()
+            .map(|j| {
+                // fio's default depth is 1.
+                j.job_options
+                    .get("iodepth")
+                    .or_else(|| out.global_options.get("iodepth"))
+                    .map_or(Some(1), |v| v.parse().ok())
+            })
+            .collect();
+        let listed = depths.iter().copied().collect::<Vec<_>>().join(", ");
+        match each {
+            Some(each) => {
+                let sum: u32 = each.iter().sum();
+                concurrency = Some(sum);
+                notes.push(format!(
+                    "jobs' iodepths differ ({listed}); concurrency = their sum, {sum} I/Os in flight, and no iodepth (the model takes one per job: calibrate fits the row where {sum} divides evenly over its images × jobs, else leaves it out naming why)"
+                ));
+            }
+            None => notes.push(format!(
+                "jobs disagree on iodepth ({listed}), not all of them a number: left to the scenario"
+            )),
+        }
+        None
+    } else {
+        single(out, "iodepth", &mut notes).and_then(|v| v.parse().ok())
+    };
     let numjobs: Option<u32> = single(out, "numjobs", &mut notes).and_then(|v| v.parse().ok());
     let images = option(out, "rbdname").len() as u32;
     // fio's group_reporting merges the jobs into one entry, which names one job's options:
@@ -108,7 +141,7 @@ pub fn run_from_fio(out: &FioOutput, ctx: &ImportContext) -> MeasuredRun {
         iodepth,
         images: (images > 0).then_some(images),
         jobs_per_image: numjobs.or((images > 0).then_some(1)),
-        concurrency: None,
+        concurrency: concurrency.filter(|_| !grouped),
         read_percent,
         ceph_release: None,
         nodes: None,
@@ -117,6 +150,7 @@ pub fn run_from_fio(out: &FioOutput, ctx: &ImportContext) -> MeasuredRun {
         ("pattern", workload.pattern.is_some()),
         ("block_size", workload.block_size_bytes.is_some()),
         ("iodepth", workload.iodepth.is_some()),
+        ("concurrency", workload.concurrency.is_some()),
         ("images", workload.images.is_some() && !grouped),
         ("jobs_per_image", numjobs.is_some() && !grouped),
         ("read_percent", workload.read_percent.is_some()),
@@ -249,6 +283,58 @@ pub fn note_cache_served(row: &mut MeasuredRun, c: &CacheServedReads) {
     } else {
         format!("{}; {note}", row.assumptions)
     };
+}
+
+/// The scenario as an imported dataset's rows refer to it, relative to the CSV's
+/// directory `csv_dir`. A scenario below that directory is referred to where it is (the
+/// dataset and it move together). One elsewhere (a `lab up` DIR that `lab down` deletes, a
+/// file that may change) is copied beside the CSV, as `validate` copies its scenario:
+/// `scenario-<its name>.toml`, with cephplan's marker and the original's path in a first
+/// comment line. An earlier copy is reused when it is the same (the same file, the same
+/// text); a copy that differs, or a file cephplan did not write, is never replaced: the
+/// next free `scenario-<its name>-N.toml` is written instead, so rows appended earlier keep
+/// the scenario they were measured with.
+pub fn scenario_for_dataset(scenario: &Path, csv_dir: &Path) -> Result<PathBuf, super::DataError> {
+    let abs = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    if abs(scenario).starts_with(abs(csv_dir)) {
+        return Ok(relative_to(scenario, csv_dir));
+    }
+    let text =
+        std::fs::read_to_string(scenario).map_err(|error| super::DataError::ScenarioRead {
+            path: scenario.to_path_buf(),
+            error,
+        })?;
+    let body = format!(
+        "# {} import: copy of {}, the scenario the dataset's rows beside it refer to\n{text}",
+        crate::io::GENERATED_MARKER,
+        abs(scenario).display()
+    );
+    let stem = scenario
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "scenario".into());
+    let stem = stem.strip_prefix("scenario-").unwrap_or(&stem);
+    let stem = if stem == "scenario" { "" } else { stem };
+    for n in 1u32.. {
+        let name = match (stem, n) {
+            ("", 1) => "scenario.toml".to_string(),
+            ("", n) => format!("scenario-{n}.toml"),
+            (s, 1) => format!("scenario-{s}.toml"),
+            (s, n) => format!("scenario-{s}-{n}.toml"),
+        };
+        let target = csv_dir.join(&name);
+        match std::fs::read_to_string(&target) {
+            Ok(existing) if existing == body => return Ok(PathBuf::from(name)),
+            Ok(_) => continue,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                crate::io::write_atomic_owned(&target, body.as_bytes())?;
+                return Ok(PathBuf::from(name));
+            }
+            // A directory or an unreadable file of that name: not ours to touch.
+            Err(_) => continue,
+        }
+    }
+    unreachable!("some scenario-<name>-N.toml is free")
 }
 
 /// `path` written relative to `base` when it lies below it, else as given.

@@ -358,6 +358,13 @@ pub enum DataError {
         path: PathBuf,
         error: std::io::Error,
     },
+    #[error(
+        "cannot read the scenario {path}: {error}; pass the scenario file of the measured cluster"
+    )]
+    ScenarioRead {
+        path: PathBuf,
+        error: std::io::Error,
+    },
     #[error("{path}: no dataset CSV files found (files cephplan generated that are not datasets, such as validate's comparison CSV, are skipped); pass a .csv dataset or a directory containing some")]
     NoFiles { path: PathBuf },
     #[error("{path}: line {line}: {message}")]
@@ -1153,7 +1160,7 @@ pub fn append_runs(path: &Path, new: &[MeasuredRun]) -> Result<(), DataError> {
     };
     std::fs::create_dir_all(&dir).map_err(io)?;
     // Before reading: a file that is not ours is refused with nothing read or written.
-    crate::io::check_writable_owned(path)?;
+    crate::io::check_writable_file(path, "runs.csv")?;
     let lock = std::fs::File::open(&dir).map_err(io)?;
     lock.lock().map_err(io)?;
     let existing = match std::fs::read_to_string(path) {

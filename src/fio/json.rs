@@ -59,6 +59,16 @@ pub enum FioParseError {
     },
     #[error("{file}: fio's output contains no jobs (neither `jobs` nor `client_stats`); the run did not start any job: check the job file and fio's stderr")]
     NoJobs { file: PathBuf },
+    /// A job that completed no I/O: with the rbd engine, the image could not be opened
+    /// (fio prints `rbd_open failed` on stderr and still writes its JSON, error 0).
+    #[error("{file}: job \"{job}\"{host} did no I/O (0 I/Os, 0 bytes in either direction): fio did no I/O: the image could not be opened? (for a missing RBD image fio prints `rbd_open failed` on its stderr and still writes this result with error 0); check that the image{image} exists and is reachable, and repeat the run")]
+    NoIo {
+        file: PathBuf,
+        job: String,
+        host: String,
+        /// ` "NAME"` from the job's `rbdname`, or empty.
+        image: String,
+    },
     #[error("{file}: job \"{job}\": {field} = {value} is not a figure fio writes (finite, ≥ 0 and at most {max:e}); the file is damaged or was edited: repeat the run")]
     BadValue {
         file: PathBuf,
@@ -342,7 +352,7 @@ fn check(out: &FioOutput, source: &Path, engine: EngineCheck) -> Result<(), FioP
         }
     }
     if engine == EngineCheck::RequireRbd {
-        for j in entries {
+        for j in &entries {
             let found = j
                 .job_options
                 .get("ioengine")
@@ -357,6 +367,25 @@ fn check(out: &FioOutput, source: &Path, engine: EngineCheck) -> Result<(), FioP
                 });
             }
         }
+    }
+    // A job that did nothing would count as an image running at 0 IOPS in every sum.
+    let idle = |d: &FioDirection| d.io_bytes == 0 && d.completed_ios() == 0;
+    if let Some(j) = entries.iter().find(|j| idle(&j.read) && idle(&j.write)) {
+        return Err(FioParseError::NoIo {
+            file: source.to_path_buf(),
+            job: j.jobname.clone(),
+            host: j
+                .hostname
+                .as_ref()
+                .map(|h| format!(" on {h}"))
+                .unwrap_or_default(),
+            image: j
+                .job_options
+                .get("rbdname")
+                .or_else(|| out.global_options.get("rbdname"))
+                .map(|n| format!(" \"{n}\""))
+                .unwrap_or_default(),
+        });
     }
     Ok(())
 }

@@ -314,6 +314,9 @@ osd memory target = 1073741824
 [mon]
 keyring = {d}/mon.a/keyring
 admin socket = {d}/run/$cluster-$name.asok
+# The cluster and audit logs (Pacific's default: /var/log/ceph/$cluster.$channel.log and
+# /var/log/ceph/$cluster.log) stay under DIR with everything else.
+mon cluster log file = default={d}/log/$cluster.$channel.log cluster={d}/log/$cluster.log
 [mgr]
 admin socket = {d}/run/$cluster-$name.asok
 [osd]
@@ -1282,6 +1285,21 @@ mod tests {
         assert!(
             section("client").contains("admin socket = /tmp/labx/run/$cluster-$name.$pid.asok\n")
         );
+    }
+
+    /// CBT audit F5: the monitor's cluster and audit logs go under DIR (Ceph 16.2's
+    /// `mon_cluster_log_file` default is `default=/var/log/ceph/$cluster.$channel.log
+    /// cluster=/var/log/ceph/$cluster.log`, `ceph-conf --show-config-value`), so that
+    /// nothing of the lab is written outside DIR or left after `lab down`.
+    #[test]
+    fn the_monitors_cluster_log_stays_under_dir() {
+        let c = ceph_conf_text(Path::new("/tmp/labx"), 6800, "f", 1 << 30);
+        assert!(
+            c.contains("\nmon cluster log file = default=/tmp/labx/log/$cluster.$channel.log cluster=/tmp/labx/log/$cluster.log\n"),
+            "{c}"
+        );
+        let settings = c.lines().filter(|l| !l.trim_start().starts_with('#'));
+        assert!(settings.clone().all(|l| !l.contains("/var/")), "{c}");
     }
 
     /// Finding 9: `down` of a directory that is gone says there is no lab there.

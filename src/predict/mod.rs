@@ -63,13 +63,27 @@ pub const REPORT_SCHEMA_VERSION: u32 = 1;
 /// reads.
 pub const IDLE_STATES_IN_FLIGHT_PER_NODE: f64 = 8.0;
 
-/// What the light-load note says after its load ([`idle_states_note`]).
-pub const IDLE_STATES_NOTE: &str = "at so light a load the measured latency depends on the \
-     nodes' CPU idle states, which the model does not take; nodes left at the OS default \
-     (deep C-states) measure lone I/Os up to 3× slower than at 4-8 in flight (Sepia o01: 3× \
-     16 KiB random writes 1.72 ms alone, 0.58 ms at 4). Set TuneD's latency-performance or \
-     network-latency profile on the nodes (and clients) before comparing lone-I/O latency \
-     with this prediction";
+/// What the light-load note says after its load ([`idle_states_note`]), with a measured
+/// example of the pattern's direction: writes (and mixes, which write) quote Sepia o01's
+/// 3× 16 KiB random writes (1.72 ms alone, 0.58 ms at 4, module doc), reads its 512 KiB
+/// random reads (`calibration-data/public-xeon-8276m-nvme-sepia-o01-cbt.csv`, runs
+/// `o01-cbt-jer42-512k-randread-t1` and `-t8`: 2.1215 ms alone, 1.5270 ms at 8).
+pub fn idle_states_text(pattern: crate::spec::Pattern) -> String {
+    use crate::spec::Pattern;
+    let example = match pattern {
+        Pattern::Randread | Pattern::Read => "512 KiB random reads 2.12 ms alone, 1.53 ms at 8",
+        Pattern::Randwrite | Pattern::Randrw | Pattern::Write => {
+            "3× 16 KiB random writes 1.72 ms alone, 0.58 ms at 4"
+        }
+    };
+    format!(
+        "at so light a load the measured latency depends on the nodes' CPU idle states, which \
+         the model does not take; nodes left at the OS default (deep C-states) measure lone \
+         I/Os up to 3× slower than at 4-8 in flight (Sepia o01: {example}). Set TuneD's \
+         latency-performance or network-latency profile on the nodes (and clients) before \
+         comparing lone-I/O latency with this prediction"
+    )
+}
 
 /// I/Os in flight per OSD node of a scenario.
 pub fn in_flight_per_node(s: &Scenario) -> f64 {
@@ -80,8 +94,12 @@ pub fn in_flight_per_node(s: &Scenario) -> f64 {
 /// ([`IDLE_STATES_IN_FLIGHT_PER_NODE`]); `None` at more.
 pub fn idle_states_note(s: &Scenario) -> Option<String> {
     let per_node = in_flight_per_node(s);
-    (per_node < IDLE_STATES_IN_FLIGHT_PER_NODE)
-        .then(|| format!("{per_node:.1} I/Os in flight per OSD node: {IDLE_STATES_NOTE}"))
+    (per_node < IDLE_STATES_IN_FLIGHT_PER_NODE).then(|| {
+        format!(
+            "{per_node:.1} I/Os in flight per OSD node: {}",
+            idle_states_text(s.pattern)
+        )
+    })
 }
 
 /// Notes on sequential writes, which the model takes as random writes of the same size

@@ -19,6 +19,7 @@
 //! Not here: fio itself (`fio`), the prediction (`predict`, reached through [`Predictor`]),
 //! printing (the CLI).
 
+mod cbt_yaml;
 pub mod counters;
 pub mod images;
 pub mod osd_cpu;
@@ -39,7 +40,8 @@ pub use images::{
     MAX_IMAGES,
 };
 
-pub use output::{cbt_yaml, comparison_csv, measured_run};
+pub use cbt_yaml::{cbt_yaml, CbtPool, CbtSweep, CBT_POOL};
+pub use output::{comparison_csv, measured_run};
 pub use refit::{
     refit, refit_csv, refit_options, validation_datasets, Refit, RefitReport, RefitSpec,
 };
@@ -116,6 +118,10 @@ pub enum ValidateError {
     RunRecord { path: PathBuf },
     #[error("{path}: cannot use this record of created images: {detail}; it is written by `cephplan validate`: restore it, or remove the images it lists by hand (`rbd rm POOL/NAME`) and delete it")]
     Record { path: PathBuf, detail: String },
+    #[error("{scenario}: the scenario states no `pg_count` under [pool], and CBT creates its pool with as many PGs as it is told (1024 when not), another pool than the one the rows would describe; fix: state the PG count of the pool to measure, e.g. `pg_count = 32`, under [pool] in {scenario}")]
+    CbtPgCount { scenario: PathBuf },
+    #[error("{flag} {secs} s: CBT's `time` and `ramp` are whole seconds (fio's --runtime=%d), so this sweep cannot be written as it would run; give a whole number of seconds, e.g. {flag} {}s", secs.ceil().max(1.0))]
+    CbtWholeSeconds { flag: &'static str, secs: f64 },
     #[error("cannot read the scenario {path}: {source}")]
     Scenario {
         path: PathBuf,
@@ -1015,14 +1021,15 @@ impl Predictor for ModelPredictor {
     }
 }
 
-/// The light-load note of a point ([`crate::predict::IDLE_STATES_NOTE`]), worded for every
-/// point below the threshold alike so that a report lists it once.
+/// The light-load note of a point ([`crate::predict::idle_states_text`], its example of
+/// the sweep's direction), worded for every point below the threshold alike so that a
+/// report lists it once.
 fn light_load_notes(s: &crate::spec::Scenario) -> Vec<String> {
-    use crate::predict::{in_flight_per_node, IDLE_STATES_IN_FLIGHT_PER_NODE, IDLE_STATES_NOTE};
+    use crate::predict::{idle_states_text, in_flight_per_node, IDLE_STATES_IN_FLIGHT_PER_NODE};
     if in_flight_per_node(s) < IDLE_STATES_IN_FLIGHT_PER_NODE {
         vec![format!(
-            "fewer than {IDLE_STATES_IN_FLIGHT_PER_NODE} I/Os in flight per OSD node: \
-             {IDLE_STATES_NOTE}"
+            "fewer than {IDLE_STATES_IN_FLIGHT_PER_NODE} I/Os in flight per OSD node: {}",
+            idle_states_text(s.pattern)
         )]
     } else {
         Vec::new()
@@ -2205,7 +2212,12 @@ mod tests {
         let light = at(1);
         assert_eq!(light.len(), 1, "{light:?}");
         assert!(light[0].starts_with("fewer than 8 I/Os in flight per OSD node: "));
-        assert!(light[0].ends_with(crate::predict::IDLE_STATES_NOTE));
+        assert!(light[0].ends_with(&crate::predict::idle_states_text(
+            crate::spec::Pattern::Randread
+        )));
+        // Audit F7: a read point quotes reads, not the writes' example.
+        assert!(light[0].contains("512 KiB random reads"), "{}", light[0]);
+        assert!(!light[0].contains("random writes"), "{}", light[0]);
         assert!(at(16).is_empty());
 
         // A report lists the note once, with the points it applies to.
