@@ -241,3 +241,45 @@ fn figures_no_run_produces_are_refused_naming_job_and_field() {
     doc["jobs"][0]["write"]["iops"] = serde_json::json!(0.0);
     parse_fio_output(&doc.to_string(), Path::new("ok.json"), EngineCheck::Any).unwrap();
 }
+
+/// Session 55's input audit: a UTF-8 byte-order mark before the document is read past
+/// (it was "no line starts with '{'"), a second document (fio run again with `>>` onto the
+/// same file) is refused rather than dropped, and jobs of different workloads are refused
+/// rather than summed as one.
+#[test]
+fn a_bom_is_read_past_and_a_second_document_or_mixed_jobs_are_refused() {
+    let one = std::fs::read_to_string(fixture("single-randwrite.json")).unwrap();
+    let path = Path::new("out.json");
+    let with_bom = format!("\u{feff}{one}");
+    let s = parse_fio_output(&with_bom, path, EngineCheck::RequireRbd)
+        .unwrap()
+        .summary();
+    assert_relative_eq!(s.write.iops, 1828.855721);
+
+    let twice = format!("{one}{one}");
+    let e = parse_fio_output(&twice, path, EngineCheck::RequireRbd).unwrap_err();
+    let second_line = one.lines().count() + 1;
+    assert!(
+        matches!(e, FioParseError::SeveralDocuments { documents: 2, second_line: l, .. } if l == second_line),
+        "{e:?}"
+    );
+    let m = e.to_string();
+    assert!(
+        m.starts_with("out.json: holds 2 fio JSON documents") && m.contains(">>"),
+        "{m}"
+    );
+    // fio's own lines after the document are not a document.
+    let trailing = format!("{one}fio: terminating on signal 2\n");
+    assert!(parse_fio_output(&trailing, path, EngineCheck::RequireRbd).is_ok());
+
+    let e = read_fio_file(&fixture("mixed-rw-psync.json"), EngineCheck::Any).unwrap_err();
+    assert!(
+        matches!(&e, FioParseError::MixedWorkloads { key, values, .. } if key == "rw" && values == "randread, randwrite"),
+        "{e:?}"
+    );
+    assert!(
+        e.to_string()
+            .contains("import each JSON output as its own run"),
+        "{e}"
+    );
+}

@@ -59,6 +59,21 @@ pub enum FioParseError {
     },
     #[error("{file}: fio's output contains no jobs (neither `jobs` nor `client_stats`); the run did not start any job: check the job file and fio's stderr")]
     NoJobs { file: PathBuf },
+    /// Jobs of different workloads (fio's `rw` or `bs`): one measured run cannot describe
+    /// them, and their figures would be summed as one workload's.
+    #[error("{file}: its jobs ran different workloads ({key} = {values}); one measured run describes one workload: run each workload as its own fio run (or split the job file), and import each JSON output as its own run")]
+    MixedWorkloads {
+        file: PathBuf,
+        key: String,
+        values: String,
+    },
+    /// More than one JSON document (fio run again with `>>` onto the same file).
+    #[error("{file}: holds {documents} fio JSON documents (line {second_line} starts another; fio appends one per run when its output is redirected with `>>`); one file is one run: keep one document per file (fio --output=FILE writes one) and import each file as its own run")]
+    SeveralDocuments {
+        file: PathBuf,
+        documents: usize,
+        second_line: usize,
+    },
     /// A job that completed no I/O: with the rbd engine, the image could not be opened
     /// (fio prints `rbd_open failed` on stderr and still writes its JSON, error 0).
     #[error("{file}: job \"{job}\"{host} did no I/O (0 I/Os, 0 bytes in either direction): fio did no I/O: the image could not be opened? (for a missing RBD image fio prints `rbd_open failed` on its stderr and still writes this result with error 0); check that the image{image} exists and is reachable, and repeat the run")]
@@ -240,6 +255,8 @@ pub fn parse_fio_output(
     source: &Path,
     engine: EngineCheck,
 ) -> Result<FioOutput, FioParseError> {
+    // A byte-order mark (an editor's UTF-8 save) is not part of the document.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let start = text
         .match_indices('{')
         .map(|(i, _)| i)
@@ -249,8 +266,13 @@ pub fn parse_fio_output(
             detail: "no line starts with '{'".into(),
         })?;
     let skipped_lines = text[..start].lines().count();
-    let mut de = serde_json::Deserializer::from_str(&text[start..]);
-    let out: FioOutput = serde::Deserialize::deserialize(&mut de).map_err(|e| {
+    let mut stream = serde_json::Deserializer::from_str(&text[start..]).into_iter::<FioOutput>();
+    let first = stream.next().ok_or_else(|| FioParseError::NoDocument {
+        file: source.to_path_buf(),
+        detail: "no line starts with '{'".into(),
+    })?;
+    let end = start + stream.byte_offset();
+    let out: FioOutput = first.map_err(|e| {
         let (file, line, column) = (source.to_path_buf(), e.line() + skipped_lines, e.column());
         // serde_json appends " at line L column C" to the message; the variant says where.
         let detail = e.to_string();
@@ -274,6 +296,20 @@ pub fn parse_fio_output(
             }
         }
     })?;
+    // fio's own lines may follow the document; another document may not.
+    let rest = &text[end..];
+    let starts: Vec<usize> = rest
+        .match_indices('{')
+        .map(|(i, _)| i)
+        .filter(|&i| i == 0 || rest[..i].ends_with('\n'))
+        .collect();
+    if let Some(&i) = starts.first() {
+        return Err(FioParseError::SeveralDocuments {
+            file: source.to_path_buf(),
+            documents: 1 + starts.len(),
+            second_line: text[..end + i].matches('\n').count() + 1,
+        });
+    }
     check(&out, source, engine)?;
     Ok(out)
 }
@@ -293,6 +329,27 @@ fn check(out: &FioOutput, source: &Path, engine: EngineCheck) -> Result<(), FioP
         return Err(FioParseError::NoJobs {
             file: source.to_path_buf(),
         });
+    }
+    // fio's own names and their aliases (`readwrite`, `blocksize`).
+    for keys in [["rw", "readwrite"], ["bs", "blocksize"]] {
+        let values: std::collections::BTreeSet<&str> = entries
+            .iter()
+            .filter_map(|j| {
+                keys.iter().find_map(|k| {
+                    j.job_options
+                        .get(*k)
+                        .or_else(|| out.global_options.get(*k))
+                        .map(|v| v.trim())
+                })
+            })
+            .collect();
+        if values.len() > 1 {
+            return Err(FioParseError::MixedWorkloads {
+                file: source.to_path_buf(),
+                key: keys[0].to_string(),
+                values: values.into_iter().collect::<Vec<_>>().join(", "),
+            });
+        }
     }
     for j in out.jobs.iter().chain(out.client_stats.iter()) {
         if j.error != 0 {
