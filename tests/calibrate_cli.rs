@@ -205,7 +205,7 @@ fn profile_prints_a_grid_and_refuses_values_outside_the_bounds() {
         assert_eq!(mape, p["mape_in_sample"].as_f64().unwrap(), "{p}");
         assert_eq!(row[3], p["throughput_misses"].to_string());
         assert_eq!(row[4], p["termination"]["evaluations"].to_string());
-        assert_eq!(row[5], p["termination"]["reason"].as_str().unwrap());
+        assert_eq!(&row[5], p["termination"]["reason"].as_str().unwrap());
     }
     cephplan()
         .args(["profile", "--data"])
