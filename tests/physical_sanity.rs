@@ -316,9 +316,9 @@ enum Protection {
 /// rated at one I/O, so its command queueing is exercised too (and, with a WAL/DB device,
 /// its direct writes in allocation order).
 const DRIVES: [&str; 3] = [
-    r#"{ kind = "nvme", capacity = "3840G", read_4k_iops = 600000, write_4k_iops = 100000, read_bytes_per_sec = 3200000000, write_bytes_per_sec = 2000000000, read_latency = "90us", write_latency = "30us" }"#,
-    r#"{ kind = "sata-ssd", capacity = "1920G", read_4k_iops = 90000, write_4k_iops = 30000, read_bytes_per_sec = 550000000, write_bytes_per_sec = 500000000, read_latency = "150us", write_latency = "60us" }"#,
-    r#"{ kind = "hdd", capacity = "8T", read_4k_iops = 200, write_4k_iops = 400, read_bytes_per_sec = 250000000, write_bytes_per_sec = 250000000, read_latency = "8ms", write_latency = "4ms", iops_queue_depth = 1 }"#,
+    r#"{ kind = "nvme", capacity = "3840GiB", read_4k_iops = 600000, write_4k_iops = 100000, read_bytes_per_sec = 3200000000, write_bytes_per_sec = 2000000000, read_latency = "90us", write_latency = "30us" }"#,
+    r#"{ kind = "sata-ssd", capacity = "1920GiB", read_4k_iops = 90000, write_4k_iops = 30000, read_bytes_per_sec = 550000000, write_bytes_per_sec = 500000000, read_latency = "150us", write_latency = "60us" }"#,
+    r#"{ kind = "hdd", capacity = "8TiB", read_4k_iops = 200, write_4k_iops = 400, read_bytes_per_sec = 250000000, write_bytes_per_sec = 250000000, read_latency = "8ms", write_latency = "4ms", iops_queue_depth = 1 }"#,
 ];
 
 impl Draw {
