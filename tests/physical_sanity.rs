@@ -363,7 +363,29 @@ impl Draw {
         let width = d.width();
         let per_drive = d.nodes * d.osds_per_drive;
         d.drives = d.drives.max(width.div_ceil(per_drive));
+        // The images' data with its copies must fit on the drives (session 55: more is
+        // refused): halve the image size until it does.
+        while let Some(g) = d.image_gib.filter(|&g| g > 1 && !d.images_fit(g)) {
+            d.image_gib = Some(g / 2);
+        }
         d
+    }
+
+    /// True when `images` images of `gib` GiB, with their copies, fit on the raw capacity.
+    fn images_fit(&self, gib: u32) -> bool {
+        let drive_gib: f64 = if self.drive.contains("\"3840GiB\"") {
+            3840.0
+        } else if self.drive.contains("\"1920GiB\"") {
+            1920.0
+        } else {
+            8192.0
+        };
+        let copies = match self.protection {
+            Protection::Replicated(r) => f64::from(r),
+            Protection::Erasure(k, m) => f64::from(k + m) / f64::from(k),
+        };
+        f64::from(self.images) * f64::from(gib) * copies
+            <= f64::from(self.nodes) * f64::from(self.drives) * drive_gib
     }
 
     fn width(&self) -> u32 {
