@@ -7,6 +7,7 @@
 //! Sizes follow fio's convention: `k`, `K`, `KiB` and `KB` all mean 1024 bytes.
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use std::borrow::Cow;
 use std::fmt;
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -14,13 +15,16 @@ use std::fmt;
 pub struct UnitError {
     pub what: &'static str,
     pub input: String,
-    /// "is not understood" (the spelling) or "is out of range" (a value read but impossible).
+    /// "is not understood" (the spelling), "is out of range" (a value read but impossible)
+    /// or "is ambiguous" (a spelling with two readings).
     pub problem: &'static str,
-    pub hint: &'static str,
+    /// The remedy: how to write the value (it may quote the input's own figures).
+    pub hint: Cow<'static, str>,
 }
 
 const NOT_UNDERSTOOD: &str = "is not understood";
 const OUT_OF_RANGE: &str = "is out of range";
+const AMBIGUOUS: &str = "is ambiguous";
 
 fn split_number(s: &str) -> Option<(f64, &str)> {
     let s = s.trim();
@@ -48,7 +52,7 @@ pub fn parse_bytes(s: &str) -> Result<u64, UnitError> {
         what: "size",
         input: s.to_string(),
         problem: NOT_UNDERSTOOD,
-        hint: SIZE_HINT,
+        hint: SIZE_HINT.into(),
     };
     let (n, unit) = split_number(s).ok_or_else(err)?;
     let mult: f64 = match unit.to_ascii_lowercase().as_str() {
@@ -71,7 +75,8 @@ pub fn parse_bytes(s: &str) -> Result<u64, UnitError> {
             what: "size",
             input: s.to_string(),
             problem: OUT_OF_RANGE,
-            hint: "a size must be below 16 EiB (2^64 bytes); check the exponent or the suffix",
+            hint: "a size must be below 16 EiB (2^64 bytes); check the exponent or the suffix"
+                .into(),
         });
     }
     Ok(v as u64)
@@ -86,7 +91,7 @@ pub fn parse_duration_secs(s: &str) -> Result<f64, UnitError> {
         what: "duration",
         input: s.to_string(),
         problem: NOT_UNDERSTOOD,
-        hint: DURATION_HINT,
+        hint: DURATION_HINT.into(),
     };
     let (n, unit) = split_number(s).ok_or_else(err)?;
     let mult = match unit {
@@ -103,11 +108,160 @@ pub fn parse_duration_secs(s: &str) -> Result<f64, UnitError> {
         return Err(UnitError {
             problem: OUT_OF_RANGE,
             hint:
-                "a duration is at least 0 and finite: write it without a minus sign, e.g. \"15us\" or \"30s\"",
+                "a duration is at least 0 and finite: write it without a minus sign, e.g. \"15us\" or \"30s\"".into(),
             ..err()
         });
     }
     Ok(v)
+}
+
+const LATENCY_TARGET_HINT: &str =
+    "write a latency target with its unit: ns, us, ms or s, e.g. \"4ms\" or \"250us\"";
+
+/// Parses a latency *target* (`--latency-target`, a requirements file's `latency_*_max`)
+/// into seconds. Unlike [`parse_duration_secs`], a unit is required and minutes and hours
+/// are refused: "4" and "4m" are slips for "4ms" far more often than 4 s or 4 minutes, and
+/// either would turn a storage latency target into one that every design meets.
+pub fn parse_latency_target_secs(s: &str) -> Result<f64, UnitError> {
+    let err = |problem: &'static str, hint: Cow<'static, str>| UnitError {
+        what: "latency target",
+        input: s.to_string(),
+        problem,
+        hint,
+    };
+    let (n, unit) =
+        split_number(s).ok_or_else(|| err(NOT_UNDERSTOOD, LATENCY_TARGET_HINT.into()))?;
+    match unit {
+        "" => Err(err(
+            "has no unit",
+            format!(
+                "write a unit: \"{n}ms\" for {n} milliseconds (\"{n}s\" if {n} seconds is meant)"
+            )
+            .into(),
+        )),
+        "m" | "min" | "h" => Err(err(
+            "is minutes or hours",
+            format!(
+                "write a unit of ns, us, ms or s: \"{n}ms\"; \"{}\" would be {n} {}",
+                s.trim(),
+                if unit == "h" { "hours" } else { "minutes" }
+            )
+            .into(),
+        )),
+        _ => parse_duration_secs(s).map_err(|e| UnitError {
+            what: "latency target",
+            hint: if e.problem == NOT_UNDERSTOOD {
+                LATENCY_TARGET_HINT.into()
+            } else {
+                e.hint
+            },
+            ..e
+        }),
+    }
+}
+
+/// How a capacity's one-letter suffix ("2T", "200G") reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SingleLetter {
+    /// Binary, as `rbd create --size` and fio read it (image sizes: "200G" = 200 GiB).
+    Binary,
+    /// Refused as ambiguous (drive capacities: datasheets write decimal "2TB", tools binary).
+    Refused,
+}
+
+/// Parses a capacity in bytes: a byte count, or a number with a decimal suffix ("TB",
+/// "GB", "MB", "kB", "PB": 10¹² … as on drive datasheets) or a binary one ("TiB", "GiB",
+/// …: 2⁴⁰ …), case-insensitive; a one-letter suffix reads as `single` says. Rounded to
+/// whole bytes ("15.36TB").
+pub fn parse_capacity_bytes(s: &str, single: SingleLetter) -> Result<u64, UnitError> {
+    let err = |problem: &'static str, hint: Cow<'static, str>| UnitError {
+        what: "capacity",
+        input: s.to_string(),
+        problem,
+        hint,
+    };
+    let hint = || -> Cow<'static, str> {
+        "write a byte count or a number with a decimal suffix as datasheets do (\"2TB\" = 2×10¹² bytes, \"960GB\") or a binary one (\"2TiB\" = 2×2⁴⁰ bytes)".into()
+    };
+    let (n, unit) = split_number(s).ok_or_else(|| err(NOT_UNDERSTOOD, hint()))?;
+    let lower = unit.to_ascii_lowercase();
+    let power = |p: char| "kmgtp".find(p).map(|i| i as i32 + 1);
+    let mult = match lower.as_str() {
+        "" | "b" => 1.0,
+        u if u.len() == 3 && u.ends_with("ib") => 1024f64.powi(
+            power(u.chars().next().unwrap_or(' ')).ok_or_else(|| err(NOT_UNDERSTOOD, hint()))?,
+        ),
+        u if u.len() == 2 && u.ends_with('b') => 1000f64.powi(
+            power(u.chars().next().unwrap_or(' ')).ok_or_else(|| err(NOT_UNDERSTOOD, hint()))?,
+        ),
+        u if u.len() == 1 => {
+            let p = power(u.chars().next().unwrap_or(' '))
+                .ok_or_else(|| err(NOT_UNDERSTOOD, hint()))?;
+            match single {
+                SingleLetter::Binary => 1024f64.powi(p),
+                SingleLetter::Refused => {
+                    let up = unit.to_ascii_uppercase().replace('K', "k");
+                    return Err(err(
+                        AMBIGUOUS,
+                        format!(
+                            "write \"{n}{up}B\" ({n}×10^{} bytes, as drive datasheets count) or \"{n}{}iB\" ({n}×2^{} bytes)",
+                            3 * p,
+                            up.replace('k', "K"),
+                            10 * p
+                        )
+                        .into(),
+                    ));
+                }
+            }
+        }
+        _ => return Err(err(NOT_UNDERSTOOD, hint())),
+    };
+    let v = (n * mult).round();
+    if !(v.is_finite() && v >= 0.0) {
+        return Err(err(NOT_UNDERSTOOD, hint()));
+    }
+    if v >= 18_446_744_073_709_551_616.0 {
+        return Err(err(
+            OUT_OF_RANGE,
+            "a capacity must be below 16 EiB (2^64 bytes); check the exponent or the suffix".into(),
+        ));
+    }
+    Ok(v as u64)
+}
+
+/// Deserialises a drive's `capacity` ([`parse_capacity_bytes`], one-letter suffixes refused).
+pub fn drive_capacity<'de, D: Deserializer<'de>>(d: D) -> Result<Bytes, D::Error> {
+    capacity_with(d, SingleLetter::Refused)
+}
+
+/// Deserialises an optional `image_size` ([`parse_capacity_bytes`], "200G" = 200 GiB as
+/// `rbd create --size` reads it, "200GB" = 200×10⁹ bytes).
+pub fn image_size<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Bytes>, D::Error> {
+    capacity_with(d, SingleLetter::Binary).map(Some)
+}
+
+fn capacity_with<'de, D: Deserializer<'de>>(d: D, single: SingleLetter) -> Result<Bytes, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Raw {
+        N(u64),
+        S(String),
+    }
+    match Raw::deserialize(d).map_err(|e| {
+        keep_missing(e, || {
+            "expected a capacity: a byte count, or a string such as \"2TB\" (decimal) or \"2TiB\" (binary)".to_string()
+        })
+    })? {
+        Raw::N(n) => Ok(Bytes(n)),
+        Raw::S(s) => parse_capacity_bytes(&s, single)
+            .map(Bytes)
+            .map_err(serde::de::Error::custom),
+    }
+}
+
+/// Serialises a size as a whole number of bytes (a drive capacity: no suffix to misread).
+pub fn bytes_as_integer<S: Serializer>(b: &Bytes, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_u64(b.0)
 }
 
 const RATE_HINT: &str =
@@ -120,9 +274,16 @@ pub fn parse_bits_per_sec(s: &str) -> Result<f64, UnitError> {
         what: "link rate",
         input: s.to_string(),
         problem: NOT_UNDERSTOOD,
-        hint: RATE_HINT,
+        hint: RATE_HINT.into(),
     };
     let (n, unit) = split_number(s).ok_or_else(err)?;
+    if let Some(hint) = byte_rate_hint(n, unit) {
+        return Err(UnitError {
+            problem: "is in bytes per second",
+            hint: hint.into(),
+            ..err()
+        });
+    }
     let u = unit.to_ascii_lowercase();
     let u = u
         .trim_end_matches("/s")
@@ -142,11 +303,44 @@ pub fn parse_bits_per_sec(s: &str) -> Result<f64, UnitError> {
     if !(v.is_finite() && v > 0.0) {
         return Err(UnitError {
             problem: OUT_OF_RANGE,
-            hint: "a link rate must be positive and finite (a link of 0 carries nothing), e.g. \"25Gb/s\"",
+            hint: "a link rate must be positive and finite (a link of 0 carries nothing), e.g. \"25Gb/s\"".into(),
             ..err()
         });
     }
     Ok(v)
+}
+
+/// The remedy for a link rate written in bytes ("10GB/s", "1.25GB/s", "10GBps": a capital
+/// `B`), giving both readings; None for any other unit. NICs are named in bits (10 GbE), so
+/// a byte spelling is either a slip of the case (10 GbE meant) or a data rate that is 8×
+/// as many bits: cephplan takes neither silently.
+fn byte_rate_hint(n: f64, unit: &str) -> Option<String> {
+    let u = unit
+        .strip_suffix("/s")
+        .or_else(|| unit.strip_suffix("ps"))
+        .unwrap_or(unit);
+    let prefix = u.strip_suffix('B')?;
+    let prefix = prefix.strip_suffix('i').unwrap_or(prefix);
+    let mult = match prefix {
+        "" => 1.0,
+        "k" | "K" => 1e3,
+        "M" => 1e6,
+        "G" => 1e9,
+        "T" => 1e12,
+        _ => return None,
+    };
+    let bits = n * mult * 8.0;
+    let (scale, p) = [(1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")]
+        .into_iter()
+        .find(|&(m, _)| bits >= m)
+        .unwrap_or((1.0, ""));
+    let round = |v: f64| (v * 1e6).round() / 1e6;
+    let shown = format!("{}{p}b/s", round(bits / scale));
+    let p_in = prefix.to_ascii_uppercase().replace('K', "k");
+    let n = round(n);
+    Some(format!(
+        "that is {shown}; NIC speeds are written in bits: \"{n}{p_in}b/s\" for a {n} {p_in}b/s link (10 GbE is \"10Gb/s\"), or \"{shown}\" if {n} {p_in}B/s is meant"
+    ))
 }
 
 /// A size in bytes, written in files as a number or as a string with a suffix ("4k").
@@ -231,6 +425,39 @@ impl<'de> Deserialize<'de> for Secs {
             ))),
             Raw::S(s) => parse_duration_secs(&s)
                 .map(Secs)
+                .map_err(serde::de::Error::custom),
+        }
+    }
+}
+
+/// A latency target in seconds, written as a string with its unit ("4ms",
+/// [`parse_latency_target_secs`]): a bare number is refused (seconds or milliseconds?).
+#[derive(Debug, Clone, Copy, PartialEq, PartialOrd)]
+pub struct LatencyTarget(pub f64);
+
+impl Serialize for LatencyTarget {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        // Seconds at f64's shortest round-trip digits: parses back to the same value.
+        s.serialize_str(&format!("{}s", self.0))
+    }
+}
+
+impl<'de> Deserialize<'de> for LatencyTarget {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            N(f64),
+            S(String),
+        }
+        match Raw::deserialize(d)
+            .map_err(|e| keep_missing(e, || format!("expected a latency target: {LATENCY_TARGET_HINT}")))?
+        {
+            Raw::N(n) => Err(serde::de::Error::custom(format!(
+                "latency target {n} has no unit: write it as a string with its unit: \"{n}ms\" for {n} milliseconds (\"{n}s\" if {n} seconds is meant)"
+            ))),
+            Raw::S(s) => parse_latency_target_secs(&s)
+                .map(LatencyTarget)
                 .map_err(serde::de::Error::custom),
         }
     }
@@ -332,6 +559,85 @@ mod tests {
         assert_eq!(parse_bits_per_sec("10").unwrap(), 10e9);
         assert_eq!(parse_bits_per_sec("100Mbps").unwrap(), 100e6);
         assert!(parse_bits_per_sec("fast").is_err());
+    }
+
+    /// Session 55's audit: "10GB/s", "1.25GB/s" and "100GBps" were read as bits (8× off).
+    /// A byte spelling is refused with both readings; bit spellings are unchanged.
+    #[test]
+    fn a_link_rate_in_bytes_is_refused_with_both_readings() {
+        let e = parse_bits_per_sec("10GB/s").unwrap_err().to_string();
+        assert!(
+            e.contains("is in bytes per second")
+                && e.contains("80Gb/s")
+                && e.contains("\"10Gb/s\" for a 10 Gb/s link"),
+            "{e}"
+        );
+        let e = parse_bits_per_sec("1.25GB/s").unwrap_err().to_string();
+        assert!(e.contains("that is 10Gb/s"), "{e}");
+        for s in ["10GBps", "100MB/s", "10GB", "1GiB/s", "500kB/s"] {
+            let e = parse_bits_per_sec(s).unwrap_err().to_string();
+            assert!(e.contains("bytes per second"), "{s}: {e}");
+        }
+        assert_eq!(parse_bits_per_sec("10Gbps").unwrap(), 10e9);
+        assert_eq!(parse_bits_per_sec("10gb/s").unwrap(), 10e9);
+        assert_eq!(parse_bits_per_sec("25GbE").unwrap(), 25e9);
+    }
+
+    /// Session 55's audit: `--latency-target 4` was 4 s and "4m" 4 minutes.
+    #[test]
+    fn a_latency_target_needs_a_unit_below_minutes() {
+        let e = parse_latency_target_secs("4").unwrap_err().to_string();
+        assert!(e.contains("has no unit") && e.contains("\"4ms\""), "{e}");
+        let e = parse_latency_target_secs("4m").unwrap_err().to_string();
+        assert!(
+            e.contains("\"4ms\"") && e.contains("\"4m\" would be 4 minutes"),
+            "{e}"
+        );
+        assert!(parse_latency_target_secs("1h").is_err());
+        assert!((parse_latency_target_secs("4ms").unwrap() - 4e-3).abs() < 1e-15);
+        assert_eq!(parse_latency_target_secs("250us").unwrap(), 250e-6);
+        assert_eq!(parse_latency_target_secs("1s").unwrap(), 1.0);
+        let e = parse_latency_target_secs("4 parsecs")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("ms"), "{e}");
+        // Durations elsewhere keep their reading.
+        assert_eq!(parse_duration_secs("4").unwrap(), 4.0);
+        assert_eq!(parse_duration_secs("4m").unwrap(), 240.0);
+        #[derive(Deserialize, Serialize)]
+        struct T {
+            t: LatencyTarget,
+        }
+        let e = toml::from_str::<T>("t = 3").err().unwrap().to_string();
+        assert!(e.contains("no unit") && e.contains("\"3ms\""), "{e}");
+        let t: T = toml::from_str("t = \"3ms\"").unwrap();
+        assert_eq!(t.t, LatencyTarget(0.003));
+        let back: T = toml::from_str(&toml::to_string(&t).unwrap()).unwrap();
+        assert_eq!(back.t, t.t);
+    }
+
+    /// Session 55's audit: a drive `capacity = "2TB"` was 2 TiB (+10 %). Decimal suffixes
+    /// are decimal, binary ones binary; a one-letter suffix is refused for a drive and binary
+    /// for an image (rbd's `--size`).
+    #[test]
+    fn capacities_read_tb_as_decimal_and_tib_as_binary() {
+        let drive = |s| parse_capacity_bytes(s, SingleLetter::Refused);
+        let image = |s| parse_capacity_bytes(s, SingleLetter::Binary);
+        assert_eq!(drive("2TB").unwrap(), 2_000_000_000_000);
+        assert_eq!(drive("15.36TB").unwrap(), 15_360_000_000_000);
+        assert_eq!(drive("960GB").unwrap(), 960_000_000_000);
+        assert_eq!(drive("2TiB").unwrap(), 2 << 40);
+        assert_eq!(drive("2tb").unwrap(), 2_000_000_000_000);
+        assert_eq!(drive("3840000000000").unwrap(), 3_840_000_000_000);
+        let e = drive("2T").unwrap_err().to_string();
+        assert!(
+            e.contains("is ambiguous") && e.contains("\"2TB\"") && e.contains("\"2TiB\""),
+            "{e}"
+        );
+        assert_eq!(image("200G").unwrap(), 200 << 30);
+        assert_eq!(image("200GB").unwrap(), 200_000_000_000);
+        assert!(drive("2 parsecs").is_err());
+        assert!(drive("1e30TB").is_err());
     }
 
     #[test]

@@ -760,8 +760,10 @@ fn predict_csv_has_a_row_for_the_nodes_down_state() {
 /// with "no points were evaluated"); a bad latency target names `--latency-target`.
 #[test]
 fn a_sweep_with_no_point_predicted_fails_and_flags_are_named() {
+    // One node cannot hold the fixture's 3 replicas (a value the scenario refuses; a value
+    // no scenario takes, such as block_size=3000, is refused before the sweep).
     cephplan()
-        .args(["sweep", "--scenario", FIXTURE, "--vary", "block_size=3000"])
+        .args(["sweep", "--scenario", FIXTURE, "--vary", "nodes=1"])
         .assert()
         .code(2)
         .stderr(predicate::str::contains(
@@ -892,4 +894,39 @@ fn a_degraded_refusal_for_osd_placement_names_the_placement() {
                 ))
                 .and(predicate::str::contains("size − min_size").not()),
         );
+}
+
+/// Session 55's audit: `--latency-target 4` was 4 s and `4m` 4 minutes (the knee "≤
+/// 4000.000 ms"); `--vary block_size=3,64k` skipped the 3 and exited 0.
+#[test]
+fn a_latency_target_without_a_unit_and_a_bad_sweep_value_are_refused() {
+    for (target, says) in [("4", "has no unit"), ("4m", "would be 4 minutes")] {
+        cephplan()
+            .args(["sweep", "--scenario", FIXTURE, "--vary", "iodepth=1,2"])
+            .args(["--latency-target", target])
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains("--latency-target"))
+            .stderr(predicate::str::contains(says))
+            .stderr(predicate::str::contains("\"4ms\""));
+    }
+    cephplan()
+        .args([
+            "size",
+            "--scenario",
+            FIXTURE,
+            "--iops",
+            "1000",
+            "--latency-target",
+            "2",
+        ])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("has no unit"));
+    cephplan()
+        .args(["sweep", "--scenario", FIXTURE, "--vary", "block_size=3,64k"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("block size `3`"))
+        .stderr(predicate::str::contains("multiple of 512"));
 }

@@ -316,9 +316,9 @@ enum Protection {
 /// rated at one I/O, so its command queueing is exercised too (and, with a WAL/DB device,
 /// its direct writes in allocation order).
 const DRIVES: [&str; 3] = [
-    r#"{ kind = "nvme", capacity = "3840G", read_4k_iops = 600000, write_4k_iops = 100000, read_bytes_per_sec = 3200000000, write_bytes_per_sec = 2000000000, read_latency = "90us", write_latency = "30us" }"#,
-    r#"{ kind = "sata-ssd", capacity = "1920G", read_4k_iops = 90000, write_4k_iops = 30000, read_bytes_per_sec = 550000000, write_bytes_per_sec = 500000000, read_latency = "150us", write_latency = "60us" }"#,
-    r#"{ kind = "hdd", capacity = "8T", read_4k_iops = 200, write_4k_iops = 400, read_bytes_per_sec = 250000000, write_bytes_per_sec = 250000000, read_latency = "8ms", write_latency = "4ms", iops_queue_depth = 1 }"#,
+    r#"{ kind = "nvme", capacity = "3840GiB", read_4k_iops = 600000, write_4k_iops = 100000, read_bytes_per_sec = 3200000000, write_bytes_per_sec = 2000000000, read_latency = "90us", write_latency = "30us" }"#,
+    r#"{ kind = "sata-ssd", capacity = "1920GiB", read_4k_iops = 90000, write_4k_iops = 30000, read_bytes_per_sec = 550000000, write_bytes_per_sec = 500000000, read_latency = "150us", write_latency = "60us" }"#,
+    r#"{ kind = "hdd", capacity = "8TiB", read_4k_iops = 200, write_4k_iops = 400, read_bytes_per_sec = 250000000, write_bytes_per_sec = 250000000, read_latency = "8ms", write_latency = "4ms", iops_queue_depth = 1 }"#,
 ];
 
 impl Draw {
@@ -363,7 +363,29 @@ impl Draw {
         let width = d.width();
         let per_drive = d.nodes * d.osds_per_drive;
         d.drives = d.drives.max(width.div_ceil(per_drive));
+        // The images' data with its copies must fit on the drives (session 55: more is
+        // refused): halve the image size until it does.
+        while let Some(g) = d.image_gib.filter(|&g| g > 1 && !d.images_fit(g)) {
+            d.image_gib = Some(g / 2);
+        }
         d
+    }
+
+    /// True when `images` images of `gib` GiB, with their copies, fit on the raw capacity.
+    fn images_fit(&self, gib: u32) -> bool {
+        let drive_gib: f64 = if self.drive.contains("\"3840GiB\"") {
+            3840.0
+        } else if self.drive.contains("\"1920GiB\"") {
+            1920.0
+        } else {
+            8192.0
+        };
+        let copies = match self.protection {
+            Protection::Replicated(r) => f64::from(r),
+            Protection::Erasure(k, m) => f64::from(k + m) / f64::from(k),
+        };
+        f64::from(self.images) * f64::from(gib) * copies
+            <= f64::from(self.nodes) * f64::from(self.drives) * drive_gib
     }
 
     fn width(&self) -> u32 {

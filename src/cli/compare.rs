@@ -15,7 +15,7 @@ use cephplan::model::ModelParams;
 use cephplan::report::render::{csv, files, output_paths, table_rows};
 use cephplan::report::{compare, CompareOptions, ComparisonReport, VariantInput};
 use cephplan::spec::{parse_scenario, Catalogue};
-use cephplan::units::parse_duration_secs;
+use cephplan::units::parse_latency_target_secs;
 
 #[derive(Debug, Args)]
 pub struct CompareArgs {
@@ -61,7 +61,7 @@ fn names(inputs: &[(String, PathBuf)]) -> Vec<String> {
 }
 
 pub fn run(a: CompareArgs) -> anyhow::Result<()> {
-    let target = parse_duration_secs(&a.latency_target)
+    let target = parse_latency_target_secs(&a.latency_target)
         .map_err(|e| anyhow::anyhow!("--latency-target: {e}"))?;
     if a.no_tails && a.sim.given() {
         anyhow::bail!("--seed, --precision, --max-events and --device-service set up the p99 simulation; drop --no-tails or them");

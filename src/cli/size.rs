@@ -6,7 +6,7 @@ use clap::Args;
 use super::output::{table, Format};
 use super::predict::{ms, size as bytes, thousands, Inputs};
 use cephplan::predict::{size, SizingReport, SizingSpec};
-use cephplan::units::parse_duration_secs;
+use cephplan::units::parse_latency_target_secs;
 
 #[derive(Debug, Args)]
 pub struct SizeArgs {
@@ -34,7 +34,7 @@ pub struct SizeArgs {
 }
 
 pub fn run(a: SizeArgs) -> anyhow::Result<bool> {
-    let latency = parse_duration_secs(&a.latency_target)
+    let latency = parse_latency_target_secs(&a.latency_target)
         .map_err(|e| anyhow::anyhow!("--latency-target: {e}"))?;
     let (scn, model) = a.inputs.load()?;
     let spec = SizingSpec {

@@ -11,7 +11,7 @@ use super::progress::BarProgress;
 use cephplan::predict::{sweep, SweepAxis, SweepReport, SweepSpec, TailFigures};
 use cephplan::progress::NoProgress;
 use cephplan::sim::Estimate;
-use cephplan::units::{parse_duration_secs, Bytes};
+use cephplan::units::{parse_latency_target_secs, Bytes};
 
 #[derive(Debug, Args)]
 pub struct SweepArgs {
@@ -39,7 +39,7 @@ pub fn run(a: SweepArgs) -> anyhow::Result<()> {
     let target = a
         .latency_target
         .as_deref()
-        .map(parse_duration_secs)
+        .map(parse_latency_target_secs)
         .transpose()
         .map_err(|e| anyhow::anyhow!("--latency-target: {e}"))?;
     let mut spec = SweepSpec::parse_vary(&a.vary, target)?;

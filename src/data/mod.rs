@@ -347,13 +347,25 @@ impl fmt::Display for DataWarning {
     }
 }
 
+/// The remedy for a dataset that cannot be read, by why: a file that is not UTF-8 (a
+/// spreadsheet's Latin-1 export) is to be saved again, not looked for elsewhere.
+fn data_read_remedy(e: &std::io::Error) -> &'static str {
+    match e.kind() {
+        std::io::ErrorKind::InvalidData => {
+            "the file is not UTF-8 text (a Latin-1 or Windows-1252 export?): save it as UTF-8 (a spreadsheet's \"CSV UTF-8\", or `iconv -f latin1 -t utf-8`)"
+        }
+        std::io::ErrorKind::NotFound => {
+            "check the path: a dataset CSV file or a directory of them"
+        }
+        _ => crate::io::read_remedy(e),
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum DataError {
     // The I/O error is in the message, not a `source`: an error chain (`{:#}`) would
     // print it twice, and the GUI shows the message alone.
-    #[error(
-        "cannot read {path}: {error}; check the path: a dataset CSV file or a directory of them"
-    )]
+    #[error("cannot read {path}: {error}; {}", data_read_remedy(.error))]
     Io {
         path: PathBuf,
         error: std::io::Error,

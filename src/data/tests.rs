@@ -661,3 +661,16 @@ fn random_reads_faster_than_a_disk_turns_are_called_cache_served() {
     // A random mix's reads are judged like random reads.
     assert!(cache_served_reads(&fast, Some(Pattern::Randrw), hdd).is_some());
 }
+
+/// Session 55's audit: a Latin-1 CSV was told to "check the path".
+#[test]
+fn a_dataset_that_is_not_utf8_is_told_to_be_saved_as_utf8() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("latin1.csv");
+    std::fs::write(&f, b"run_id,system_id\nr1,caf\xe9\n").unwrap();
+    let e = load_runs(&f).unwrap_err().to_string();
+    assert!(
+        e.contains("latin1.csv") && e.contains("save it as UTF-8") && !e.contains("check the path"),
+        "{e}"
+    );
+}

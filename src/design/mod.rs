@@ -53,7 +53,9 @@ mod prices;
 mod requirements;
 pub mod tables;
 
-pub use prices::{PriceList, PriceListSpec, PriceSpec, PRICES_SCHEMA_VERSION};
+pub use prices::{
+    PriceEntryAt, PriceList, PriceListSpec, PriceSpec, MAX_UNIT_PRICE, PRICES_SCHEMA_VERSION,
+};
 pub use requirements::{
     load_requirements, parse_requirements, width, CapacitySpec, Chassis, ChassisSpec, CheckAt,
     ConstraintsSpec, ErasureOption, PartsSpec, ProtectionSpec, RangeSpec, Requirements,
@@ -67,8 +69,8 @@ pub enum DesignError {
     Spec(#[from] SpecError),
     #[error(transparent)]
     Predict(#[from] PredictError),
-    #[error("{part} has no price in the price list; fix: add a [[price]] for \"{part}\", or remove the part from the constraints")]
-    Unpriced { part: String },
+    #[error("{part} has no price in {prices}; fix: add a [[price]] for \"{part}\" there, or remove the part from the constraints")]
+    Unpriced { part: String, prices: String },
 }
 
 /// One choice of parts and node count (what a candidate is).
@@ -471,6 +473,8 @@ pub fn design(
 ) -> Result<DesignReport, DesignError> {
     // Prices for every allowed part, or none at all.
     if let Some(p) = prices {
+        let chassis: Vec<String> = req.chassis.iter().map(|c| c.name.clone()).collect();
+        p.check_parts(&req.catalogue, &chassis)?;
         let parts = req
             .chassis
             .iter()
@@ -480,7 +484,14 @@ pub fn design(
             .chain(req.nics.iter().map(|(n, _)| format!("nic.{n}")));
         for part in parts {
             if p.get(&part).is_none() {
-                return Err(DesignError::Unpriced { part });
+                return Err(DesignError::Unpriced {
+                    part,
+                    prices: if p.origin.is_empty() {
+                        "the price list".to_string()
+                    } else {
+                        p.origin.clone()
+                    },
+                });
             }
         }
     }

@@ -18,7 +18,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::spec::{error_at, toml_error, SpecError, SpecErrorKind};
+use crate::spec::{error_at, toml_error_in, FileKind, SpecError, SpecErrorKind};
 
 /// The price-list format version this build reads.
 pub const PRICES_SCHEMA_VERSION: u32 = 1;
@@ -42,12 +42,30 @@ pub struct PriceSpec {
     pub source: String,
 }
 
+/// The highest unit price taken (10⁹ per part, in any currency): above, the figure is a
+/// slip, and sums of such prices lose every cheaper part's digits or overflow to ∞.
+pub const MAX_UNIT_PRICE: f64 = 1e9;
+
 /// A validated price list: one currency, one price per part.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PriceList {
     pub currency: String,
     /// Part key (`drive.<name>`) → unit price.
     pub unit_price: BTreeMap<String, f64>,
+    /// Where each entry was read: the file (or description) that errors name.
+    #[serde(skip)]
+    pub origin: String,
+    /// Each entry's part and its location (line, column) in the file, in file order.
+    #[serde(skip)]
+    pub entries: Vec<PriceEntryAt>,
+}
+
+/// A price entry's part and where it stands, for errors found against the requirements.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct PriceEntryAt {
+    pub part: String,
+    pub line: Option<usize>,
+    pub column: Option<usize>,
 }
 
 impl PriceList {
@@ -57,18 +75,19 @@ impl PriceList {
 
     /// Parses and validates price-list text; errors carry `origin`, line and field.
     pub fn parse(text: &str, origin: &str) -> Result<Self, SpecError> {
-        let spec: PriceListSpec = toml::from_str(text).map_err(|e| toml_error(text, origin, &e))?;
+        let spec: PriceListSpec =
+            toml::from_str(text).map_err(|e| toml_error_in(text, origin, &e, FileKind::Prices))?;
         let at = |i: Option<usize>, f: &str, problem: String, fix: &str| {
             let field = match i {
                 Some(i) => format!("price[{i}].{f}"),
                 None => f.to_string(),
             };
-            let path: Vec<&str> = if i.is_some() { vec!["price"] } else { vec![f] };
+            let path: Vec<&str> = field.split('.').collect();
             error_at(
                 text,
                 origin,
                 &path,
-                field,
+                field.clone(),
                 SpecErrorKind::Invalid {
                     problem,
                     fix: fix.to_string(),
@@ -103,12 +122,12 @@ impl PriceList {
                     "name the part as cpu.<name>, drive.<name>, nic.<name> or chassis.<name>",
                 ));
             }
-            if !(p.unit_price.is_finite() && p.unit_price >= 0.0) {
+            if !(p.unit_price.is_finite() && (0.0..=MAX_UNIT_PRICE).contains(&p.unit_price)) {
                 return Err(at(
                     Some(i),
                     "unit_price",
-                    format!("unit_price = {}", p.unit_price),
-                    "give a price ≥ 0",
+                    format!("unit_price = {} for \"{}\"", p.unit_price, p.part),
+                    "give the price of one part, from 0 to 10⁹ (1,000,000,000) in the list's currency",
                 ));
             }
             if p.currency.trim() != currency || currency.is_empty() {
@@ -141,10 +160,78 @@ impl PriceList {
                 ));
             }
         }
+        let entries = spec
+            .prices
+            .iter()
+            .enumerate()
+            .map(|(i, p)| {
+                let e = at(Some(i), "part", String::new(), "");
+                PriceEntryAt {
+                    part: p.part.clone(),
+                    line: e.line,
+                    column: e.column,
+                }
+            })
+            .collect();
         Ok(Self {
             currency,
             unit_price,
+            origin: origin.to_string(),
+            entries,
         })
+    }
+
+    /// Checks that every entry prices a part the search knows: a catalogue (or inline)
+    /// part, or a chassis of the requirements. A name that matches none is a typo whose
+    /// price would go unused while the part it meant is reported unpriced.
+    pub fn check_parts(
+        &self,
+        cat: &crate::spec::Catalogue,
+        chassis: &[String],
+    ) -> Result<(), SpecError> {
+        for (i, e) in self.entries.iter().enumerate() {
+            let (kind, name) = e.part.split_once('.').unwrap_or(("", &e.part));
+            let known: Vec<String> = match kind {
+                "cpu" => cat.cpu.keys().cloned().collect(),
+                "drive" => cat.drive.keys().cloned().collect(),
+                "nic" => cat.nic.keys().cloned().collect(),
+                _ => chassis.to_vec(),
+            };
+            if known.iter().any(|k| k == name) {
+                continue;
+            }
+            let closest = crate::spec::catalogue::closest(name, known.iter());
+            let whose = if kind == "chassis" {
+                "the requirements' chassis"
+            } else {
+                "the catalogue"
+            };
+            return Err(SpecError {
+                origin: self.origin.clone(),
+                line: e.line,
+                column: e.column,
+                field: format!("price[{i}].part"),
+                kind: Box::new(SpecErrorKind::Invalid {
+                    problem: format!(
+                        "\"{}\" is not in {whose}, so its price would go unused",
+                        e.part
+                    ),
+                    fix: if closest.is_empty() {
+                        format!("remove the entry, or add the {kind} to {whose}")
+                    } else {
+                        format!(
+                            "correct the name (closest in {whose}: {}), or remove the entry",
+                            closest
+                                .iter()
+                                .map(|c| format!("{kind}.{c}"))
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        )
+                    },
+                }),
+            });
+        }
+        Ok(())
     }
 
     /// Reads a price-list file.

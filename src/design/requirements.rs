@@ -11,10 +11,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::spec::catalogue::closest;
 use crate::spec::{
-    error_at, toml_error, Catalogue, CpuEntry, DriveEntry, FailureDomain, NicEntry, Pattern,
-    Protection, SpecError, SpecErrorKind, NEARFULL_RATIO,
+    error_at, toml_error_in, Catalogue, CpuEntry, DriveEntry, FailureDomain, FileKind, NicEntry,
+    Pattern, Protection, SpecError, SpecErrorKind, NEARFULL_RATIO,
 };
-use crate::units::{BitsPerSec, Bytes, Secs};
+use crate::units::{BitsPerSec, Bytes, LatencyTarget};
 
 /// The requirements format version this build reads.
 pub const REQUIREMENTS_SCHEMA_VERSION: u32 = 1;
@@ -132,7 +132,11 @@ pub struct WorkloadRequirementSpec {
     /// The span of each image the workload's I/O covers, uniformly (e.g. "2TiB"): the
     /// working set is `images × image_size`. With it the model counts the onodes the
     /// BlueStore cache cannot hold; left out, the data set counts as cached.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::units::image_size",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub image_size: Option<Bytes>,
     #[serde(default = "one")]
     pub jobs_per_image: u32,
@@ -162,13 +166,13 @@ pub struct TargetSpec {
     /// Bandwidth ≥, GB/s (10⁹ bytes per second).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bandwidth_gb_per_sec_min: Option<f64>,
-    /// Mean latency ≤ (e.g. "2ms").
+    /// Mean latency ≤ (e.g. "2ms"; a unit is required, [`LatencyTarget`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub latency_mean_max: Option<Secs>,
+    pub latency_mean_max: Option<LatencyTarget>,
     /// Simulated 99th-percentile latency ≤ (e.g. "10ms"); costs a simulation per checked
     /// design.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub latency_p99_max: Option<Secs>,
+    pub latency_p99_max: Option<LatencyTarget>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -344,6 +348,11 @@ pub fn width(p: Protection) -> u32 {
 
 type Fail = (String, SpecErrorKind);
 
+/// Seconds as milliseconds for a message, to 4 significant decimals.
+fn ms4(secs: f64) -> f64 {
+    (secs * 1e7).round() / 1e4
+}
+
 fn inv<T>(field: impl Into<String>, problem: String, fix: impl Into<String>) -> Result<T, Fail> {
     Err((
         field.into(),
@@ -403,7 +412,7 @@ fn resolve<T: Clone>(
 impl RequirementsSpec {
     /// Parses requirements text without validating it.
     pub fn parse(text: &str, origin: &str) -> Result<Self, SpecError> {
-        toml::from_str(text).map_err(|e| toml_error(text, origin, &e))
+        toml::from_str(text).map_err(|e| toml_error_in(text, origin, &e, FileKind::Requirements))
     }
 
     /// Validates against a catalogue. Errors carry the field path (no line; use
@@ -508,11 +517,11 @@ impl RequirementsSpec {
             }
         }
         for (n, x) in &self.parts.nic {
-            if x.ports == 0 || !(x.speed.0.is_finite() && x.speed.0 > 0.0) {
+            if x.ports == 0 || !crate::spec::LINK_BITS_PER_SEC_RANGE.contains(&x.speed.0) {
                 return inv(
                     format!("parts.nic.{n}"),
                     format!("ports = {}, speed = {} b/s", x.ports, x.speed.0),
-                    "give at least one port and a positive speed",
+                    "give at least one port and the port's speed from 1Mb/s to 100Tb/s, in bits, e.g. \"25Gb/s\"",
                 );
             }
             if merged.nic.insert(n.clone(), x.clone()).is_some() {
@@ -946,6 +955,21 @@ impl RequirementsSpec {
                             "give a positive target, or leave it out",
                         );
                     }
+                }
+            }
+            if let (Some(mean), Some(p99)) =
+                (target.latency_mean_max_secs, target.latency_p99_max_secs)
+            {
+                if p99 < mean {
+                    return inv(
+                        format!("{at}.target.latency_p99_max"),
+                        format!(
+                            "latency_p99_max = {} ms is below latency_mean_max = {} ms, but a p99 is never below the mean it comes with",
+                            ms4(p99),
+                            ms4(mean)
+                        ),
+                        "raise latency_p99_max above the mean target (a p99 is usually 2-10× the mean), lower latency_mean_max, or give only one of them",
+                    );
                 }
             }
             let req = WorkloadRequirement {

@@ -421,7 +421,7 @@ fn without_prices_power_ranks_and_a_budget_binds() {
 #[test]
 fn a_p99_target_is_checked_by_simulation() {
     let mut spec = hand_spec();
-    spec.workloads[0].target.latency_p99_max = Some(crate::units::Secs(0.05));
+    spec.workloads[0].target.latency_p99_max = Some(crate::units::LatencyTarget(0.05));
     let r = run(&spec, None);
     assert!(r.stats.simulations >= 1);
     let d = &r.designs[0];
@@ -446,7 +446,7 @@ fn a_p99_target_is_checked_by_simulation() {
         .unwrap();
     assert_eq!(t.all.latency_p99_secs.mean, p99);
     // 1 µs is below any I/O's service time: no design, and the miss names the p99.
-    spec.workloads[0].target.latency_p99_max = Some(crate::units::Secs(1e-6));
+    spec.workloads[0].target.latency_p99_max = Some(crate::units::LatencyTarget(1e-6));
     let req = spec.validate(&Catalogue::builtin()).unwrap();
     let opts = DesignOptions {
         max_simulations: 3,
@@ -782,4 +782,147 @@ fn the_closest_failure_prefers_exact_misses_to_bounds() {
     assert!(closer(&exact_2, &exact_7) && !closer(&exact_7, &exact_2));
     assert!(closer(&bound_01, &capacity) && !closer(&capacity, &bound_01));
     assert!(closer(&f("db", -0.3, true), &f("db", -0.5, true)));
+}
+
+// Session 55's bad-input audit (/tmp/s55/audit-badinput.md).
+
+fn req_err(text: &str) -> String {
+    crate::design::parse_requirements(text, "req.toml", &Catalogue::builtin())
+        .unwrap_err()
+        .to_string()
+}
+
+/// `latency_mean_max = 3` was a 3 s target; "3m" 3 minutes.
+#[test]
+fn a_latency_target_without_a_unit_or_in_minutes_is_refused() {
+    let msg = req_err(&OLTP.replace("latency_mean_max = \"3ms\"", "latency_mean_max = 3"));
+    assert!(
+        msg.starts_with("req.toml:")
+            && msg.contains("workload[0].target.latency_mean_max")
+            && msg.contains("no unit")
+            && msg.contains("\"3ms\""),
+        "{msg}"
+    );
+    for bad in ["\"3\"", "\"3m\""] {
+        let msg = req_err(&OLTP.replace("\"3ms\"", bad));
+        assert!(
+            msg.contains("\"3ms\"") && msg.contains("fix:"),
+            "{bad}: {msg}"
+        );
+    }
+}
+
+/// A p99 target below the mean target was searched for (and `design` ran > 200 s).
+#[test]
+fn a_p99_target_below_the_mean_target_is_refused() {
+    let text = OLTP.replace(
+        "latency_mean_max = \"3ms\"",
+        "latency_mean_max = \"3ms\"\nlatency_p99_max = \"1ms\"",
+    );
+    let msg = req_err(&text);
+    assert!(
+        msg.contains("workload[0].target.latency_p99_max")
+            && msg.contains("1 ms is below latency_mean_max = 3 ms")
+            && msg.contains("raise latency_p99_max"),
+        "{msg}"
+    );
+}
+
+/// A link speed in bytes in a requirements file (client_nic) is refused.
+#[test]
+fn a_client_nic_in_bytes_is_refused() {
+    let msg = req_err(&OLTP.replace("client_nic = \"100Gb/s\"", "client_nic = \"100GB/s\""));
+    assert!(
+        msg.contains("client_nic") && msg.contains("800Gb/s"),
+        "{msg}"
+    );
+}
+
+/// An empty requirements file points at the requirements examples, not the scenarios.
+#[test]
+fn an_empty_requirements_or_price_file_points_at_its_own_format() {
+    let msg = req_err("");
+    assert!(
+        msg.contains("models/requirements/") && !msg.contains("models/examples/"),
+        "{msg}"
+    );
+    let msg = PriceList::parse("", "p.toml").unwrap_err().to_string();
+    assert!(
+        msg.contains("[[price]]") && !msg.contains("models/examples/"),
+        "{msg}"
+    );
+}
+
+/// 1e308 made every cost ∞, and a design "cheapest" still.
+#[test]
+fn an_absurd_unit_price_is_refused() {
+    let msg = PriceList::parse(
+        &PRICES.replacen("unit_price = 3000", "unit_price = 1e308", 1),
+        "p.toml",
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        msg.starts_with("p.toml:")
+            && msg.contains("price[0].unit_price")
+            && msg.contains("chassis.1u-10-nvme")
+            && msg.contains("10⁹"),
+        "{msg}"
+    );
+    PriceList::parse(
+        &PRICES.replacen("unit_price = 3000", "unit_price = 1e9", 1),
+        "p.toml",
+    )
+    .unwrap();
+}
+
+/// A typo'd part (`cpu.amd-epyc-945`) was silently unused, and the error that followed
+/// named neither the price file nor the entry.
+#[test]
+fn a_price_for_an_unknown_part_names_the_file_the_entry_and_the_closest() {
+    let text = PRICES.replacen(
+        "part = \"cpu.amd-epyc-9454\"",
+        "part = \"cpu.amd-epyc-945\"",
+        1,
+    );
+    let p = PriceList::parse(&text, "prices.toml").unwrap();
+    let req = oltp_spec().validate(&Catalogue::builtin()).unwrap();
+    let msg = design(
+        &req,
+        Some(&p),
+        &ModelParams::shipped_default(),
+        &DesignOptions::default(),
+        &NoProgress,
+    )
+    .unwrap_err()
+    .to_string();
+    let line = text
+        .lines()
+        .position(|l| l.contains("amd-epyc-945\""))
+        .unwrap()
+        + 1;
+    assert!(
+        msg.starts_with(&format!("prices.toml:{line}:"))
+            && msg.contains("price[2].part")
+            && msg.contains("\"cpu.amd-epyc-945\" is not in the catalogue")
+            && msg.contains("cpu.amd-epyc-9454"),
+        "{msg}"
+    );
+    // A part with no price names the price file.
+    let mut s = oltp_spec();
+    s.constraints.nics = vec!["40gbe".into()];
+    let req = s.validate(&Catalogue::builtin()).unwrap();
+    let msg = design(
+        &req,
+        Some(&prices()),
+        &ModelParams::shipped_default(),
+        &DesignOptions::default(),
+        &NoProgress,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        msg.contains("nic.40gbe has no price in prices-test.toml"),
+        "{msg}"
+    );
 }

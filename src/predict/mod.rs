@@ -200,6 +200,10 @@ pub enum PredictError {
     Sim(#[from] crate::sim::SimError),
     #[error("no simulated tails: {reason}; raise --max-events (or leave out --tails or --percentile, which ask for the simulation)")]
     NoTails { reason: String },
+    /// The run was stopped (Ctrl-C, the app's Stop) before the simulation finished one
+    /// replication: no flag would have helped, so none is named.
+    #[error("no simulated tails: the run was stopped before the simulation finished its first replication; fix: run it again and let it finish")]
+    TailsCancelled,
     #[error("model `{model}`: its covariance and transfer error give this scenario a log-scale half-width of {half_width_ln:.3e} (a factor of e^that), so the interval means nothing; fix: refit the model (`cephplan calibrate`) or remove its [covariance] and [transfer]")]
     DegenerateInterval { model: String, half_width_ln: f64 },
 }

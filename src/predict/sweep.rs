@@ -137,6 +137,24 @@ impl SweepSpec {
             if parsed == 0 {
                 return Err(bad(format!("value `{v}` is 0"), "give values ≥ 1"));
             }
+            // A value no scenario takes is a typo in what the user asked for: refused
+            // here, not skipped as a point the scenario happens not to allow.
+            if axis == SweepAxis::BlockSize
+                && (parsed < 512
+                    || !parsed.is_multiple_of(512)
+                    || parsed > crate::spec::MAX_BLOCK_SIZE_BYTES)
+            {
+                return Err(bad(
+                    format!("block size `{v}` = {parsed} bytes"),
+                    "a block size is a multiple of 512 bytes from 512 to 1G, e.g. block_size=4k,64k,1M",
+                ));
+            }
+            if axis != SweepAxis::BlockSize && parsed > 10_000_000 {
+                return Err(bad(
+                    format!("value `{v}`"),
+                    "a scenario takes at most 10,000,000 I/Os in flight, nodes or clients; give smaller values",
+                ));
+            }
             values.push(parsed);
         }
         if values.is_empty() {

@@ -171,12 +171,10 @@ pub(crate) fn simulate_model(
 ) -> Result<TailReport, PredictError> {
     let r = sim::simulate(model, &opts.sim, progress)?;
     if r.replications == 0 {
-        return Err(PredictError::NoTails {
-            reason: match r.stop_reason {
-                StopReason::Cancelled => {
-                    "the simulation was cancelled before its first replication".into()
-                }
-                other => format!(
+        return Err(match r.stop_reason {
+            StopReason::Cancelled => PredictError::TailsCancelled,
+            other => PredictError::NoTails {
+                reason: format!(
                     "the event budget of {} left no room for a replication ({other:?})",
                     opts.sim.max_events
                 ),

@@ -1023,7 +1023,7 @@ cpu = { arch = "x86_64", cores = 6, threads_per_core = 1, ghz = 2.9 }
 osds_per_device = 1
 [cluster.node.data_devices]
 count = 2
-model = { kind = "nvme", capacity = "3840G", read_4k_iops = 600000, write_4k_iops = 100000, read_bytes_per_sec = 3200000000, write_bytes_per_sec = 2000000000, read_latency = "90us", write_latency = "30us" }
+model = { kind = "nvme", capacity = "3840GiB", read_4k_iops = 600000, write_4k_iops = 100000, read_bytes_per_sec = 3200000000, write_bytes_per_sec = 2000000000, read_latency = "90us", write_latency = "30us" }
 [cluster.node.network]
 public = 10
 [pool]
@@ -1064,4 +1064,26 @@ pattern = "read"
         );
     }
     assert_eq!(said.len(), usize::from(falls > 0), "{said:?}");
+}
+
+/// Session 55's audit: `--vary block_size=3,64k` skipped the bad value and exited 0; a value
+/// no scenario takes is refused with the rule, naming the value.
+#[test]
+fn a_sweep_value_no_scenario_takes_is_refused() {
+    let e = SweepSpec::parse_vary("block_size=3,64k", None)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("block size `3` = 3 bytes")
+            && e.contains("multiple of 512 bytes from 512 to 1G"),
+        "{e}"
+    );
+    for bad in ["block_size=4k,2G", "block_size=1000"] {
+        assert!(SweepSpec::parse_vary(bad, None).is_err(), "{bad}");
+    }
+    let e = SweepSpec::parse_vary("iodepth=1,99999999", None)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("`99999999`") && e.contains("10,000,000"), "{e}");
+    SweepSpec::parse_vary("block_size=512,4k,1G", None).unwrap();
 }

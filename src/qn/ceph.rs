@@ -880,6 +880,32 @@ struct Plan<'a> {
     ec_fast: bool,
 }
 
+/// A warning when the node's stated memory is below what its OSDs aim at (OSDs per node ×
+/// `osd_memory_target`, 4 GiB by default): the OSDs would swap or be killed, or run with
+/// smaller caches than the model assumes. Not a refusal: the memory is recorded, and no
+/// prediction reads it.
+fn memory_note(s: &Scenario) -> Option<String> {
+    let gib = s.spec.cluster.node.memory_gib?;
+    let target = s
+        .spec
+        .cluster
+        .ceph_config
+        .osd_memory_target
+        .map_or(crate::spec::OSD_MEMORY_TARGET_DEFAULT_BYTES, |b| b.0);
+    let stated = s.spec.cluster.ceph_config.osd_memory_target.is_some();
+    let want = f64::from(s.osds_per_node()) * target as f64;
+    let have = gib * 1_073_741_824.0;
+    (have < want).then(|| {
+        format!(
+            "memory: {gib} GiB per node is below its {} OSDs × osd_memory_target {:.3} GiB{} = {:.3} GiB, so the OSDs would swap or run smaller caches than predicted here; give the node's real memory_gib, or state the cluster's lower osd_memory_target under [cluster.ceph_config]",
+            s.osds_per_node(),
+            target as f64 / 1_073_741_824.0,
+            if stated { "" } else { " (Ceph's default)" },
+            want / 1_073_741_824.0
+        )
+    })
+}
+
 impl<'a> Plan<'a> {
     fn new(s: &'a Scenario, p: &ModelParams, notes: Notes) -> Result<Self, BuildError> {
         let write_notes = notes == Notes::Write;
@@ -922,6 +948,9 @@ impl<'a> Plan<'a> {
             }
             _ => (osd_read, osd_write),
         };
+        if write_notes {
+            warnings.extend(memory_note(s));
+        }
         let per_byte = p.require(names::CPU_PER_BYTE)?;
         let client_gc = p.require(names::CLIENT_CPU)?;
         // rados bench: librados alone (no fio, no librbd) pays a share of the client cost.

@@ -168,6 +168,12 @@ pub struct DriveEntry {
     #[serde(default)]
     pub model: String,
     pub kind: DriveKind,
+    /// Bytes: a count, or "3.84TB" (decimal, as datasheets write it) or "3.5TiB" (binary);
+    /// a one-letter suffix ("2T") is refused as ambiguous. Written back as a byte count.
+    #[serde(
+        deserialize_with = "crate::units::drive_capacity",
+        serialize_with = "crate::units::bytes_as_integer"
+    )]
     pub capacity: Bytes,
     pub read_4k_iops: f64,
     pub write_4k_iops: f64,
@@ -254,8 +260,8 @@ impl Catalogue {
 
     /// Parses and validates catalogue text; `origin` names it in errors.
     pub fn parse(text: &str, origin: &str) -> Result<Self, SpecError> {
-        let cat: Catalogue =
-            toml::from_str(text).map_err(|e| super::toml_error(text, origin, &e))?;
+        let cat: Catalogue = toml::from_str(text)
+            .map_err(|e| super::toml_error_in(text, origin, &e, super::FileKind::Catalogue))?;
         let at = |field: String, kind: SpecErrorKind| {
             let path: Vec<&str> = field.split('.').collect();
             super::error_at(text, origin, &path, field.clone(), kind)
@@ -280,6 +286,17 @@ impl Catalogue {
             if let Some(w) = n.power_watts {
                 positive(format!("nic.{name}.power_watts"), w, "power_watts")
                     .map_err(|(f, k)| at(f, k))?;
+            }
+            if !super::LINK_BITS_PER_SEC_RANGE.contains(&n.speed.0) {
+                return Err(at(
+                    format!("nic.{name}.speed"),
+                    SpecErrorKind::Invalid {
+                        problem: format!("a link of {:e} bit/s", n.speed.0),
+                        fix:
+                            "give the port's speed from 1Mb/s to 100Tb/s, in bits, e.g. \"25Gb/s\""
+                                .into(),
+                    },
+                ));
             }
             if n.ports == 0 {
                 return Err(at(
@@ -346,6 +363,17 @@ fn within(
     }
 }
 
+/// The most cores per socket a CPU entry takes (server CPUs have under 300; beyond 1,024 the
+/// figure is a slip, and the prediction would be of a machine that does not exist).
+pub const MAX_CORES_PER_SOCKET: u32 = 1024;
+/// The span of drive capacities taken, bytes: 1 GB to 1 PB (the largest drives hold ~0.1 PB).
+pub const DRIVE_CAPACITY_RANGE: std::ops::RangeInclusive<f64> = 1e9..=1e15;
+/// The most 4k IOPS a drive entry takes (10⁸: 30× the fastest NVMe devices).
+pub const MAX_DRIVE_IOPS: f64 = 1e8;
+/// The most bytes per second a drive entry takes (10¹² B/s = 1 TB/s, 50× the fastest NVMe
+/// devices; room for an idealised device in a what-if).
+pub const MAX_DRIVE_BYTES_PER_SEC: f64 = 1e12;
+
 /// The slowest clock a CPU entry takes, GHz (10 MHz: a slower one is a unit slip, whose
 /// prediction would be IOPS 0 or a solver failure).
 pub const MIN_CPU_GHZ: f64 = 0.01;
@@ -353,12 +381,12 @@ pub const MIN_CPU_GHZ: f64 = 0.01;
 impl CpuEntry {
     /// Checks that the figures describe possible hardware; `at` is the field path prefix.
     pub(crate) fn check(&self, at: &str) -> Result<(), CheckError> {
-        if self.cores == 0 {
+        if self.cores == 0 || self.cores > MAX_CORES_PER_SOCKET {
             return Err((
                 format!("{at}.cores"),
                 SpecErrorKind::Invalid {
-                    problem: "cores = 0".into(),
-                    fix: "give the physical core count per socket (≥ 1)".into(),
+                    problem: format!("cores = {}", self.cores),
+                    fix: "give the physical core count per socket, 1 to 1,024 (the largest server CPUs have under 300)".into(),
                 },
             ));
         }
@@ -412,19 +440,25 @@ impl CpuEntry {
 
 impl DriveEntry {
     pub(crate) fn check(&self, at: &str) -> Result<(), CheckError> {
-        positive(
-            format!("{at}.read_4k_iops"),
-            self.read_4k_iops,
-            "read_4k_iops",
-        )?;
-        positive(
-            format!("{at}.write_4k_iops"),
-            self.write_4k_iops,
-            "write_4k_iops",
-        )?;
+        for (f, v) in [
+            ("read_4k_iops", Some(self.read_4k_iops)),
+            ("write_4k_iops", Some(self.write_4k_iops)),
+            ("sync_write_4k_iops", self.sync_write_4k_iops),
+        ] {
+            if let Some(v) = v {
+                within(
+                    format!("{at}.{f}"),
+                    v,
+                    0.0,
+                    MAX_DRIVE_IOPS,
+                    f,
+                    "4k operations per second, above 0 and at most 10⁸ (the fastest NVMe devices do about 3×10⁶)",
+                )?;
+            }
+        }
         // Bandwidth from 100 kB/s, latency up to 10 s: the span of real devices, with
         // room for a degraded prediction's scaling (at most a tenth of each kept); up to
-        // 10¹⁵ B/s for an idealised device in a what-if.
+        // 10¹² B/s for an idealised device in a what-if.
         for (f, v) in [
             ("read_bytes_per_sec", self.read_bytes_per_sec),
             ("write_bytes_per_sec", self.write_bytes_per_sec),
@@ -433,9 +467,9 @@ impl DriveEntry {
                 format!("{at}.{f}"),
                 v,
                 1e5,
-                1e15,
+                MAX_DRIVE_BYTES_PER_SEC,
                 f,
-                "bytes per second, from 100,000 to 10¹⁵ (an idealised device); a datasheet's MB/s × 1,000,000",
+                "bytes per second, from 100,000 to 10¹² (an idealised device); a datasheet's MB/s × 1,000,000",
             )?;
         }
         for (f, v) in [
@@ -451,9 +485,14 @@ impl DriveEntry {
                 "a duration up to 10 s, e.g. \"80us\" or \"4ms\"",
             )?;
         }
-        positive(format!("{at}.capacity"), self.capacity.0 as f64, "capacity")?;
-        if let Some(s) = self.sync_write_4k_iops {
-            positive(format!("{at}.sync_write_4k_iops"), s, "sync_write_4k_iops")?;
+        if !DRIVE_CAPACITY_RANGE.contains(&(self.capacity.0 as f64)) {
+            return Err((
+                format!("{at}.capacity"),
+                SpecErrorKind::Invalid {
+                    problem: format!("capacity is {} bytes, outside what any storage device holds", self.capacity.0),
+                    fix: "give the datasheet's capacity, from 1 GB to 1 PB: e.g. \"3.84TB\" (decimal, as datasheets write it), \"960GB\" or 3840000000000 bytes".into(),
+                },
+            ));
         }
         if self.iops_queue_depth == Some(0) {
             return Err((

@@ -39,6 +39,34 @@ pub const SCENARIO_SCHEMA_VERSION: u32 = 1;
 /// What went wrong, with the remedy.
 /// The largest cluster cephplan models (OSDs in all nodes).
 pub const MAX_OSDS: u64 = 100_000;
+/// The most client nodes a scenario takes (beyond, most would run nothing: a slip).
+pub const MAX_CLIENT_NODES: u32 = 100_000;
+/// The most memory an OSD node is described with, GiB (64 TiB).
+pub const MAX_MEMORY_GIB: f64 = 65_536.0;
+/// `mon_max_pg_per_osd`'s default: 250 since ceph/ceph PR #23251 (backported to Mimic
+/// 13.2.2 and Luminous, PRs #23861, #23862); 200 when Luminous 12.2.1 introduced the limit.
+/// `ceph osd pool create` refuses a pool whose PG copies per OSD exceed it.
+pub const MON_MAX_PG_PER_OSD_DEFAULT: u32 = 250;
+
+/// A byte count in decimal units ("368 TB"), as capacities are quoted.
+fn decimal_bytes(b: f64) -> String {
+    let (d, u) = [
+        (1e15, "PB"),
+        (1e12, "TB"),
+        (1e9, "GB"),
+        (1e6, "MB"),
+        (1e3, "kB"),
+    ]
+    .into_iter()
+    .find(|&(d, _)| b >= d)
+    .unwrap_or((1.0, "B"));
+    format!("{} {u}", round3(b / d))
+}
+
+/// Three significant decimals at most, for figures in messages.
+fn round3(v: f64) -> f64 {
+    (v * 1000.0).round() / 1000.0
+}
 /// The largest block size (1 GiB; fio and RBD take larger ones, but no RBD workload that
 /// this model describes does).
 pub const MAX_BLOCK_SIZE_BYTES: u64 = 1 << 30;
@@ -334,12 +362,63 @@ pub(crate) fn value_type_fix(message: &str) -> Option<String> {
 }
 
 pub(crate) fn toml_error(text: &str, origin: &str, e: &toml::de::Error) -> SpecError {
-    let message = e.message().trim().to_string();
+    toml_error_in(text, origin, e, FileKind::Scenario)
+}
+
+/// The kind of file a TOML error is in: it names the complete examples a fix points at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum FileKind {
+    Scenario,
+    Catalogue,
+    Requirements,
+    Prices,
+}
+
+impl FileKind {
+    /// Where a complete, valid file of this kind is.
+    fn examples(self) -> &'static str {
+        match self {
+            FileKind::Scenario => "see models/examples/ for complete scenarios",
+            FileKind::Catalogue => "see models/catalogue.toml for the catalogue's format",
+            FileKind::Requirements => {
+                "see models/requirements/ for complete requirements files"
+            }
+            FileKind::Prices => {
+                "a price list is schema_version = 1 and [[price]] tables of part, unit_price, currency, date and source (README.md, \"cephplan design\")"
+            }
+        }
+    }
+}
+
+/// The remedy for a TOML syntax error (the text does not parse as TOML at all), by
+/// toml's message.
+fn syntax_fix(message: &str) -> String {
+    if message.contains("string values must be quoted") {
+        "write one value after `=`: text in double quotes (\"4k\"), a number without spaces, a list in brackets ([1, 2]); one key = value per line".into()
+    } else if message.contains("invalid basic string") || message.contains("expected `\"`") {
+        "close the string with a double quote on the same line".into()
+    } else if message.contains("key with no value") {
+        "write `key = value` on one line".into()
+    } else if message.contains("keys cannot be empty") {
+        "name the table or key in full, e.g. [cpu.my-cpu] rather than [cpu.]".into()
+    } else {
+        "correct the TOML syntax at this line and column: key = value lines, text in double quotes, [table] headers (https://toml.io)".into()
+    }
+}
+
+pub(crate) fn toml_error_in(
+    text: &str,
+    origin: &str,
+    e: &toml::de::Error,
+    kind: FileKind,
+) -> SpecError {
+    let mut message = e.message().trim().to_string();
     let missing = message
         .strip_prefix("missing field `")
         .and_then(|m| m.split('`').next())
         .map(str::to_string);
-    let (line, column, field) = match e.span() {
+    let duplicate = message.starts_with("duplicate key");
+    let (line, column, mut field) = match e.span() {
         Some(r) => {
             let (l, c) = line_col(text, r.start);
             let field = match &missing {
@@ -358,19 +437,70 @@ pub(crate) fn toml_error(text: &str, origin: &str, e: &toml::de::Error) -> SpecE
         }
         None => (None, None, missing.clone().unwrap_or_default()),
     };
-    let fix = if message.contains("unknown field") {
+    let syntax = toml::de::DeTable::parse(text).is_err();
+    let fix = if duplicate {
+        // toml's span is the repeated key (or table name): name it.
+        let r = e.span().unwrap_or(0..0);
+        let line_start = text[..r.start.min(text.len())]
+            .rfind('\n')
+            .map_or(0, |i| i + 1);
+        let line_text = text[line_start..].lines().next().unwrap_or("").trim();
+        if line_text.starts_with('[') {
+            let header = line_text
+                .trim_start_matches('[')
+                .split(']')
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_string();
+            message = format!("duplicate table [{header}]");
+            field = split_dotted(&header).join(".");
+            format!("merge the two [{header}] tables into one: a table is given once")
+        } else {
+            let key = text
+                .get(r.clone())
+                .unwrap_or("")
+                .trim()
+                .trim_matches('"')
+                .to_string();
+            message = format!("duplicate key `{key}`");
+            if !key.is_empty() && !field.ends_with(&key) {
+                field = if field.is_empty() {
+                    key.clone()
+                } else {
+                    format!("{field}.{key}")
+                };
+            }
+            format!("keep one `{key} = …` line in this table: a key is given once")
+        }
+    } else if syntax {
+        syntax_fix(&message)
+    } else if message.contains("unknown field") {
         "remove or rename this field (the allowed names are listed above)".to_string()
     } else if message.contains("missing field") {
-        "add the missing field (see models/examples/ for complete scenarios)".to_string()
+        format!("add the missing field ({})", kind.examples())
     } else if message.contains("unknown variant") {
         "use one of the listed values".to_string()
-    } else if message.contains(" is not understood: ") {
+    } else if message.contains(" is not understood: ") || message.starts_with("expected a ") {
         // A size, duration or rate (`units`): the message already says how to write it.
         "write the value in one of those forms".to_string()
-    } else if message.contains(" is out of range: ") {
+    } else if message.contains(" is out of range: ") || message.contains(" must be ") {
         "write a value in that range".to_string()
+    } else if message.contains(" has no unit") {
+        "write the value with its unit, as a string (e.g. \"4ms\")".to_string()
+    } else if message.contains(" is minutes or hours: ") {
+        "write the latency target in ms, us or s (e.g. \"4ms\")".to_string()
+    } else if message.contains(" is in bytes per second: ") {
+        "write the link speed in bits per second, as the message shows".to_string()
+    } else if message.contains(" is ambiguous: ") {
+        "write the unit in full, as the message shows".to_string()
     } else {
-        value_type_fix(&message).unwrap_or_else(|| "correct the value as described".to_string())
+        value_type_fix(&message).unwrap_or_else(|| {
+            format!(
+                "write the value as the message describes ({})",
+                kind.examples()
+            )
+        })
     };
     SpecError {
         origin: origin.to_string(),
@@ -666,7 +796,13 @@ pub struct WorkloadSpec {
     pub pattern: Pattern,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub read_percent: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// The span of each image the I/O covers: "200G" = 200 GiB (as `rbd create --size`
+    /// reads it), "200GB" = 200×10⁹ bytes, "2TiB" binary ([`crate::units::parse_capacity_bytes`]).
+    #[serde(
+        default,
+        deserialize_with = "crate::units::image_size",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub image_size: Option<Bytes>,
     /// `engine = "rados"`: the object size (`rados bench -b`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -765,11 +901,11 @@ impl ScenarioSpec {
         }
         let (node_cpu_name, node_cpu) = resolve_cpu(&n.cpu, cat, "cluster.node.cpu")?;
         if let Some(m) = n.memory_gib {
-            if !(m.is_finite() && m > 0.0) {
+            if !(m.is_finite() && m > 0.0 && m <= MAX_MEMORY_GIB) {
                 return inv(
                     "cluster.node.memory_gib",
                     format!("memory_gib = {m}"),
-                    "give the node memory in GiB (> 0) or leave it out",
+                    "give the node memory in GiB, above 0 and at most 65,536 (64 TiB), e.g. 256; or leave it out",
                 );
             }
         }
@@ -934,12 +1070,40 @@ impl ScenarioSpec {
                 }
             }
         }
-        if self.pool.pg_count == Some(0) {
-            return inv(
-                "pool.pg_count",
-                "pg_count = 0".into(),
-                "give a positive placement-group count (e.g. 1024) or leave it out",
-            );
+        if let Some(pgs) = self.pool.pg_count {
+            // What `ceph osd pool create` refuses (`OSDMonitor::check_pg_num`): PG copies
+            // per OSD above `mon_max_pg_per_osd`. No prediction reads pg_count (`qn::ceph`,
+            // "Not modelled"), so the check is all it gets.
+            let copies = match protection {
+                Protection::Replicated { size } => u64::from(size),
+                Protection::Erasure { k, m } => u64::from(k) + u64::from(m),
+            };
+            let limit = c
+                .ceph_config
+                .mon_max_pg_per_osd
+                .unwrap_or(MON_MAX_PG_PER_OSD_DEFAULT);
+            let per_osd = (u64::from(pgs) * copies) as f64 / total_osds.max(1) as f64;
+            if pgs == 0 {
+                return inv(
+                    "pool.pg_count",
+                    "pg_count = 0".into(),
+                    "give the pool's placement-group count (`ceph osd pool get POOL pg_num`, e.g. 1024) or leave it out; cephplan records it but no prediction uses it",
+                );
+            }
+            if u64::from(pgs) * copies > u64::from(limit) * total_osds {
+                return inv(
+                    "pool.pg_count",
+                    format!(
+                        "pg_count = {pgs} × {copies} copies on {total_osds} OSDs = {:.1} PGs per OSD, above mon_max_pg_per_osd = {limit}{}, so Ceph would refuse to create the pool",
+                        per_osd,
+                        if c.ceph_config.mon_max_pg_per_osd.is_none() { " (its default)" } else { "" }
+                    ),
+                    &format!(
+                        "give the pool's real pg_num (about 100 PGs per OSD is usual: {} here), or, if the cluster raised the limit, state it under [cluster.ceph_config] as mon_max_pg_per_osd; cephplan records pg_count but no prediction uses it",
+                        (100 * total_osds / copies).max(1)
+                    ),
+                );
+            }
         }
         let cl = &self.clients;
         if cl.nodes == 0 {
@@ -947,6 +1111,13 @@ impl ScenarioSpec {
                 "clients.nodes",
                 "nodes = 0".into(),
                 "at least 1 client node runs the workload",
+            );
+        }
+        if cl.nodes > MAX_CLIENT_NODES {
+            return inv(
+                "clients.nodes",
+                format!("nodes = {}", cl.nodes),
+                "cephplan models up to 100,000 client nodes: give the nodes that run the workload (each runs at least one fio job or rados bench)",
             );
         }
         if cl.sockets == 0 || cl.sockets > 16 {
@@ -1162,12 +1333,34 @@ impl ScenarioSpec {
             (Pattern::Randread | Pattern::Read, None) => 1.0,
             (Pattern::Randwrite | Pattern::Write, None) => 0.0,
         };
+        let raw_bytes =
+            data_drive.capacity.0 as f64 * f64::from(n.data_devices.count) * f64::from(c.nodes);
         if let Some(sz) = w.image_size {
             if sz.0 < bs {
                 return inv(
                     "workload.image_size",
                     format!("image_size {sz} is smaller than the block size"),
                     "give an image size larger than block_size, or leave it out",
+                );
+            }
+            // The images' data with its copies (replicas, or (k+m)/k for EC) must fit on
+            // the drives: beyond, the prediction would describe a cluster that cannot
+            // hold its own data set.
+            let copies = 1.0 / protection.efficiency();
+            let stored = f64::from(images) * sz.0 as f64 * copies;
+            if stored > raw_bytes {
+                return inv(
+                    "workload.image_size",
+                    format!(
+                        "{images} images × {sz} × {} copies = {} stored, more than the cluster's raw {} ({} nodes × {} drives × {})",
+                        round3(copies),
+                        decimal_bytes(stored),
+                        decimal_bytes(raw_bytes),
+                        c.nodes,
+                        n.data_devices.count,
+                        decimal_bytes(data_drive.capacity.0 as f64)
+                    ),
+                    "use fewer or smaller images (image_size is the span of each image the I/O covers), or more or larger drives",
                 );
             }
         }
@@ -1183,8 +1376,6 @@ impl ScenarioSpec {
             }
         }
 
-        let raw_bytes =
-            data_drive.capacity.0 as f64 * f64::from(n.data_devices.count) * f64::from(c.nodes);
         let efficiency = protection.efficiency();
         // RocksDB lives on the WAL/DB device when there is one, else on the data device.
         let db_kind = wal.as_ref().map_or(data_drive.kind, |w| w.drive.kind);

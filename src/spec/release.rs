@@ -81,6 +81,9 @@ pub const RELEASE_NAMES: [(&str, u32); 11] = [
 /// number. Returns the problem and the fix.
 pub fn check_release(release: &str) -> Result<CephVersion, (String, String)> {
     if let Some(v) = CephVersion::parse(release) {
+        if v.major < FIRST_BLUESTORE_MAJOR {
+            return Err(too_old(release, v));
+        }
         return Ok(v);
     }
     let lower = release.trim().to_ascii_lowercase();
@@ -97,6 +100,34 @@ pub fn check_release(release: &str) -> Result<CephVersion, (String, String)> {
         None => "write the version `ceph --version` prints, e.g. \"19.2.0\" (Squid) or \"18.2.4\" (Reef)".to_string(),
     };
     Err((problem, fix))
+}
+
+/// The first major release whose BlueStore is stable: Luminous, 12.2.0 (ceph.io "v12.2.0
+/// Luminous released": "BlueStore ... is now stable and the default"). cephplan models
+/// BlueStore OSDs only; FileStore-era releases (Jewel 10.x, Kraken 11.x and older) are refused.
+pub const FIRST_BLUESTORE_MAJOR: u32 = 12;
+
+/// The problem and fix of a release before Luminous; for a one-digit major that is a
+/// modelled release with its leading "1" dropped ("9.2.0" for 19.2.0), the guess.
+fn too_old(release: &str, v: CephVersion) -> (String, String) {
+    let guess = (v.major < 10)
+        .then(|| v.major + 10)
+        .filter(|m| *m >= FIRST_BLUESTORE_MAJOR)
+        .and_then(|m| RELEASE_NAMES.iter().find(|(_, major)| *major == m))
+        .map(|(name, m)| {
+            let mut name = name.to_string();
+            name[..1].make_ascii_uppercase();
+            format!("did you mean \"{m}.{}.{}\" ({name})? ", v.minor, v.patch)
+        })
+        .unwrap_or_default();
+    (
+        format!(
+            "ceph_release = {release:?} is older than Luminous (12.x), the first release with a stable BlueStore"
+        ),
+        format!(
+            "{guess}cephplan models BlueStore OSDs; FileStore-era releases (Jewel 10.x, Kraken 11.x and older) are out of scope: write the release the cluster runs, 12.2.0 or later, as `ceph --version` prints it"
+        ),
+    )
 }
 
 /// How the OSDs' RocksDB was compiled. The upstream Debian/Ubuntu packages of several
@@ -239,6 +270,10 @@ pub struct CephConfigSpec {
     /// (`bluestore_cache_meta_ratio`), 0..1; 0.45 when left out.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bluestore_cache_meta_ratio: Option<f64>,
+    /// `mon_max_pg_per_osd`, when the cluster raised it: only checks `pool.pg_count`
+    /// (250 when left out, [`crate::spec::MON_MAX_PG_PER_OSD_DEFAULT`]); no prediction reads it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mon_max_pg_per_osd: Option<u32>,
 }
 
 /// `osd_memory_target`'s default since its introduction (ceph/ceph PR #22970, backported to
@@ -333,6 +368,7 @@ impl CephConfigSpec {
             && self.osd_memory_target.is_none()
             && self.bluestore_cache_size.is_none()
             && self.bluestore_cache_meta_ratio.is_none()
+            && self.mon_max_pg_per_osd.is_none()
     }
 
     /// The effective options for `release` with the DB on a device of `db_kind` and the

@@ -145,7 +145,7 @@ fn iodepth_zero_is_located() {
 fn negative_figure_is_located() {
     let text = GOOD.replace(
         "model = \"micron-7500-pro-15.36tb\"",
-        "model = { kind = \"nvme\", capacity = \"15T\", read_4k_iops = -5, write_4k_iops = 1, \
+        "model = { kind = \"nvme\", capacity = \"15TiB\", read_4k_iops = -5, write_4k_iops = 1, \
          read_bytes_per_sec = 1, write_bytes_per_sec = 1, read_latency = \"80us\", write_latency = \"15us\" }",
     );
     let e = err(&text);
@@ -161,7 +161,7 @@ fn negative_figure_is_located() {
 fn queue_depth_zero_of_a_drive_rating_is_located() {
     let text = GOOD.replace(
         "model = \"micron-7500-pro-15.36tb\"",
-        "model = { kind = \"hdd\", capacity = \"8T\", read_4k_iops = 80, write_4k_iops = 80, \
+        "model = { kind = \"hdd\", capacity = \"8TiB\", read_4k_iops = 80, write_4k_iops = 80, \
          read_bytes_per_sec = 2e8, write_bytes_per_sec = 2e8, read_latency = \"12.5ms\", \
          write_latency = \"12.5ms\", iops_queue_depth = 0 }",
     );
@@ -748,4 +748,230 @@ fn keys_in_arrays_of_tables_are_named_with_their_element() {
         let at = text.find(needle).unwrap() + needle.find('=').unwrap() + 2;
         assert_eq!(super::path_at(text, at), want, "{needle}");
     }
+}
+
+// Session 55's bad-input audit (/tmp/s55/audit-badinput.md).
+
+/// A link rate written in bytes ("1.25GB/s", 10 GbE in bytes) was read as 1.25 Gb/s.
+#[test]
+fn a_link_rate_in_bytes_is_refused_in_a_scenario() {
+    let text = GOOD.replace("public = \"100Gb/s\"", "public = \"1.25GB/s\"");
+    let e = err(&text);
+    let msg = e.to_string();
+    assert_eq!(e.field, "cluster.node.network.public", "{msg}");
+    assert!(
+        msg.contains("bytes per second") && msg.contains("10Gb/s") && msg.contains("fix:"),
+        "{msg}"
+    );
+    let e = err(&GOOD.replace("nic = \"100Gb/s\"", "nic = \"100GBps\""));
+    assert_eq!(e.field, "clients.nic", "{e}");
+}
+
+/// "2TB" was 2 TiB; decimal suffixes are decimal now, binary ones binary, and a lone "T"
+/// on a drive is refused as ambiguous.
+#[test]
+fn drive_capacities_read_tb_as_datasheets_do() {
+    let drive = |cap: &str| {
+        GOOD.replace(
+            "model = \"micron-7500-pro-15.36tb\"",
+            &format!("model = {{ kind = \"nvme\", capacity = \"{cap}\", read_4k_iops = 100000, write_4k_iops = 50000, read_bytes_per_sec = 1000000000, write_bytes_per_sec = 1000000000, read_latency = \"100us\", write_latency = \"20us\" }}"),
+        )
+    };
+    let raw = |cap: &str| {
+        parse_scenario(&drive(cap), "x", &cat())
+            .unwrap()
+            .capacity
+            .raw_bytes
+    };
+    assert_eq!(raw("2TB"), 72.0 * 2e12);
+    assert_eq!(raw("15.36TB"), 72.0 * 15.36e12);
+    assert_eq!(raw("2TiB"), 72.0 * 2.0 * (1u64 << 40) as f64);
+    let e = err(&drive("2T"));
+    let msg = e.to_string();
+    assert_eq!(e.field, "cluster.node.data_devices.model.capacity", "{msg}");
+    assert!(msg.contains("\"2TB\"") && msg.contains("\"2TiB\""), "{msg}");
+    // A 1-byte drive is not a drive.
+    let e = err(&drive("1")).to_string();
+    assert!(e.contains("capacity") && e.contains("1 GB"), "{e}");
+    // The capacity is written back as a byte count: no suffix to misread.
+    let s = parse_scenario(&drive("2TB"), "x", &cat()).unwrap();
+    let again = parse_scenario(&s.inline_spec().to_toml(), "y", &cat()).unwrap();
+    assert_eq!(again.capacity.raw_bytes, s.capacity.raw_bytes);
+}
+
+/// image_size × images × copies beyond the raw capacity (48 × 1P on 1.1 PB raw) was
+/// predicted.
+#[test]
+fn images_larger_than_the_cluster_are_refused() {
+    let text = GOOD.replace(
+        "pattern = \"randread\"",
+        "pattern = \"randread\"\nimage_size = \"20T\"",
+    );
+    // 32 images × 20 TiB × 3 copies = 2.1 PB stored on 72 × 15.36 TB = 1.1 PB raw.
+    let e = err(&text);
+    let msg = e.to_string();
+    assert_eq!(e.field, "workload.image_size", "{msg}");
+    assert!(
+        msg.contains("32 images × 20T × 3 copies")
+            && msg.contains("1.106 PB")
+            && msg.contains("fewer or smaller images")
+            && msg.contains("larger drives"),
+        "{msg}"
+    );
+    // 32 × 10 TiB × 3 = 1.06 PB fits.
+    parse_scenario(&text.replace("\"20T\"", "\"10T\""), "x", &cat()).unwrap();
+    // EC 4+2 stores 1.5 copies.
+    let ec = text
+        .replace("replicated = 3", "erasure = { k = 4, m = 2 }")
+        .replace("nodes = 3\n", "nodes = 6\n");
+    let msg = err(&ec.replace("\"20T\"", "\"60T\"")).to_string();
+    assert!(msg.contains("× 1.5 copies"), "{msg}");
+}
+
+/// pg_count was accepted at any value; Ceph refuses a pool above mon_max_pg_per_osd.
+#[test]
+fn a_pg_count_ceph_would_refuse_is_refused() {
+    let e = err(&GOOD.replace("pg_count = 1024", "pg_count = 16384"));
+    let msg = e.to_string();
+    assert_eq!(e.field, "pool.pg_count", "{msg}");
+    // 16384 × 3 / 72 = 682.7 PGs per OSD.
+    assert!(
+        msg.contains("682.7 PGs per OSD")
+            && msg.contains("mon_max_pg_per_osd = 250 (its default)")
+            && msg.contains("no prediction uses it"),
+        "{msg}"
+    );
+    let raised = GOOD.replace("pg_count = 1024", "pg_count = 16384").replace(
+        "[cluster.node]",
+        "[cluster.ceph_config]\nmon_max_pg_per_osd = 700\n\n[cluster.node]",
+    );
+    parse_scenario(&raised, "x", &cat()).unwrap();
+    // 6000 × 3 = 18000 = 250 × 72: at the limit, Ceph creates it.
+    parse_scenario(
+        &GOOD.replace("pg_count = 1024", "pg_count = 6000"),
+        "x",
+        &cat(),
+    )
+    .unwrap();
+    err(&GOOD.replace("pg_count = 1024", "pg_count = 6001"));
+    let msg = err(&GOOD.replace("pg_count = 1024", "pg_count = 0")).to_string();
+    assert!(
+        msg.contains("pg_count = 0") && msg.contains("no prediction uses it"),
+        "{msg}"
+    );
+}
+
+/// Memory below the OSDs' memory target is a warning of the prediction; 0 is refused.
+#[test]
+fn memory_below_the_osds_target_is_warned_about() {
+    let p = crate::model::ModelParams::shipped_default();
+    let warnings = |text: &str| {
+        let s = parse_scenario(text, "x", &cat()).unwrap();
+        crate::qn::ceph::build(&s, &p).unwrap().warnings
+    };
+    assert!(!warnings(GOOD).iter().any(|w| w.starts_with("memory:")));
+    let w = warnings(&GOOD.replace("memory_gib = 256", "memory_gib = 16"));
+    let w = w
+        .iter()
+        .find(|w| w.starts_with("memory:"))
+        .expect("a memory warning");
+    // 24 OSDs × 4 GiB = 96 GiB.
+    assert!(
+        w.contains("24 OSDs") && w.contains("96.000 GiB") && w.contains("default"),
+        "{w}"
+    );
+    for bad in ["0", "-1", "1e308", "nan"] {
+        let e = err(&GOOD.replace("memory_gib = 256", &format!("memory_gib = {bad}")));
+        assert_eq!(e.field, "cluster.node.memory_gib", "{bad}: {e}");
+    }
+}
+
+/// Pre-Luminous and impossible releases were predicted as BlueStore at half speed.
+#[test]
+fn releases_before_luminous_are_refused() {
+    let rel = |r: &str| {
+        GOOD.replace(
+            "ceph_release = \"19.2.0\"",
+            &format!("ceph_release = \"{r}\""),
+        )
+    };
+    let msg = err(&rel("9.2.0")).to_string();
+    assert!(
+        msg.contains("older than Luminous")
+            && msg.contains("did you mean \"19.2.0\" (Squid)?")
+            && msg.contains("BlueStore"),
+        "{msg}"
+    );
+    for r in ["10.2.11", "0.0.0", "11.2.0"] {
+        let e = err(&rel(r));
+        assert_eq!(e.field, "cluster.ceph_release", "{r}: {e}");
+        assert!(e.to_string().contains("FileStore"), "{e}");
+        assert!(!e.to_string().contains("did you mean"), "{e}");
+    }
+    parse_scenario(&rel("12.2.0"), "x", &cat()).unwrap();
+}
+
+/// A million cores, 1e308 IOPS and 4 billion client nodes were accepted.
+#[test]
+fn absurd_hardware_is_refused_with_its_bound() {
+    let cpu = GOOD.replace(
+        "cpu = \"ampere-altra-max-m128-30\"",
+        "cpu = { arch = \"x86_64\", cores = 1000000, threads_per_core = 2, ghz = 3.1 }",
+    );
+    let e = err(&cpu);
+    assert_eq!(e.field, "cluster.node.cpu.cores", "{e}");
+    assert!(e.to_string().contains("1,024"), "{e}");
+    let drive = |iops: &str| {
+        GOOD.replace(
+            "model = \"micron-7500-pro-15.36tb\"",
+            &format!("model = {{ kind = \"nvme\", capacity = \"2TB\", read_4k_iops = {iops}, write_4k_iops = 50000, read_bytes_per_sec = 1000000000, write_bytes_per_sec = 1000000000, read_latency = \"100us\", write_latency = \"20us\" }}"),
+        )
+    };
+    let e = err(&drive("1e308"));
+    assert_eq!(
+        e.field, "cluster.node.data_devices.model.read_4k_iops",
+        "{e}"
+    );
+    assert!(e.to_string().contains("10⁸"), "{e}");
+    let e = err(&GOOD.replace("nodes = 4\n", "nodes = 4294967295\n"));
+    assert_eq!(e.field, "clients.nodes", "{e}");
+    assert!(e.to_string().contains("100,000"), "{e}");
+}
+
+/// A duplicate key named no key and its "fix" described nothing; a syntax error's fix was
+/// "correct the value as described".
+#[test]
+fn toml_syntax_errors_name_the_key_and_a_real_fix() {
+    let e = err(&GOOD.replace("iodepth = 16", "iodepth = 16\niodepth = 32"));
+    let msg = e.to_string();
+    assert_eq!(e.field, "workload.iodepth", "{msg}");
+    assert_eq!(e.line, Some(line_of(GOOD, "iodepth = 16") + 1), "{msg}");
+    assert!(
+        msg.contains("duplicate key `iodepth`") && msg.contains("keep one `iodepth = …` line"),
+        "{msg}"
+    );
+    let msg = err(&format!("{GOOD}\n[pool]\nreplicated = 2\n")).to_string();
+    assert!(
+        msg.contains("duplicate table [pool]") && msg.contains("merge the two [pool] tables"),
+        "{msg}"
+    );
+    for bad in ["iodepth = 16 16", "iodepth = \"16", "iodepth"] {
+        let msg = err(&GOOD.replace("iodepth = 16", bad)).to_string();
+        assert!(msg.contains("fix: "), "{bad}: {msg}");
+        assert!(!msg.contains("as described"), "{bad}: {msg}");
+    }
+    let msg = err(&GOOD.replace("iodepth = 16", "iodepth = 16 16")).to_string();
+    assert!(msg.contains("double quotes"), "{msg}");
+    let msg = err(&GOOD.replace("iodepth = 16", "iodepth = \"16")).to_string();
+    assert!(msg.contains("close the string"), "{msg}");
+    // Catalogue duplicates name the entry.
+    let text = format!(
+        "{}\n[cpu.amd-epyc-7402]\narch = \"x86_64\"\ncores = 1\nthreads_per_core = 1\nghz = 1.0\n",
+        include_str!("../../models/catalogue.toml")
+    );
+    let msg = Catalogue::parse(&text, "cat.toml").unwrap_err().to_string();
+    assert!(
+        msg.contains("[cpu.amd-epyc-7402]") && msg.contains("field `cpu.amd-epyc-7402`"),
+        "{msg}"
+    );
 }

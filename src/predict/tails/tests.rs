@@ -114,6 +114,22 @@ fn no_room_for_a_replication_is_an_error_with_a_remedy() {
     assert!(e.to_string().contains("--max-events"), "{e}");
 }
 
+/// Session 55's audit: a `design` stopped during its p99 simulation said "raise
+/// --max-events (or leave out --tails or --percentile…)", flags `design` does not have. A
+/// stopped run says it was stopped and names no flag.
+#[test]
+fn a_stopped_simulation_says_so_and_names_no_flag() {
+    let stop = crate::progress::CancelToken::new();
+    stop.cancel();
+    let e = predict_tails(&loaded(|t| t), &params(), &opts(1), &stop).unwrap_err();
+    assert!(matches!(e, PredictError::TailsCancelled), "{e:?}");
+    let msg = e.to_string();
+    assert!(
+        msg.contains("stopped") && msg.contains("fix:") && !msg.contains("--"),
+        "{msg}"
+    );
+}
+
 #[test]
 fn a_sweep_with_tails_takes_the_knee_by_the_simulated_percentile() {
     let mut o = opts(3);

@@ -16,7 +16,7 @@ ceph_release = "19.2.0"
 cpu = { arch = "x86_64", cores = 4, threads_per_core = 1, ghz = 2.0 }
 [cluster.node.data_devices]
 count = 2
-model = { kind = "nvme", capacity = "1T", read_4k_iops = 100000, write_4k_iops = 50000, read_bytes_per_sec = 1000000000, write_bytes_per_sec = 1000000000, read_latency = "100us", write_latency = "20us" }
+model = { kind = "nvme", capacity = "1TiB", read_4k_iops = 100000, write_4k_iops = 50000, read_bytes_per_sec = 1000000000, write_bytes_per_sec = 1000000000, read_latency = "100us", write_latency = "20us" }
 [cluster.node.network]
 public = 10
 cluster = 10
@@ -382,7 +382,7 @@ fn wal_device_takes_its_share_of_device_writes() {
     let s = tiny(|t| {
         t.replace(
             "[cluster.node.network]",
-            "[cluster.node.wal_device]\ncount = 1\nmodel = { kind = \"optane\", capacity = \"375G\", read_4k_iops = 500000, write_4k_iops = 500000, read_bytes_per_sec = 4000000000, write_bytes_per_sec = 4000000000, read_latency = \"10us\", write_latency = \"10us\" }\n[cluster.node.network]",
+            "[cluster.node.wal_device]\ncount = 1\nmodel = { kind = \"optane\", capacity = \"375GiB\", read_4k_iops = 500000, write_4k_iops = 500000, read_bytes_per_sec = 4000000000, write_bytes_per_sec = 4000000000, read_latency = \"10us\", write_latency = \"10us\" }\n[cluster.node.network]",
         )
     });
     let net = build(&s, &params()).unwrap();
@@ -1473,6 +1473,8 @@ fn more_osd_memory_or_more_osds_never_lower_iops_on_a_data_set_that_misses() {
         let s = tiny(|t| {
             t.replace("nodes = 3\nceph", &format!("nodes = {nodes}\nceph"))
                 .replace("iodepth = 1", "iodepth = 64")
+                // 8 TiB drives: 4 × 2 TiB × 3 copies must fit on the 3 nodes' raw 48 TiB.
+                .replace("capacity = \"1TiB\"", "capacity = \"8TiB\"")
                 + "image_size = \"2T\"\n"
                 + &format!("[cluster.ceph_config]\nosd_memory_target = \"{target}\"\n")
         });
@@ -1855,9 +1857,9 @@ fn direct_writes_on_disks_with_a_metadata_device_land_in_allocation_order() {
     // jobs queued there (exponent 1, not a reordered seek's ½), at most 32; with 8 jobs the
     // demand factor is 1 − 0.974414392 × 7/8 = 0.147387407, from 32 on 1 − 0.974414392 ×
     // 31/32 = 0.056036058 (17.8× at one).
-    const DISK: &str = r#"{ kind = "hdd", capacity = "8T", read_4k_iops = 80, write_4k_iops = 80, read_bytes_per_sec = 200000000, write_bytes_per_sec = 200000000, read_latency = "12.5ms", write_latency = "12.5ms" }"#;
-    const OPTANE: &str = "[cluster.node.wal_device]\ncount = 1\nmodel = { kind = \"optane\", capacity = \"375G\", read_4k_iops = 500000, write_4k_iops = 500000, read_bytes_per_sec = 4000000000, write_bytes_per_sec = 4000000000, read_latency = \"10us\", write_latency = \"10us\" }\n[cluster.node.network]";
-    let nvme = r#"{ kind = "nvme", capacity = "1T", read_4k_iops = 100000, write_4k_iops = 50000, read_bytes_per_sec = 1000000000, write_bytes_per_sec = 1000000000, read_latency = "100us", write_latency = "20us" }"#;
+    const DISK: &str = r#"{ kind = "hdd", capacity = "8TiB", read_4k_iops = 80, write_4k_iops = 80, read_bytes_per_sec = 200000000, write_bytes_per_sec = 200000000, read_latency = "12.5ms", write_latency = "12.5ms" }"#;
+    const OPTANE: &str = "[cluster.node.wal_device]\ncount = 1\nmodel = { kind = \"optane\", capacity = \"375GiB\", read_4k_iops = 500000, write_4k_iops = 500000, read_bytes_per_sec = 4000000000, write_bytes_per_sec = 4000000000, read_latency = \"10us\", write_latency = \"10us\" }\n[cluster.node.network]";
+    let nvme = r#"{ kind = "nvme", capacity = "1TiB", read_4k_iops = 100000, write_4k_iops = 50000, read_bytes_per_sec = 1000000000, write_bytes_per_sec = 1000000000, read_latency = "100us", write_latency = "20us" }"#;
     let disk = |pattern: &str, bs: &str, wal: bool| {
         tiny(|t| {
             let t = t
@@ -1961,7 +1963,7 @@ fn direct_writes_on_disks_with_a_metadata_device_land_in_allocation_order() {
             nvme,
             &DISK.replace(
                 "write_bytes_per_sec = 200000000",
-                "write_bytes_per_sec = 1000000000000000",
+                "write_bytes_per_sec = 1000000000000",
             ),
         )
         .replace("block_size = \"4k\"", "block_size = \"64k\"")
@@ -2003,8 +2005,8 @@ fn disks_rated_at_one_io_reorder_their_queue_and_keep_their_rate_otherwise() {
     // disk: share 0.8 × 12.47952 / 12.5 = 0.79868928; with 8 jobs at a disk 1 − 0.79868928
     // × (1 − 8^(−½)) = 0.483690023; from 32 jobs (SATA's 32 command tags) on 1 −
     // 0.79868928 × (1 − 32^(−½)) = 0.342500371.
-    const DISK: &str = r#"{ kind = "hdd", capacity = "8T", read_4k_iops = 80, write_4k_iops = 80, read_bytes_per_sec = 200000000, write_bytes_per_sec = 200000000, read_latency = "12.5ms", write_latency = "12.5ms", iops_queue_depth = 1 }"#;
-    let nvme = r#"{ kind = "nvme", capacity = "1T", read_4k_iops = 100000, write_4k_iops = 50000, read_bytes_per_sec = 1000000000, write_bytes_per_sec = 1000000000, read_latency = "100us", write_latency = "20us" }"#;
+    const DISK: &str = r#"{ kind = "hdd", capacity = "8TiB", read_4k_iops = 80, write_4k_iops = 80, read_bytes_per_sec = 200000000, write_bytes_per_sec = 200000000, read_latency = "12.5ms", write_latency = "12.5ms", iops_queue_depth = 1 }"#;
+    let nvme = r#"{ kind = "nvme", capacity = "1TiB", read_4k_iops = 100000, write_4k_iops = 50000, read_bytes_per_sec = 1000000000, write_bytes_per_sec = 1000000000, read_latency = "100us", write_latency = "20us" }"#;
     let disk =
         |pattern: &str, drive: &str| tiny(|t| t.replace(nvme, drive).replace("randwrite", pattern));
     let mut p = params();
@@ -2277,7 +2279,8 @@ fn deferred_writes_on_lightly_filled_flash_run_at_the_bandwidth() {
 #[test]
 fn the_flash_fill_gain_falls_as_the_images_grow() {
     let mut last = f64::INFINITY;
-    for gib in [10, 100, 300, 600, 1000, 1500, 2000] {
+    // Up to 4 × 512 GiB × 3 copies = 6 TiB, the drives' raw capacity (more is refused).
+    for gib in [10, 100, 200, 300, 400, 500, 512] {
         let s = tiny(|t| {
             t.replace("\"19.2.0\"", "\"12.2.2\"").replace(
                 "images = 4\n",
@@ -2289,7 +2292,7 @@ fn the_flash_fill_gain_falls_as_the_images_grow() {
         assert!(g >= 1.0);
         last = g;
     }
-    // 4 × 2000 GiB × 3 copies over 6 TiB is more than full: the datasheet's rate.
+    // 4 × 512 GiB × 3 copies on 6 TiB is full: the datasheet's rate.
     assert_relative_eq!(last, 1.0, max_relative = 1e-9);
 }
 

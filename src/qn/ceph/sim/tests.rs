@@ -41,7 +41,7 @@ fn variants() -> Vec<(&'static str, Scenario)> {
             tiny(|t| {
                 t.replace(
                     "[cluster.node.network]",
-                    "[cluster.node.wal_device]\ncount = 1\nmodel = { kind = \"optane\", capacity = \"375G\", read_4k_iops = 500000, write_4k_iops = 500000, read_bytes_per_sec = 4000000000, write_bytes_per_sec = 4000000000, read_latency = \"10us\", write_latency = \"30us\" }\n[cluster.node.network]",
+                    "[cluster.node.wal_device]\ncount = 1\nmodel = { kind = \"optane\", capacity = \"375GiB\", read_4k_iops = 500000, write_4k_iops = 500000, read_bytes_per_sec = 4000000000, write_bytes_per_sec = 4000000000, read_latency = \"10us\", write_latency = \"30us\" }\n[cluster.node.network]",
                 )
             }),
         ),
