@@ -950,6 +950,7 @@ impl<'a> Plan<'a> {
         };
         if write_notes {
             warnings.extend(memory_note(s));
+            warnings.extend(s.thin_images_note());
         }
         let per_byte = p.require(names::CPU_PER_BYTE)?;
         let client_gc = p.require(names::CLIENT_CPU)?;
