@@ -2270,7 +2270,7 @@ fn the_node_memory_is_typed_in_the_form_and_emptying_it_removes_the_key() {
     retype(&mut h, "memory per node", "0");
     let d = &h.state().state.designer;
     let e = d.field_error("cluster.node.memory_gib").unwrap();
-    assert!(e.contains("give the node memory in GiB (> 0)"), "{e}");
+    assert!(e.contains("give the node memory in GiB, above 0"), "{e}");
     h.get_by_label(&e);
     assert!(h.query_by_label_contains("not in the text").is_none());
     // Not a number: the text keeps the last number, the field says what to type.

@@ -139,6 +139,7 @@ pub fn run(cmd: ImportCommand) -> anyhow::Result<ExitCode> {
         ImportCommand::Cbt(a) => return import_cbt(a),
     };
     let out = read_fio_file(&a.result, EngineCheck::RequireRbd)?;
+    out.require_one_workload(&a.result)?;
     let stem = |p: &PathBuf| {
         p.file_stem()
             .map(|s| s.to_string_lossy().into_owned())

@@ -230,6 +230,7 @@ fn merge_dir(files: &Files) -> Result<(FioOutput, usize, Vec<String>), CbtError>
                 FioParseError::NoIo { .. } => CbtError::NoIo(e),
                 e => CbtError::Fio(e),
             })?;
+        parsed.require_one_workload(path).map_err(CbtError::Fio)?;
         // A client is the file's host suffix (or the file, without one).
         let client = if host.is_empty() {
             path.display().to_string()

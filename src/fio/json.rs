@@ -330,27 +330,6 @@ fn check(out: &FioOutput, source: &Path, engine: EngineCheck) -> Result<(), FioP
             file: source.to_path_buf(),
         });
     }
-    // fio's own names and their aliases (`readwrite`, `blocksize`).
-    for keys in [["rw", "readwrite"], ["bs", "blocksize"]] {
-        let values: std::collections::BTreeSet<&str> = entries
-            .iter()
-            .filter_map(|j| {
-                keys.iter().find_map(|k| {
-                    j.job_options
-                        .get(*k)
-                        .or_else(|| out.global_options.get(*k))
-                        .map(|v| v.trim())
-                })
-            })
-            .collect();
-        if values.len() > 1 {
-            return Err(FioParseError::MixedWorkloads {
-                file: source.to_path_buf(),
-                key: keys[0].to_string(),
-                values: values.into_iter().collect::<Vec<_>>().join(", "),
-            });
-        }
-    }
     for j in out.jobs.iter().chain(out.client_stats.iter()) {
         if j.error != 0 {
             return Err(FioParseError::JobError {
@@ -480,6 +459,35 @@ impl FioOutput {
             .into_iter()
             .map(|(v, f)| (ns(v as f64), f))
             .collect()
+    }
+
+    /// Refuses jobs of different workloads (fio's `rw` or `bs`, or their aliases
+    /// `readwrite`, `blocksize`): one measured run describes one workload, and
+    /// [`Self::summary`] would sum theirs as one. `source` names the file in the error.
+    /// (A probe that runs several workloads on purpose, as `lab up` does, does not ask.)
+    pub fn require_one_workload(&self, source: &Path) -> Result<(), FioParseError> {
+        let entries = self.job_entries();
+        for keys in [["rw", "readwrite"], ["bs", "blocksize"]] {
+            let values: std::collections::BTreeSet<&str> = entries
+                .iter()
+                .filter_map(|j| {
+                    keys.iter().find_map(|k| {
+                        j.job_options
+                            .get(*k)
+                            .or_else(|| self.global_options.get(*k))
+                            .map(|v| v.trim())
+                    })
+                })
+                .collect();
+            if values.len() > 1 {
+                return Err(FioParseError::MixedWorkloads {
+                    file: source.to_path_buf(),
+                    key: keys[0].to_string(),
+                    values: values.into_iter().collect::<Vec<_>>().join(", "),
+                });
+            }
+        }
+        Ok(())
     }
 
     /// Aggregates all jobs into SI units (see the module docs for the method).

@@ -854,8 +854,8 @@ fn sequential_writes_carry_the_notes_on_padded_appends_and_librbd_merging() {
     // which the model does not take; direct writes (64 KiB), flash and random writes do not
     // get the note (session 55's audit: seed 004's example predicted 4 KiB sequential writes
     // as random seeks without a word).
-    const DISK: &str = r#"{ kind = "hdd", capacity = "8T", read_4k_iops = 80, write_4k_iops = 80, read_bytes_per_sec = 200000000, write_bytes_per_sec = 200000000, read_latency = "12.5ms", write_latency = "12.5ms" }"#;
-    let nvme = r#"{ kind = "nvme", capacity = "1T", read_4k_iops = 100000, write_4k_iops = 50000, read_bytes_per_sec = 1000000000, write_bytes_per_sec = 1000000000, read_latency = "100us", write_latency = "20us" }"#;
+    const DISK: &str = r#"{ kind = "hdd", capacity = "8TB", read_4k_iops = 80, write_4k_iops = 80, read_bytes_per_sec = 200000000, write_bytes_per_sec = 200000000, read_latency = "12.5ms", write_latency = "12.5ms" }"#;
+    let nvme = r#"{ kind = "nvme", capacity = "1TiB", read_4k_iops = 100000, write_4k_iops = 50000, read_bytes_per_sec = 1000000000, write_bytes_per_sec = 1000000000, read_latency = "100us", write_latency = "20us" }"#;
     let disk = |pattern: &str, bs: &str| {
         tiny(|t| {
             t.replace(nvme, DISK)
