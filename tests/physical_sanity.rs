@@ -15,8 +15,8 @@
 //! violation, not only the first 20.
 //!
 //! **Known violations (a ratchet, not the goal).** Some generated scenarios still break a
-//! property by more than the slack (129 of 10,000 with the shipped model since session
-//! 46, 77 of them beyond the measured effect since session 47 (80 before); 124 and 78 from
+//! property by more than the slack (125 of 10,000 since session 55, 75 of them beyond the
+//! measured effect; 129 and 77 from session 46-47 (80 before 47); 124 and 78 from
 //! session 43; 125 and 79 from
 //! session 41; 128 and 85 from
 //! session 37; 121 and 83 from
@@ -262,6 +262,11 @@
 //! violations, 80 → 77 beyond the measured effect: the rest are nodes with more than one
 //! core per OSD, where no measurement is that large.
 //!
+//! Session 55: 129 → 125 (77 → 75 beyond the measured effect) with no model change of
+//! weight (the data corrections' refit moves no count): the generated images are halved until
+//! they fit on the drives with their copies, as a written data set must, so draws that
+//! described more data than the cluster holds are gone.
+//!
 //! Coalescing (it lowered the leave-one-system-out IOPS MAPE 48.7 → 43.6 %) raised the
 //! count from 60 to 101 scenarios. The rounding of effective cores to whole servers (four
 //! more cores lowering IOPS by up to 4 %, 112 scenarios) is fixed by fractional server
@@ -363,8 +368,9 @@ impl Draw {
         let width = d.width();
         let per_drive = d.nodes * d.osds_per_drive;
         d.drives = d.drives.max(width.div_ceil(per_drive));
-        // The images' data with its copies must fit on the drives (session 55: more is
-        // refused): halve the image size until it does.
+        // The images' data with its copies fits on the drives (session 55: the model takes
+        // image_size as data written, and a scenario beyond the raw capacity gets a warning):
+        // halve the image size until it does.
         while let Some(g) = d.image_gib.filter(|&g| g > 1 && !d.images_fit(g)) {
             d.image_gib = Some(g / 2);
         }
@@ -501,12 +507,12 @@ const SLACK: f64 = 1e-3;
 
 /// Scenarios (of the first 10,000 of seed 14) that break a property today; see the
 /// module doc. Lower it when a fix lowers the count.
-const KNOWN_VIOLATIONS_PER_10K: usize = 129;
+const KNOWN_VIOLATIONS_PER_10K: usize = 125;
 
 /// Of those, the scenarios that break a property by more than what is measured: every
 /// violation except one more drive per node lowering the IOPS of a node bound by its OSD
 /// CPU by no more than [`measured_drive_drop`]. Lower it when a fix lowers the count.
-const KNOWN_BEYOND_MEASURED_PER_10K: usize = 77;
+const KNOWN_BEYOND_MEASURED_PER_10K: usize = 75;
 
 /// The measured cost of more OSDs on the same cores, per doubling of the OSDs:
 ///
