@@ -27,6 +27,18 @@ if [ ${#need_pkgs[@]} -gt 0 ]; then
   fi
 fi
 
+# fio without its rbd engine (a build other than Debian's) cannot run the real-cluster test.
+if command -v fio >/dev/null 2>&1 && ! fio --enghelp 2>/dev/null | grep -qx "$(printf '\trbd')"; then
+  if [ "${CEPHPLAN_SKIP_LAB:-}" = 1 ]; then
+    echo "warning: this fio has no rbd engine; CEPHPLAN_SKIP_LAB=1: the real-cluster test is skipped" >&2
+  else
+    echo "error: $(command -v fio) has no rbd engine (fio --enghelp does not list it): install" \
+         "Debian's fio (built with librbd), or run with CEPHPLAN_SKIP_LAB=1 to skip the" \
+         "real-cluster test knowingly" >&2
+    exit 1
+  fi
+fi
+
 cargo fmt --all -- --check
 cargo clippy --all-targets --all-features -- -D warnings
 RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --all-features

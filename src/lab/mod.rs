@@ -5,7 +5,7 @@
 //! exactly `DIR/ceph.conf` as `-c`/`--conf` (whole arguments compared, so a lab at
 //! `/tmp/lab` never touches `/tmp/lab2`), and removes DIR.
 //!
-//! The recipe (and its pitfalls) is `/work/shared/docs/local-ceph.md`: no systemd, no
+//! The recipe (and its pitfalls) follows the project's `local-ceph.md` notes (kept beside the seed documents, outside this repository): no systemd, no
 //! ceph-volume, `osd crush chooseleaf type = 0` so size 3 works on one host, `rbd cache =
 //! false` so writes are acknowledged by the OSDs, and "ready" means every PG active+clean.
 //!
@@ -278,7 +278,7 @@ fn state_path(dir: &Path) -> PathBuf {
 fn ceph_conf_text(dir: &Path, port: u16, fsid: &str, osd_size_bytes: u64) -> String {
     let d = dir.display();
     format!(
-        "# {GENERATED_MARKER} lab up: a throwaway cluster, see /work/shared/docs/local-ceph.md
+        "# {GENERATED_MARKER} lab up: a throwaway cluster, stop it with `cephplan lab down --dir DIR` (how it is built: cephplan's src/lab/mod.rs)
 [global]
 fsid = {fsid}
 mon host = v2:127.0.0.1:{port}
