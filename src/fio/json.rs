@@ -323,6 +323,14 @@ pub fn read_fio_file(path: &Path, engine: EngineCheck) -> Result<FioOutput, FioP
     parse_fio_output(&text, path, engine)
 }
 
+/// " on HOST" for a job of a client/server run, empty for a local one (error messages).
+fn host_suffix(j: &FioJobResult) -> String {
+    j.hostname
+        .as_ref()
+        .map(|h| format!(" on {h}"))
+        .unwrap_or_default()
+}
+
 fn check(out: &FioOutput, source: &Path, engine: EngineCheck) -> Result<(), FioParseError> {
     let entries = out.job_entries();
     if entries.is_empty() {
@@ -335,11 +343,7 @@ fn check(out: &FioOutput, source: &Path, engine: EngineCheck) -> Result<(), FioP
             return Err(FioParseError::JobError {
                 file: source.to_path_buf(),
                 job: j.jobname.clone(),
-                host: j
-                    .hostname
-                    .as_ref()
-                    .map(|h| format!(" on {h}"))
-                    .unwrap_or_default(),
+                host: host_suffix(j),
                 code: j.error,
             });
         }
@@ -410,11 +414,7 @@ fn check(out: &FioOutput, source: &Path, engine: EngineCheck) -> Result<(), FioP
         return Err(FioParseError::NoIo {
             file: source.to_path_buf(),
             job: j.jobname.clone(),
-            host: j
-                .hostname
-                .as_ref()
-                .map(|h| format!(" on {h}"))
-                .unwrap_or_default(),
+            host: host_suffix(j),
             image: j
                 .job_options
                 .get("rbdname")
